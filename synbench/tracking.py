@@ -1,0 +1,90 @@
+"""Experiment tracking: Weights & Biases, offline by default, or nothing.
+
+What may leave the machine through a tracker: metrics, the resolved config
+and, when asked, synthetic samples of DP output. Never private documents or
+audit targets: the tracker API takes numbers and a `Corpus` only through
+`log_samples`, which refuses output that is not DP (for example the `copy`
+control, whose "synthetic" text is the private set).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Mapping, Protocol
+
+from synbench.base import FitReport
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.job import JobSpec, to_json
+
+log = logging.getLogger(__name__)
+
+
+class Tracker(Protocol):
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...
+
+    def log_samples(self, synthetic: Corpus, report: FitReport) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class NullTracker:
+    """Tracks nothing (`tracking=none`)."""
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        pass
+
+    def log_samples(self, synthetic: Corpus, report: FitReport) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+class WandbTracker:
+    """One W&B run per job, grouped per sweep, finished even when the job fails."""
+
+    def __init__(self, spec: JobSpec, job_dir: Path, group: str, mode: str, project: str,
+                 entity: str | None, log_samples: bool, n_samples: int) -> None:
+        import wandb
+
+        if mode not in ("offline", "online", "disabled"):
+            raise ConfigError(f"tracking.mode={mode!r} is unknown; use offline, online or disabled")
+        self._wandb = wandb
+        self._want_samples = log_samples
+        self._n_samples = n_samples
+        # Passing mode to init (not WANDB_MODE) keeps the choice to this run, not the whole process.
+        os.environ.setdefault("WANDB_SILENT", "true")
+        self.run = wandb.init(
+            project=project, entity=entity, group=group, mode=mode, dir=str(job_dir),
+            name=job_dir.name, job_type=spec.task, config=to_json(spec.config),
+            reinit="finish_previous",
+        )
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        numeric = {k: v for k, v in metrics.items() if isinstance(v, (int, float))}
+        self.run.log(numeric, step=step)
+
+    def log_samples(self, synthetic: Corpus, report: FitReport) -> None:
+        if not self._want_samples:
+            return
+        if not report.is_private:
+            log.warning("not logging samples: this generator's output is not DP (epsilon_spent=inf), so it may hold private text")
+            return
+        rows = [[t, "\t".join(ls)] for t, ls in zip(synthetic.texts[: self._n_samples], synthetic.labels)]
+        self.run.log({"synthetic_samples": self._wandb.Table(columns=["text", "labels"], data=rows)})
+
+    def finish(self) -> None:
+        self.run.finish()
+
+
+def make_tracker(node: Mapping[str, Any], spec: JobSpec, job_dir: Path, group: str) -> Tracker:
+    """The tracker a `tracking` config node asks for."""
+    params = dict(node)
+    backend = params.pop("backend", "none")
+    if backend == "none":
+        return NullTracker()
+    if backend == "wandb":
+        return WandbTracker(spec, job_dir, group, **params)
+    raise ConfigError(f"tracking.backend={backend!r} is unknown; use tracking=wandb or tracking=none")

@@ -1,0 +1,49 @@
+"""Shared fixtures: offline environment, Hydra composition and a CLI runner."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_module
+from omegaconf import DictConfig
+
+import synbench.app  # noqa: F401  (registers the synbench_jobdir resolver)
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "WANDB_SILENT": "true"}
+os.environ.update(OFFLINE_ENV)
+
+
+def compose_config(overrides: list[str] | None = None) -> DictConfig:
+    """The job config Hydra would build for these command-line overrides."""
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
+
+
+def run_cli(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run `python -m synbench ARGS` in `cwd` the way a user does."""
+    proc = subprocess.run([sys.executable, "-m", "synbench", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **OFFLINE_ENV}, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"synbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def tiny_dataset(tmp_path: Path) -> list[str]:
+    """Overrides selecting a small private JSONL dataset (two labels) written for the test."""
+    texts = [f"patient {i} reports {'mild' if i % 2 else 'severe'} headache after dose {i}" for i in range(40)]
+    rows = [{"text": t, "label": ["pos" if i % 2 else "neg"]} for i, t in enumerate(texts)]
+    train = write_jsonl(tmp_path / "train.jsonl", rows[:30])
+    test = write_jsonl(tmp_path / "test.jsonl", rows[30:])
+    return ["dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=tiny"]

@@ -1,0 +1,97 @@
+"""The Hydra app end to end: compose, run, sweep, resume, bad input."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import compose_config, run_cli
+
+GROUPS = ("dataset", "generator", "model", "task", "tracking")
+
+
+def test_default_config_composes() -> None:
+    cfg = compose_config()
+    for group in GROUPS:
+        assert group in cfg, group
+    assert cfg.task.name == "benchmark"
+    assert cfg.tracking.mode == "offline"
+    assert cfg.dataset.name == "drugreview"
+
+
+@pytest.mark.parametrize("eps", ["0.5", "1", "4", "inf"])
+def test_eps_overrides_parse(eps: str) -> None:
+    cfg = compose_config(["generator=copy", "dataset=mimic", f"eps={eps}"])
+    assert float(cfg.eps) == float(eps)
+    assert cfg.dataset.multi_label is True
+
+
+def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    args = [*tiny_dataset, "tracking=none", f"output_root={tmp_path / 'out'}", "eps=2"]
+    run_cli(args, cwd=tmp_path)
+    [results_file] = list((tmp_path / "out").rglob("results.json"))
+    results = json.loads(results_file.read_text())
+    for key in ("dataset", "generator", "task", "epsilon", "delta", "epsilon_spent", "seed"):
+        assert key in results, key
+    for section in ("utility", "fidelity", "audit", "timing"):
+        assert isinstance(results[section], dict), section
+    assert results["status"] == "complete"
+    assert results["dataset"] == "tiny" and results["generator"] == "copy" and results["epsilon"] == 2.0
+    assert results["epsilon_spent"] == "inf"  # the copy control is not private
+    assert results["generation"]["n_synthetic"] == 30
+    synthetic = [json.loads(line) for line in (results_file.parent / "synthetic.jsonl").read_text().splitlines()]
+    assert len(synthetic) == 30 and synthetic[0]["label"] in (["pos"], ["neg"])
+
+    stamp = results_file.stat().st_mtime_ns
+    second = run_cli(args, cwd=tmp_path)
+    assert "skipping" in second.stdout + second.stderr
+    assert results_file.stat().st_mtime_ns == stamp
+
+
+def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    run_cli(["-m", *tiny_dataset, "tracking=none", f"output_root={tmp_path / 'out'}", "eps=1,inf", "sweep=epsgrid"],
+            cwd=tmp_path)
+    found = {json.loads(p.read_text())["epsilon"] for p in (tmp_path / "out" / "epsgrid").rglob("results.json")}
+    assert found == {1.0, "inf"}
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("eps=0", "eps=0"),
+        ("eps=-1", "eps=-1"),
+        ("delta=1.5", "delta=1.5"),
+        ("generator._plugin_=nosuchgen", "available: copy"),
+        ("dataset.text_field=body", "body"),
+    ],
+)
+def test_bad_input_is_a_clear_error(tmp_path: Path, tiny_dataset: list[str], override: str, expected: str) -> None:
+    proc = run_cli([*tiny_dataset, "tracking=none", f"output_root={tmp_path}", override], cwd=tmp_path, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "synbench: error:" in proc.stderr and expected in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_group_option_lists_the_available_ones(tmp_path: Path) -> None:
+    proc = run_cli(["generator=nosuchgen"], cwd=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "copy" in proc.stderr  # Hydra lists the available options
+
+
+def test_plugins_task_lists_builtins(tmp_path: Path) -> None:
+    out = run_cli(["task=plugins"], cwd=tmp_path).stdout
+    for group in ("synbench.datasets", "synbench.generators", "synbench.metrics", "synbench.attacks"):
+        assert group in out
+    for name in ("files", "huggingface", "drugreview", "copy"):
+        assert name in out
+    assert "synbench 0.1.0" in out
+
+
+def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    run_cli([*tiny_dataset, "tracking=none", f"output_root={tmp_path}", "eps=inf"], cwd=tmp_path)
+    [path] = list(tmp_path.rglob("results.json"))
+    text = path.read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    assert math.isinf(float(json.loads(text)["epsilon"]))

@@ -1,0 +1,35 @@
+"""The example third-party plugin: installed like any pip package, found by name, with its own config."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+
+PLUGIN = REPO / "plugins" / "synbench-example-generator"
+
+
+@pytest.fixture(scope="module")
+def installed_plugin() -> None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", str(PLUGIN)],
+                   check=True, capture_output=True, text=True)
+
+
+def test_plugins_task_lists_the_example(installed_plugin: None, tmp_path: Path) -> None:
+    out = run_cli(["task=plugins"], cwd=tmp_path).stdout
+    line = next(line for line in out.splitlines() if line.strip().startswith("example "))
+    assert "synbench-example-generator" in line
+    assert "synbench.conf:" in out
+
+
+def test_job_with_the_example_generator(installed_plugin: None, tmp_path: Path, tiny_dataset: list[str]) -> None:
+    run_cli([*tiny_dataset, "generator=example", "eps=4", "tracking=none", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    [path] = list((tmp_path / "out").rglob("results.json"))
+    results = json.loads(path.read_text())
+    assert results["generator"] == "example" and results["status"] == "complete"
+    assert 0 < results["epsilon_spent"] <= 4 + 1e-6
+    assert results["generation"]["n_synthetic"] == 30

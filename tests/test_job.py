@@ -1,0 +1,35 @@
+"""Job identity, folder names and atomic results."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from synbench.job import job_dirname, to_json, write_json_atomic
+
+
+def test_job_dirname_is_readable_and_safe() -> None:
+    assert job_dirname("") == "defaults"
+    assert job_dirname("dataset=mimic,eps=1") == "dataset=mimic,eps=1"
+    odd = job_dirname("dataset.train=/data/x y.jsonl")
+    assert "/" not in odd and " " not in odd
+    assert odd != job_dirname("dataset.train=/data/x_y.jsonl")  # sanitising never merges two jobs
+    long = job_dirname("a=" + "x" * 500)
+    assert len(long) <= 120
+
+
+def test_to_json_makes_strict_json() -> None:
+    data = to_json({"a": math.inf, "b": [-math.inf, math.nan], "c": 1.5})
+    assert data == {"a": "inf", "b": ["-inf", "nan"], "c": 1.5}
+    json.dumps(data, allow_nan=False)
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    write_json_atomic(path, {"ok": 1})
+    with pytest.raises(TypeError):
+        write_json_atomic(path, {"bad": object()})
+    assert json.loads(path.read_text()) == {"ok": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
