@@ -30,7 +30,7 @@ test-slow: install
 	$(PY) -m pytest -q -m slow
 
 bench: install
-	$(PY) experiments/benchmarks/run.py
+	$(PY) experiments/benchmarks/run.py $(BENCH)
 
 clean:
 	rm -rf $(VENV) outputs multirun .pytest_cache

@@ -42,6 +42,8 @@ class FitReport:
     epsilon_spent: float
     delta: float
     details: Mapping[str, Any] = field(default_factory=dict)
+    # Per-step training curves (for example {"train_loss": [...]}); trackers log them, results do not.
+    curves: Mapping[str, Sequence[float]] = field(default_factory=dict)
 
     @property
     def is_private(self) -> bool:

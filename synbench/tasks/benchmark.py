@@ -95,6 +95,9 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
         write_json_atomic(job_dir / "results.json", results)
         tracker.log_metrics({f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results[s].items()}
                             | {"epsilon_spent": report.epsilon_spent})
+        for curve, values in report.curves.items():
+            for step, value in enumerate(values):
+                tracker.log_metrics({f"fit/{curve}": value}, step=step)
         tracker.log_samples(synthetic, report)
         log.info("results: %s", job_dir / "results.json")
         return results
