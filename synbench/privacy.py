@@ -36,12 +36,15 @@ class PrivacySpec:
     accountant: str = "prv"
 
     def __post_init__(self) -> None:
-        eps = float(self.epsilon)
+        eps = _as_float(self.epsilon, "eps")
         if math.isnan(eps) or eps <= 0:
             raise ConfigError(f"eps={self.epsilon} is invalid: use a positive number, or eps=inf for no DP")
         object.__setattr__(self, "epsilon", eps)
-        if self.delta is not None and not (0.0 < float(self.delta) < 1.0):
-            raise ConfigError(f"delta={self.delta} is invalid: it must lie strictly between 0 and 1 (or be null for the generator's default)")
+        if self.delta is not None:
+            delta = _as_float(self.delta, "delta")
+            if not 0.0 < delta < 1.0:
+                raise ConfigError(f"delta={self.delta} is invalid: it must lie strictly between 0 and 1 (or be null for the generator's default)")
+            object.__setattr__(self, "delta", delta)
         if self.accountant not in ACCOUNTANTS:
             raise ConfigError(f"accountant={self.accountant!r} is unknown; choose one of {', '.join(ACCOUNTANTS)}")
 
@@ -54,9 +57,16 @@ class PrivacySpec:
         return float(self.delta) if self.delta is not None else float(default)
 
 
+def _as_float(value: object, key: str) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key}={value!r} is not a number") from None
+
+
 def gdp_delta(epsilon: float, mu: float) -> float:
     """delta(eps) of a mu-GDP mechanism."""
-    if mu <= 0:
+    if mu <= 0 or epsilon == math.inf:
         return 0.0
     a = -epsilon / mu + mu / 2
     b = -epsilon / mu - mu / 2
@@ -67,10 +77,15 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     """The largest mu such that mu-GDP implies (epsilon, delta)-DP."""
     if not math.isfinite(epsilon):
         return math.inf
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta={delta} must lie in (0, 1)")
     hi = 1.0
     while gdp_delta(epsilon, hi) < delta:
         hi *= 2.0
-    return float(brentq(lambda mu: gdp_delta(epsilon, mu) - delta, 1e-9, hi, xtol=1e-12))
+    mu = float(brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-9, hi, xtol=1e-12))
+    while gdp_delta(epsilon, mu) > delta:  # the root finder may land a hair above: never overspend
+        mu *= 1 - 1e-12
+    return mu
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
@@ -87,6 +102,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
 def gaussian_sigma(epsilon: float, delta: float, compositions: int = 1) -> float:
     """Noise std for `compositions` Gaussian mechanisms of L2 sensitivity 1 to meet (epsilon, delta) together."""
+    if compositions < 1:
+        raise ValueError(f"compositions={compositions} must be at least 1")
     if not math.isfinite(epsilon):
         return 0.0
     return math.sqrt(compositions) / gdp_mu(epsilon, delta)
@@ -109,6 +126,8 @@ def noisy_label_histogram(corpus: Corpus, sigma: float, rng: np.random.Generator
 def allocate(n: int, weights: np.ndarray) -> np.ndarray:
     """Split n items over categories in proportion to `weights` (largest remainder); uniform if all are 0."""
     w = np.asarray(weights, dtype=float)
+    if w.size == 0 or not np.all(np.isfinite(w)):
+        raise ValueError("allocate needs a non-empty vector of finite weights")
     w = np.full_like(w, 1.0) if w.sum() <= 0 else w
     share = n * w / w.sum()
     base = np.floor(share).astype(int)

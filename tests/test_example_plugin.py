@@ -33,3 +33,9 @@ def test_job_with_the_example_generator(installed_plugin: None, tmp_path: Path, 
     assert results["generator"] == "example" and results["status"] == "complete"
     assert 0 < results["epsilon_spent"] <= 4 + 1e-6
     assert results["generation"]["n_synthetic"] == 30
+
+
+def test_the_plugins_own_test_suite_passes(installed_plugin: None) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],
+                          capture_output=True, text=True, cwd=PLUGIN)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

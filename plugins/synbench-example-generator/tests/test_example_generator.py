@@ -1,0 +1,127 @@
+"""Tests of `DPUnigramGenerator`; they need the plugin installed (`pip install -e plugins/synbench-example-generator`)."""
+from __future__ import annotations
+
+import inspect
+import math
+from collections import Counter
+from importlib.resources import files
+
+import numpy as np
+import pytest
+import yaml
+
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.privacy import PrivacySpec
+from synbench.registry import create
+from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
+
+POS = ["the movie was great and fun", "a great film with a fun plot", "i loved the great acting"]
+NEG = ["the food was cold and bad", "bad service and a cold room", "i hated the bad smell"]
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return Corpus.build(POS * 5 + NEG * 5, [["pos"]] * 15 + [["neg"]] * 15, ["pos", "neg"], name="tiny")
+
+
+def words(texts: tuple[str, ...]) -> set[str]:
+    return {w for t in texts for w in t.split()}
+
+
+def test_config_file_matches_constructor() -> None:
+    """The shipped YAML builds the generator through the registry, key for key."""
+    node = yaml.safe_load(files("synbench_example_generator.conf").joinpath("generator/example.yaml").read_text())
+    assert set(node) - {"_plugin_"} == set(inspect.signature(DPUnigramGenerator).parameters)
+    assert isinstance(create("generators", node), DPUnigramGenerator)
+
+
+def test_private_fit_spends_at_most_the_budget(corpus: Corpus) -> None:
+    gen = DPUnigramGenerator()
+    report = gen.fit(corpus, PrivacySpec(2.0), seed=0)
+    n = len(corpus)
+    assert report.delta == pytest.approx(1 / (n * math.log(n)))
+    assert report.epsilon_spent <= 2.0 + 1e-6
+    assert report.epsilon_spent == pytest.approx(2.0, abs=1e-6)
+    assert report.details["mechanisms"] == 3 and report.details["sigma"] > 0
+    assert report.details["vocab_size"] == len(public_vocabulary()[1])
+    synthetic = gen.sample(8)
+    assert len(synthetic) == 8 and synthetic.name == "example-synthetic"
+    assert synthetic.ids == tuple(f"syn-{i}" for i in range(8))
+    assert all(len(ls) == 1 and ls[0] in corpus.label_space for ls in synthetic.labels)
+    assert all(synthetic.texts)
+
+
+def test_explicit_delta_is_used(corpus: Corpus) -> None:
+    report = DPUnigramGenerator().fit(corpus, PrivacySpec(1.0, delta=1e-3), seed=0)
+    assert report.delta == 1e-3 and report.epsilon_spent <= 1.0 + 1e-6
+
+
+def test_one_document_moves_each_statistic_by_at_most_one(corpus: Corpus) -> None:
+    """The sensitivity the noise is calibrated for, checked on single- and multi-label documents."""
+    gen = DPUnigramGenerator(max_tokens_per_doc=4)
+    multi = Corpus.build(
+        ["great fun but cold food", "a long " + "very " * 300 + "boring text", ""],
+        [["pos", "neg"], ["neg"], ["pos"]],
+        ["pos", "neg"],
+        multi_label=True,
+    )
+    for data in (corpus, multi):
+        tokens, lengths = gen.exact_statistics(data)
+        for i in range(len(data)):
+            rest_tokens, rest_lengths = gen.exact_statistics(data.subset([j for j in range(len(data)) if j != i]))
+            assert np.linalg.norm(tokens - rest_tokens) <= 1.0 + 1e-9
+            assert np.linalg.norm(lengths - rest_lengths) <= 1.0
+
+
+def test_label_counts_are_followed(corpus: Corpus) -> None:
+    gen = DPUnigramGenerator()
+    gen.fit(corpus, PrivacySpec(1.0), seed=0)
+    wanted = {("pos",): 3, ("neg",): 9}
+    assert Counter(gen.sample(12, label_counts=wanted).labels) == wanted
+    with pytest.raises(ValueError):
+        gen.sample(5, label_counts=wanted)
+
+
+def test_without_dp_the_pipeline_is_exact(corpus: Corpus) -> None:
+    """sigma = 0: each label speaks only its own words, at the corpus lengths (5 to 7 tokens)."""
+    gen = DPUnigramGenerator()
+    report = gen.fit(corpus, PrivacySpec(math.inf), seed=0)
+    assert math.isinf(report.epsilon_spent) and report.details["sigma"] == 0.0
+    synthetic = gen.sample(20)
+    assert Counter(synthetic.labels) == {("pos",): 10, ("neg",): 10}
+    tokenizer = public_vocabulary()[0]
+    for text, (label,) in zip(synthetic.texts, synthetic.labels):
+        assert set(text.split()) <= words(tuple(POS if label == "pos" else NEG))
+        assert len(tokenizer(text, add_special_tokens=False)["input_ids"]) in (5, 6, 7)
+
+
+def test_multi_label_sets_draw_from_their_labels(corpus: Corpus) -> None:
+    multi = Corpus.build(list(corpus.texts), corpus.labels, corpus.label_space, multi_label=True)
+    gen = DPUnigramGenerator()
+    gen.fit(multi, PrivacySpec(math.inf), seed=0)
+    synthetic = gen.sample(4, label_counts={("pos", "neg"): 4})
+    assert synthetic.multi_label and set(synthetic.labels) == {("pos", "neg")}
+    assert words(synthetic.texts) <= words(tuple(POS + NEG))
+
+
+def test_same_seed_same_output(corpus: Corpus) -> None:
+    def run(seed: int) -> tuple[str, ...]:
+        gen = DPUnigramGenerator()
+        gen.fit(corpus, PrivacySpec(1.0), seed=seed)
+        return gen.sample(6).texts
+
+    assert run(3) == run(3)
+    assert run(3) != run(4)
+
+
+def test_invalid_settings_are_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        DPUnigramGenerator(max_tokens_per_doc=0)
+    with pytest.raises(ConfigError):
+        DPUnigramGenerator(min_length=10, max_length=5)
+
+
+def test_sample_before_fit_fails() -> None:
+    with pytest.raises(RuntimeError):
+        DPUnigramGenerator().sample(1)

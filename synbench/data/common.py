@@ -1,0 +1,83 @@
+"""Shared base of the built-in dataset loaders: the common config keys and the load pipeline.
+
+Each loader only says how to read its train (and optional eval) records;
+label-space inference and splitting happen here the same way for all of
+them. The dataclass fields are the config keys, since the registry passes a
+config node's keys to the constructor.
+"""
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from synbench.base import DatasetLoader, Splits
+from synbench.corpus import Corpus
+from synbench.data.records import Row, infer_label_space, records_to_corpus
+from synbench.data.split import make_splits
+
+
+@dataclass(kw_only=True)
+class BaseDataset(DatasetLoader):
+    """Keys every dataset has.
+
+    `label_space` is public (null: inferred from the data and logged as
+    such). `max_length` is the token sequence length generators use for this
+    dataset (the paper's DP-Gen setting); loading does not truncate. `access`
+    (public / DUA / credentialed) and `source` say where to get the data and
+    appear in errors when it is missing.
+    """
+
+    name: str = "dataset"
+    label_space: Sequence[str] | None = None
+    eval_fraction: float = 0.2
+    max_train: int | None = None
+    max_eval: int | None = None
+    max_length: int | None = None
+    access: str = "public"
+    source: str = ""
+
+    def load(self, seed: int) -> Splits:
+        train, eval = self._read()
+        if self.label_space is None:
+            train, eval = infer_label_space(self.name, train, eval)
+        return make_splits(
+            train, eval, name=self.name, seed=seed, eval_fraction=self.eval_fraction,
+            max_train=self.max_train, max_eval=self.max_eval,
+        )
+
+    @abstractmethod
+    def _read(self) -> tuple[Corpus, Corpus | None]:
+        """The train corpus and the eval corpus, or None when eval is to be held out of train."""
+
+    def where_to_get(self) -> str:
+        """Sentences appended to "data not found" errors saying how to obtain the data ("" if unknown)."""
+        return f" Access: {self.access}. Where to get it: {self.source}" if self.source else ""
+
+
+@dataclass(kw_only=True)
+class FieldDataset(BaseDataset):
+    """A dataset whose records name their fields: which holds the text, the label(s), the id."""
+
+    text_field: str = "text"
+    label_field: str = "label"
+    id_field: str | None = None
+    multi_label: bool = False
+    label_sep: str | None = None
+
+    def _corpus(
+        self,
+        rows: Iterable[Row],
+        source: str,
+        split: str,
+        *,
+        label_sep: str | None = None,
+        label_names: Sequence[str] | None = None,
+    ) -> Corpus:
+        """Validate `rows` with this dataset's field mapping; `label_sep` defaults to the configured one."""
+        return records_to_corpus(
+            rows, source=source, name=self.name, split=split,
+            text_field=self.text_field, label_field=self.label_field, id_field=self.id_field,
+            multi_label=self.multi_label, label_space=self.label_space,
+            label_sep=label_sep or self.label_sep, label_names=label_names,
+        )

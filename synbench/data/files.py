@@ -1,0 +1,128 @@
+"""`files`: a dataset from local JSONL, CSV, TSV or Parquet files.
+
+This is how DUA and credentialed corpora (MIMIC, n2c2, AsyLex) come in: the
+user obtains them under their agreement and points `dataset.train` at the
+file. The readers only turn each format into `(where, record)` rows with
+exact line numbers; all validation is in `synbench.data.records`.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from synbench.corpus import Corpus
+from synbench.data.common import FieldDataset
+from synbench.data.records import Row
+from synbench.errors import ConfigError, DataError
+
+FORMATS = ("jsonl", "csv", "tsv", "parquet")
+SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+DEFAULT_CSV_LABEL_SEP = "|"
+# Clinical notes can exceed the csv module's default 128 KiB field limit.
+csv.field_size_limit(2**31 - 1)
+
+
+def _jsonl(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the line") from None
+            if not isinstance(record, dict):
+                raise DataError(f"{path} line {lineno}: expected a JSON object with named fields, got a {type(record).__name__}")
+            yield f"line {lineno}", record
+
+
+def _delimited(path: Path, delimiter: str) -> Iterator[Row]:
+    """Rows of a CSV/TSV file with a header line; `line N` is the line where the record starts."""
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter=delimiter)
+        try:
+            header = next(reader, [])
+            start = reader.line_num + 1
+            for values in reader:
+                if any(v.strip() for v in values):  # blank lines are allowed
+                    if len(values) != len(header):
+                        raise DataError(
+                            f"{path} line {start}: {len(values)} {kind} fields but the header has {len(header)}; "
+                            f"fix the line (quote a text that contains the delimiter)"
+                        )
+                    yield f"line {start}", dict(zip(header, values, strict=True))
+                start = reader.line_num + 1
+        except csv.Error as exc:
+            raise DataError(f"{path} line {reader.line_num}: not valid {kind} ({exc}); fix the line") from None
+
+
+def _parquet(path: Path) -> Iterator[Row]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except pa.ArrowException as exc:
+        raise DataError(f"{path} is not a readable Parquet file ({exc}); check dataset.format") from None
+    for i, record in enumerate(table.to_pylist()):
+        yield f"row {i}", record
+
+
+@dataclass(kw_only=True)
+class FileDataset(FieldDataset):
+    """Local files: `train` (required) and optional `eval` (else `eval_fraction` of train is held out).
+
+    `format: auto` picks the reader from the file suffix. In CSV/TSV a
+    multi-label cell is split on `label_sep` (default "|").
+    """
+
+    train: str | None = None
+    eval: str | None = None
+    format: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.format not in ("auto", *FORMATS):
+            raise ConfigError(f"dataset.format={self.format!r} is not one of: auto, {', '.join(FORMATS)}")
+
+    def _read(self) -> tuple[Corpus, Corpus | None]:
+        if self.train is None:
+            raise ConfigError(
+                f"dataset '{self.name}' needs its training file: pass dataset.train=/path/to/train.jsonl "
+                f"(and optionally dataset.eval=/path/to/eval.jsonl).{self.where_to_get()}"
+            )
+        train = self._file_corpus(self.train, "train")
+        return train, (self._file_corpus(self.eval, "eval") if self.eval is not None else None)
+
+    def _file_corpus(self, file: str, split: str) -> Corpus:
+        path = Path(file).expanduser()
+        if not path.is_file():
+            raise DataError(
+                f"dataset '{self.name}': {split} file '{path}' does not exist; "
+                f"set dataset.{split}=/path/to/{split}.jsonl.{self.where_to_get()}"
+            )
+        fmt = self._format(path)
+        if fmt == "jsonl":
+            rows = _jsonl(path)
+        elif fmt == "parquet":
+            rows = _parquet(path)
+        else:
+            rows = _delimited(path, "," if fmt == "csv" else "\t")
+        sep = DEFAULT_CSV_LABEL_SEP if fmt in ("csv", "tsv") and self.multi_label else None
+        try:
+            return self._corpus(rows, str(path), split, label_sep=self.label_sep or sep)
+        except UnicodeDecodeError:
+            raise DataError(f"{path} is not UTF-8 text; re-save it as UTF-8 (or check dataset.format)") from None
+
+    def _format(self, path: Path) -> str:
+        if self.format != "auto":
+            return self.format
+        fmt = SUFFIXES.get(path.suffix.lower())
+        if fmt is None:
+            raise ConfigError(
+                f"cannot tell the format of '{path}' from its suffix; set dataset.format to one of: {', '.join(FORMATS)}"
+            )
+        return fmt

@@ -1,0 +1,73 @@
+"""Train / eval splitting and seeded subsampling, shared by every loader.
+
+A dataset without its own eval split gets one by holding out `eval_fraction`
+of train; `max_train` / `max_eval` then take seeded subsamples (a quick run
+on a big corpus). Asking for more documents than exist is an error, not a
+silent shortfall: a sweep that silently trains on fewer documents than its
+config says would report numbers for a setting that never ran.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from synbench.base import Splits
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError, DataError
+
+
+def _subsample(corpus: Corpus, limit: int | None, key: str, what: str, dataset: str, rng: np.random.Generator) -> np.ndarray:
+    """Sorted positions of a seeded sample of `limit` documents (all of them when `limit` is None)."""
+    n = len(corpus)
+    if limit is None:
+        return np.arange(n)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"dataset.{key}={limit!r} is not a positive whole number; set it to one, or null for all")
+    if limit > n:
+        raise DataError(
+            f"dataset '{dataset}' has {n} {what} documents but {key}={limit}; "
+            f"set dataset.{key}={n} or lower, or dataset.{key}=null to use all of them"
+        )
+    return np.sort(rng.choice(n, size=limit, replace=False))
+
+
+def _hold_out(train: Corpus, fraction: float, dataset: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of (train, eval) when `fraction` of train is held out, shuffled by `default_rng(seed)`."""
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
+        raise ConfigError(
+            f"dataset '{dataset}' has no eval split, so dataset.eval_fraction must be between 0 and 1 "
+            f"(got {fraction!r}); set for example dataset.eval_fraction=0.2"
+        )
+    n = len(train)
+    n_eval = int(round(n * fraction))
+    if n_eval < 1 or n_eval >= n:
+        raise DataError(
+            f"dataset '{dataset}' has {n} training documents; eval_fraction={fraction} leaves "
+            f"{'no eval' if n_eval < 1 else 'no training'} documents; add documents, change "
+            f"dataset.eval_fraction, or provide a separate eval split"
+        )
+    order = np.random.default_rng(seed).permutation(n)
+    return np.sort(order[n_eval:]), np.sort(order[:n_eval])
+
+
+def make_splits(
+    train: Corpus,
+    eval: Corpus | None,
+    *,
+    name: str,
+    seed: int,
+    eval_fraction: float,
+    max_train: int | None,
+    max_eval: int | None,
+) -> Splits:
+    """The final `Splits` of dataset `name`, as corpora `<name>-train` and `<name>-eval`.
+
+    Without `eval`, `eval_fraction` of train is held out. The subsamples use
+    their own seeded streams, so changing `max_train` never changes which
+    eval documents are drawn, and the same seed always gives the same splits.
+    """
+    if eval is None:
+        train_idx, eval_idx = _hold_out(train, eval_fraction, name, seed)
+        train, eval = train.subset(train_idx), train.subset(eval_idx)
+    keep_train = _subsample(train, max_train, "max_train", "training", name, np.random.default_rng((seed, 1)))
+    keep_eval = _subsample(eval, max_eval, "max_eval", "eval", name, np.random.default_rng((seed, 2)))
+    return Splits(train=train.subset(keep_train, name=f"{name}-train"), eval=eval.subset(keep_eval, name=f"{name}-eval"))

@@ -1,0 +1,111 @@
+"""Known-answer and property tests of `synbench.privacy`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.privacy import (
+    PrivacySpec,
+    allocate,
+    gaussian_sigma,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_mu,
+    noisy_label_histogram,
+)
+
+
+@pytest.mark.parametrize("eps, sigma", [(0.5, 20.98), (1.0, 11.19), (2.0, 6.01), (4.0, 3.28)])
+def test_gaussian_sigma_matches_aug_pe(eps: float, sigma: float) -> None:
+    """AUG-PE's Yelp setting: N=5102, delta=1/(N ln N), 10 Gaussian compositions."""
+    n = 5102
+    assert gaussian_sigma(eps, 1 / (n * math.log(n)), compositions=10) == pytest.approx(sigma, rel=0.01)
+
+
+def test_gaussian_sigma_without_dp_is_zero() -> None:
+    assert gaussian_sigma(math.inf, 1e-5, compositions=3) == 0.0
+
+
+def test_sigma_scales_with_sqrt_of_compositions() -> None:
+    assert gaussian_sigma(1.0, 1e-5, compositions=4) == pytest.approx(2 * gaussian_sigma(1.0, 1e-5))
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 4.0, 10.0])
+@pytest.mark.parametrize("delta", [1e-8, 1e-5, 1e-2])
+def test_gdp_epsilon_inverts_gdp_mu(eps: float, delta: float) -> None:
+    mu = gdp_mu(eps, delta)
+    assert gdp_delta(eps, mu) == pytest.approx(delta, rel=1e-6)
+    assert gdp_epsilon(mu, delta) == pytest.approx(eps, rel=1e-6)
+
+
+def test_gdp_delta_is_decreasing_in_epsilon() -> None:
+    deltas = [gdp_delta(eps, 1.0) for eps in np.linspace(0.0, 8.0, 41)]
+    assert all(a > b for a, b in zip(deltas, deltas[1:]))
+    assert 0.0 < deltas[-1] < deltas[0] < 1.0
+
+
+def test_gdp_epsilon_is_zero_when_delta_already_met() -> None:
+    assert gdp_epsilon(0.01, 0.5) == 0.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": 0.0},
+        {"epsilon": -1.0},
+        {"epsilon": math.nan},
+        {"epsilon": 1.0, "delta": 0.0},
+        {"epsilon": 1.0, "delta": 1.0},
+        {"epsilon": 1.0, "delta": -1e-5},
+        {"epsilon": 1.0, "accountant": "moments"},
+    ],
+)
+def test_privacy_spec_rejects_invalid_budgets(kwargs: dict) -> None:
+    with pytest.raises(ConfigError):
+        PrivacySpec(**kwargs)
+
+
+def test_privacy_spec_defaults() -> None:
+    assert not PrivacySpec(math.inf).is_private
+    spec = PrivacySpec(2)
+    assert spec.is_private and spec.epsilon == 2.0
+    assert spec.delta_or(1e-4) == 1e-4
+    assert PrivacySpec(2, delta=1e-6).delta_or(1e-4) == 1e-6
+
+
+def test_label_histogram_without_noise_counts_single_labels() -> None:
+    corpus = Corpus.build(["a", "b", "c", "d"], [["x"], ["y"], ["x"], ["x"]], ["x", "y", "z"])
+    hist = noisy_label_histogram(corpus, 0.0, np.random.default_rng(0))
+    np.testing.assert_allclose(hist, [3.0, 1.0, 0.0])
+
+
+def test_label_histogram_multi_label_contribution_has_unit_norm() -> None:
+    labels = [["x"], ["x", "y"], ["x", "y", "z"]]
+    corpus = Corpus.build(["a", "b", "c"], labels, ["x", "y", "z"], multi_label=True)
+    full = noisy_label_histogram(corpus, 0.0, np.random.default_rng(0))
+    for i in range(len(corpus)):
+        rest = corpus.subset([j for j in range(len(corpus)) if j != i])
+        change = full - noisy_label_histogram(rest, 0.0, np.random.default_rng(0))
+        assert np.linalg.norm(change) <= 1.0 + 1e-12
+
+
+def test_label_histogram_noise_is_clipped_at_zero() -> None:
+    corpus = Corpus.build(["a"], [["x"]], ["x", "y", "z"])
+    hist = noisy_label_histogram(corpus, 5.0, np.random.default_rng(0))
+    assert hist.shape == (3,) and (hist >= 0).all()
+
+
+@pytest.mark.parametrize("n, weights", [(10, [1, 1, 2]), (7, [0.2, 0.5, 0.3]), (100, [3, 0, 1, 6]), (1, [1, 1])])
+def test_allocate_sums_to_n_and_is_proportional(n: int, weights: list[float]) -> None:
+    w = np.asarray(weights, dtype=float)
+    out = allocate(n, w)
+    assert out.sum() == n and (out >= 0).all()
+    assert np.all(np.abs(out - n * w / w.sum()) < 1.0)
+
+
+def test_allocate_all_zero_weights_is_uniform() -> None:
+    np.testing.assert_array_equal(allocate(9, np.zeros(3)), [3, 3, 3])
