@@ -23,7 +23,7 @@ from synbench.corpus import Corpus
 RESULTS_FILE = "results.json"
 SECTIONS = ("utility", "fidelity", "audit", "timing")
 # Keys that change where a job logs, not what it computes.
-NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep")
+NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir")
 
 
 @dataclass(frozen=True)

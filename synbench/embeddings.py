@@ -1,0 +1,94 @@
+"""Sentence embeddings of corpora, computed once per (encoder, corpus) and cached.
+
+Metrics (MAUVE features) and the audit (outlier targets) embed the same
+corpora; `EmbeddingCache` makes that one batched encoder pass per corpus per
+job, kept in memory and as `.npy` files under the cache folder, keyed by a
+hash of the encoder name and the texts. The cache lives on local disk next
+to the job outputs; embeddings of private text are never logged.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from synbench.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """A sentence encoder: `package` is an offline pip package with `get_model_path()`, else `pretrained` is a hub id or folder."""
+
+    name: str
+    pretrained: str
+    package: str | None = None
+    batch_size: int = 64
+    max_seq_length: int = 256
+    normalize: bool = True
+
+
+@lru_cache(maxsize=2)
+def load_encoder(spec: EncoderSpec) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    source = spec.pretrained
+    if spec.package:
+        try:
+            source = str(importlib.import_module(spec.package).get_model_path())
+        except ImportError:
+            log.info("offline package %s not installed; loading %s by name", spec.package, spec.pretrained)
+    try:
+        model = SentenceTransformer(source, device="cuda" if _cuda() else "cpu")
+    except OSError as exc:
+        raise ConfigError(f"encoder '{spec.name}': could not load '{source}' ({exc}); install it or pick encoder=minilm (offline)") from None
+    model.max_seq_length = spec.max_seq_length
+    return model
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+class EmbeddingCache:
+    """Embeds corpora with one encoder; each distinct list of texts is encoded once."""
+
+    def __init__(self, spec: EncoderSpec, folder: Path | None = None) -> None:
+        self.spec = spec
+        self.folder = folder
+        self._memory: dict[str, np.ndarray] = {}
+
+    def key(self, texts: Sequence[str]) -> str:
+        digest = hashlib.sha256(self.spec.name.encode())
+        for text in texts:
+            digest.update(hashlib.sha256(text.encode()).digest())
+        return digest.hexdigest()[:24]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) float32 embeddings, L2-normalised when the spec says so."""
+        key = self.key(texts)
+        if key in self._memory:
+            return self._memory[key]
+        path = self.folder / f"{key}.npy" if self.folder else None
+        if path is not None and path.exists():
+            vectors = np.load(path)
+        else:
+            model = load_encoder(self.spec)
+            vectors = model.encode(list(texts), batch_size=self.spec.batch_size, normalize_embeddings=self.spec.normalize,
+                                   convert_to_numpy=True, show_progress_bar=len(texts) > 256).astype(np.float32)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp.npy")
+                np.save(tmp, vectors)
+                tmp.replace(path)
+        self._memory[key] = vectors
+        return vectors
