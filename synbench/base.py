@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from synbench.corpus import Corpus, Labels
+from synbench.embeddings import EncoderSpec
 from synbench.privacy import PrivacySpec
 
 
@@ -70,12 +71,19 @@ class Generator(ABC):
 
 @dataclass
 class MetricContext:
-    """Shared state for metrics in one job: the seed, the job directory and per-corpus caches."""
+    """Shared state for metrics in one job: the seed, the job directory and per-corpus caches.
+
+    `cache` is one dict shared by every metric of the job, so a corpus is embedded
+    (with `encoder`, on-disk copies under `cache_dir`) or parsed once however many
+    metrics use it.
+    """
 
     seed: int
     job_dir: str
     cache: dict[str, Any] = field(default_factory=dict)
     train: Corpus | None = None
+    encoder: EncoderSpec | None = None
+    cache_dir: str | None = None
 
 
 class Metric(ABC):

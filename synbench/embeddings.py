@@ -35,16 +35,21 @@ class EncoderSpec:
     normalize: bool = True
 
 
+def model_source(package: str | None, pretrained: str) -> str:
+    """The folder an offline pip package (with `get_model_path()`) ships, else `pretrained` (hub id or folder)."""
+    if package:
+        try:
+            return str(importlib.import_module(package).get_model_path())
+        except ImportError:
+            log.info("offline package %s not installed; loading %s by name", package, pretrained)
+    return pretrained
+
+
 @lru_cache(maxsize=2)
 def load_encoder(spec: EncoderSpec) -> Any:
     from sentence_transformers import SentenceTransformer
 
-    source = spec.pretrained
-    if spec.package:
-        try:
-            source = str(importlib.import_module(spec.package).get_model_path())
-        except ImportError:
-            log.info("offline package %s not installed; loading %s by name", spec.package, spec.pretrained)
+    source = model_source(spec.package, spec.pretrained)
     try:
         model = SentenceTransformer(source, device="cuda" if _cuda() else "cpu")
     except OSError as exc:

@@ -26,6 +26,8 @@ class Tracker(Protocol):
 
     def log_samples(self, synthetic: Corpus, report: FitReport) -> None: ...
 
+    def log_image(self, name: str, path: Path) -> None: ...
+
     def finish(self) -> None: ...
 
 
@@ -36,6 +38,9 @@ class NullTracker:
         pass
 
     def log_samples(self, synthetic: Corpus, report: FitReport) -> None:
+        pass
+
+    def log_image(self, name: str, path: Path) -> None:
         pass
 
     def finish(self) -> None:
@@ -74,6 +79,10 @@ class WandbTracker:
             return
         rows = [[t, "\t".join(ls)] for t, ls in zip(synthetic.texts[: self._n_samples], synthetic.labels)]
         self.run.log({"synthetic_samples": self._wandb.Table(columns=["text", "labels"], data=rows)})
+
+    def log_image(self, name: str, path: Path) -> None:
+        """A figure the job wrote (plots of metrics only, never of document text)."""
+        self.run.log({name: self._wandb.Image(str(path))})
 
     def finish(self) -> None:
         self.run.finish()

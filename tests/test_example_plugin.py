@@ -27,7 +27,7 @@ def test_plugins_task_lists_the_example(installed_plugin: None, tmp_path: Path) 
 
 
 def test_job_with_the_example_generator(installed_plugin: None, tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "generator=example", "eps=4", "tracking=none", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    run_cli([*tiny_dataset, "generator=example", "eps=4", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
     [path] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(path.read_text())
     assert results["generator"] == "example" and results["status"] == "complete"

@@ -33,5 +33,5 @@ def test_private_sentinel_never_reaches_tracker_files(tmp_path: Path) -> None:
 
 
 def test_tracking_none_writes_no_wandb_files(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "tracking=none", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    run_cli([*tiny_dataset, "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
     assert not list((tmp_path / "out").rglob("wandb"))

@@ -8,6 +8,7 @@ from synbench.errors import ConfigError
 
 # name -> module; imported lazily so `task=plugins` does not import torch.
 TASKS: dict[str, str] = {
+    "audit": "synbench.tasks.audit",
     "benchmark": "synbench.tasks.benchmark",
     "plugins": "synbench.tasks.plugins",
 }

@@ -2,53 +2,21 @@
 from __future__ import annotations
 
 import logging
-import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from synbench import registry
-from synbench.base import FitReport, MetricContext, Splits
-from synbench.errors import SynBenchError
+from synbench.base import MetricContext
+from synbench.embeddings import EncoderSpec
 from synbench.job import JobSpec, is_complete, new_results, read_results, write_corpus_jsonl, write_json_atomic
 from synbench.privacy import PrivacySpec
+from synbench.tasks.common import Stopwatch, check_budget, load_splits, node
 from synbench.tracking import make_tracker
 
 log = logging.getLogger(__name__)
-# A generator may not report more than it was given (float tolerance of accountants' solvers).
-EPS_TOLERANCE = 1e-6
-
-
-class Stopwatch(dict):
-    """Seconds per named step, as `<step>_s` keys."""
-
-    @contextmanager
-    def __call__(self, step: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self[f"{step}_s"] = round(time.perf_counter() - start, 3)
-
-
-def node(cfg: DictConfig, key: str) -> dict[str, Any]:
-    value = OmegaConf.select(cfg, key)
-    return OmegaConf.to_container(value, resolve=True) if value is not None else {}  # type: ignore[return-value]
-
-
-def load_splits(cfg: DictConfig, seed: int) -> Splits:
-    return registry.create("datasets", node(cfg, "dataset")).load(seed)
-
-
-def check_budget(report: FitReport, privacy: PrivacySpec, generator: str) -> None:
-    if privacy.is_private and report.is_private and report.epsilon_spent > privacy.epsilon * (1 + EPS_TOLERANCE):
-        raise SynBenchError(
-            f"generator '{generator}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: "
-            "its accountant or calibration is wrong; report this to the plugin's authors"
-        )
 
 
 def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
@@ -84,7 +52,8 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
             },
         )
         write_json_atomic(job_dir / "results.json", results)
-        ctx = MetricContext(seed=spec.seed, job_dir=str(job_dir), train=splits.train)
+        ctx = MetricContext(seed=spec.seed, job_dir=str(job_dir), train=splits.train, cache_dir=cfg.get("cache_dir"),
+                            encoder=EncoderSpec(**node(cfg, "encoder")) if cfg.get("encoder") else None)
         metrics = node(cfg, "metrics")
         for name, metric_node in tqdm(metrics.items(), desc="metrics", disable=not metrics):
             metric = registry.create("metrics", metric_node)

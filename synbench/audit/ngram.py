@@ -1,0 +1,181 @@
+"""`attack=ngram`: the authors' n-gram membership attack, fitted and scored with array operations.
+
+The model is theirs (schlevik/dp-transformers `mia/ngram.py`): each document
+padded with n-1 `<s>` and one `</s>`, add-one smoothing
+p(w | c) = (count(c, w) + 1) / (count(c) + V), log P(x) the sum of the token
+log-probabilities, and score(x) = log P_syn(x) - mean_m log P_ref_m(x).
+V is theirs too: the number of distinct tokens of the corpus the model is
+fitted on, plus one for unseen tokens (so each model has its own V; the
+markers are not counted). count(c) counts c as a context: the sum of
+count(c, w) over the next tokens, `</s>` included.
+
+Speed (`make bench BENCH=audit`). Only the targets' n-grams are ever counted,
+so only the targets' vocabulary needs ids: a corpus token outside it becomes
+one shared OTHER id, which can never complete a target n-gram. Tokens are
+dictionary-encoded by Arrow's C++ kernels and matched against the target
+vocabulary there; with `tokenizer=whitespace` Arrow splits them too, so no
+Python code runs per token (spaCy's tokenizer is Python-level and dominates
+its cost). An n-gram is one int64 (the ids side by side, 63 // n bits each:
+exact, no hashing). Each corpus' n-grams are looked up in a hash index of
+the targets' distinct n-grams (`pandas.Index.get_indexer`) and counted with
+`np.bincount`; a sparse (targets x distinct n-grams) count matrix sums the
+log-probabilities of every target in one product. Targets are tokenized once
+and the reference term is computed once per (targets, references), however
+many synthetic corpora are scored against them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from scipy import sparse
+
+from synbench.base import Attack
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.nlp import tokenize
+
+BOS, EOS, FIRST_WORD = 0, 1, 2
+TOKENIZERS = ("spacy", "whitespace")
+
+
+def whitespace_tokens(texts: Sequence[str]) -> tuple[pa.Array, np.ndarray]:
+    """(every token end to end, tokens per document), split at runs of ASCII whitespace by Arrow.
+
+    The same tokens as `str.split()` except that the Unicode-only separators
+    (U+001C-U+001F, U+0085, U+00A0, U+2000...) do not split.
+    """
+    trimmed = pc.ascii_trim_whitespace(pa.array(list(texts), type=pa.large_string()))
+    lists = pc.ascii_split_whitespace(trimmed)
+    lengths = lists.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+    tokens = lists.flatten()
+    empty = pc.equal(pc.binary_length(trimmed), 0).to_numpy(zero_copy_only=False)
+    if empty.any():  # Arrow splits "" into [""], str.split() into []
+        lengths[empty] = 0
+        tokens = tokens.filter(pc.not_equal(tokens, ""))
+    return tokens, lengths
+
+
+@dataclass(frozen=True)
+class NgramKeys:
+    """One entry per predicted token (every word and each `</s>`): its context, its n-gram, its document."""
+
+    context: np.ndarray
+    full: np.ndarray
+    doc: np.ndarray
+
+
+def ngram_keys(ids: np.ndarray, lengths: np.ndarray, n: int, bits: int) -> NgramKeys:
+    """The n-grams of every padded document (word `ids` end to end), never crossing a document boundary."""
+    padded_len = lengths + n
+    word_start = np.cumsum(padded_len) - padded_len + n - 1  # where each document's first word goes
+    padded = np.full(int(padded_len.sum()), BOS, dtype=np.int64)
+    padded[word_start + lengths] = EOS
+    padded[np.repeat(word_start - (np.cumsum(lengths) - lengths), lengths) + np.arange(len(ids))] = ids
+    predicted = lengths + 1
+    pos = np.repeat(word_start - (np.cumsum(predicted) - predicted), predicted) + np.arange(int(predicted.sum()))
+    context = np.zeros(len(pos), dtype=np.int64)
+    for back in range(n - 1, 0, -1):
+        context = (context << bits) | padded[pos - back]
+    return NgramKeys(context, (context << bits) | padded[pos], np.repeat(np.arange(len(lengths)), predicted))
+
+
+@dataclass(frozen=True)
+class _Queries:
+    """The targets: their vocabulary, their distinct n-grams and contexts, how often each target holds each.
+
+    `full_counts[d, u]` is how often target d contains distinct n-gram u, so
+    sum_tokens log p(w | c) of every target is two sparse matrix-vector
+    products with per-n-gram log-probabilities.
+    """
+
+    vocabulary: pa.Array
+    full_index: pd.Index
+    full_counts: sparse.csr_matrix
+    context_index: pd.Index
+    context_counts: sparse.csr_matrix
+
+    @property
+    def other(self) -> int:
+        """The id shared by every token outside the targets' vocabulary."""
+        return FIRST_WORD + len(self.vocabulary)
+
+
+def _count_matrix(doc: np.ndarray, code: np.ndarray, n_docs: int, n_codes: int) -> sparse.csr_matrix:
+    return sparse.csr_matrix((np.ones(len(doc)), (doc, code)), shape=(n_docs, n_codes))
+
+
+def _occurrences(index: pd.Index, keys: np.ndarray) -> np.ndarray:
+    """How often each entry of `index` occurs among `keys`."""
+    at = index.get_indexer(keys)
+    return np.bincount(at[at >= 0], minlength=len(index))
+
+
+class NgramAttack(Attack):
+    """Add-one n-gram LM membership attack; `reference=False` is the synthetic-only variant, score = log P_syn."""
+
+    def __init__(self, n: int = 2, tokenizer: str = "spacy", spacy_model: str = "en_core_web_sm", reference: bool = True) -> None:
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
+            raise ConfigError(f"attack.n={n!r} must be a whole number from 1 to 8")
+        if tokenizer not in TOKENIZERS:
+            raise ConfigError(f"attack.tokenizer={tokenizer!r} is unknown; choose one of {', '.join(TOKENIZERS)}")
+        self.n, self.tokenizer, self.spacy_model, self.reference = n, tokenizer, spacy_model, bool(reference)
+        self._bits = 63 // n
+        # Per-instance caches: an audit scores many synthetic corpora against the same targets and references.
+        self._queries = lru_cache(maxsize=2)(self._build_queries)
+        self._reference_term = lru_cache(maxsize=2)(self._mean_reference_log_prob)
+
+    def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
+        """log P_syn(x) - mean_m log P_ref_m(x) per target (log P_syn(x) alone when `reference` is off)."""
+        key = tuple(targets)
+        log_p = self.log_prob(self._queries(key), synthetic.texts)
+        if not self.reference:
+            return log_p
+        if not references:
+            raise ConfigError("attack 'ngram' with reference=true needs reference corpora; set attack.reference=false for the synthetic-only variant")
+        return log_p - self._reference_term(key, tuple(ref.texts for ref in references))
+
+    def tokens(self, texts: Sequence[str]) -> tuple[pa.Array, np.ndarray]:
+        """(every token end to end, tokens per document) with the configured tokenizer."""
+        if self.tokenizer == "whitespace":
+            return whitespace_tokens(texts)
+        docs = tokenize(texts, self.spacy_model)
+        return pa.array(list(chain.from_iterable(docs)), type=pa.large_string()), np.fromiter(map(len, docs), np.int64, len(docs))
+
+    def log_prob(self, queries: _Queries, texts: Sequence[str]) -> np.ndarray:
+        """log P(target) under the model fitted on `texts`, for every target of `queries`."""
+        tokens, lengths = self.tokens(texts)
+        words = pc.dictionary_encode(tokens)
+        vocab = len(words.dictionary) + 1
+        known = pc.fill_null(pc.add(pc.index_in(words.dictionary, value_set=queries.vocabulary), FIRST_WORD), queries.other)
+        ids = known.to_numpy(zero_copy_only=False).astype(np.int64)[words.indices.to_numpy(zero_copy_only=False)]
+        keys = ngram_keys(ids, lengths, self.n, self._bits)
+        pair = np.log1p(_occurrences(queries.full_index, keys.full))
+        if self.n <= 2:  # a context is a single id (or none): count densely, no hash lookups
+            contexts = np.bincount(keys.context, minlength=queries.other + 1)[queries.context_index.to_numpy()]
+        else:
+            contexts = _occurrences(queries.context_index, keys.context)
+        return queries.full_counts @ pair - queries.context_counts @ np.log(contexts + vocab)
+
+    def _build_queries(self, targets: tuple[str, ...]) -> _Queries:
+        tokens, lengths = self.tokens(targets)
+        words = pc.dictionary_encode(tokens)
+        if len(words.dictionary) + FIRST_WORD + 1 > 1 << self._bits:
+            raise ConfigError(f"attack.n={self.n} packs each token into {self._bits} bits, too few for the "
+                              f"targets' {len(words.dictionary)} distinct tokens; use a smaller n")
+        ids = words.indices.to_numpy(zero_copy_only=False).astype(np.int64) + FIRST_WORD
+        keys = ngram_keys(ids, lengths, self.n, self._bits)
+        full_code, full = pd.factorize(keys.full)
+        context_code, context = pd.factorize(keys.context)
+        return _Queries(words.dictionary, pd.Index(full), _count_matrix(keys.doc, full_code, len(targets), len(full)),
+                        pd.Index(context), _count_matrix(keys.doc, context_code, len(targets), len(context)))
+
+    def _mean_reference_log_prob(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> np.ndarray:
+        queries = self._queries(targets)
+        return np.mean([self.log_prob(queries, ref) for ref in references], axis=0)

@@ -1,0 +1,193 @@
+"""`generator=dpgen`: DP fine-tuning of a causal LM (Opacus DP-SGD in Lightning), then label-conditioned sampling.
+
+Budget: one accountant history holds the whole job, the noisy label histogram
+(`label_prior: histogram`, its share set by `label_budget_share`) and every
+DP-SGD step; see `accounting`. `label_prior: uniform` spends nothing on labels.
+`eps=inf` runs the same pipeline without DP and reports epsilon_spent = inf.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from synbench.base import FitReport, Generator
+from synbench.corpus import Corpus, Labels
+from synbench.errors import ConfigError
+from synbench.generators.dpgen import accounting, weights
+from synbench.generators.dpgen.data import Collator, DocumentDataset
+from synbench.generators.dpgen.sampling import generate, label_plan
+from synbench.models import load_causal_lm
+from synbench.privacy import PrivacySpec, noisy_label_histogram
+
+log = logging.getLogger(__name__)
+
+PAPER_LORA = {"r": 8, "alpha": 16, "dropout": 0.0,
+              "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}
+
+# Settings that only change sampling: a checkpoint trained under other values of these is reused.
+SAMPLING_KEYS = frozenset({"temperature", "top_p", "max_new_tokens", "sample_batch_size", "num_threads"})
+
+
+@dataclass(frozen=True)
+class DPGenSettings:
+    """Every `generator.*` key but `model` and `workdir`; conf/generator/dpgen.yaml documents each."""
+
+    epochs: int = 1
+    batch_size: int = 64
+    physical_batch_size: int = 8
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    warmup_steps: int = 0
+    max_grad_norm: float = 1.0
+    lora: Mapping[str, Any] | None = field(default_factory=lambda: dict(PAPER_LORA))
+    grad_sample_mode: str = "hooks"
+    loss_on: str = "text"
+    max_seq_len: int = 128
+    max_train_docs: int | None = None
+    label_prior: str = "histogram"
+    label_budget_share: float = 0.05
+    temperature: float = 0.9
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    sample_batch_size: int = 32
+    accelerator: str = "auto"
+    devices: int = 1
+    strategy: str = "auto"
+    precision: str = "32-true"
+    num_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        choices = {"grad_sample_mode": ("hooks", "ghost"), "label_prior": ("histogram", "uniform"),
+                   "strategy": ("auto", "dpddp"), "accelerator": ("auto", "cpu", "gpu")}
+        for key, allowed in choices.items():
+            if getattr(self, key) not in allowed:
+                raise ConfigError(f"generator.{key}={getattr(self, key)!r} must be one of {', '.join(allowed)}")
+        for key in ("epochs", "batch_size", "physical_batch_size", "max_seq_len", "max_new_tokens", "sample_batch_size"):
+            if int(getattr(self, key)) < 1:
+                raise ConfigError(f"generator.{key} must be at least 1")
+
+
+class DPGenGenerator(Generator):
+    def __init__(self, model: Mapping[str, Any], workdir: str | None = None, **settings: Any) -> None:
+        try:
+            self.settings = DPGenSettings(**settings)
+        except TypeError as exc:
+            raise ConfigError(f"generator 'dpgen': {exc}; see conf/generator/dpgen.yaml for its keys") from None
+        self.model_node = dict(model)
+        self.checkpoint = Path(workdir) / "dpgen" if workdir else None
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._corpus: Corpus | None = None
+        self._label_weights: np.ndarray | None = None
+        self._seed = 0
+        self.details: dict[str, Any] = {}
+
+    def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
+        s = self.settings
+        if s.num_threads:
+            torch.set_num_threads(int(s.num_threads))
+        if privacy.is_private:
+            accounting.check_accountant(privacy.accountant)
+        delta = privacy.delta_or(1.0 / len(corpus) ** 2)
+        train = self._train_docs(corpus, seed)
+        trained_by = {k: v for k, v in asdict(s).items() if k not in SAMPLING_KEYS}
+        key = weights.fingerprint({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
+                                   "accountant": privacy.accountant, "seed": seed,
+                                   "data": weights.corpus_digest(corpus.texts, corpus.labels)})
+        loaded = load_causal_lm(self.model_node, self._device())
+        model = weights.prepare_trainable(loaded.model, s.lora)
+        state = weights.read_state(self.checkpoint) if self.checkpoint else None
+        if state is not None and state.get("fingerprint") == key:
+            log.info("dpgen: reusing the trained weights in %s (no re-training)", self.checkpoint)
+            weights.load(self.checkpoint, model, s.lora is not None)  # type: ignore[arg-type]
+            state["resumed"] = True
+        else:
+            state = self._train(model, loaded.tokenizer, corpus, train, privacy, delta, seed)
+            state.update(fingerprint=key, resumed=False, attn_implementation=loaded.attn_implementation, model_source=loaded.source)
+            if self.checkpoint:
+                weights.save(self.checkpoint, model, state, s.lora is not None)
+        self._model = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
+        self._tokenizer, self._corpus, self._seed = loaded.tokenizer, corpus, seed
+        self._label_weights = None if state["label_weights"] is None else np.asarray(state["label_weights"], dtype=float)
+        curves = {"train_loss": state.pop("train_loss"), "batch_size": state.pop("batch_size")}
+        eps_spent = float(state["epsilon_spent"])
+        self.details = {k: v for k, v in state.items() if k not in ("fingerprint", "label_weights")}
+        self.details["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
+        return FitReport(epsilon_spent=eps_spent, delta=delta, details=self.details, curves=curves)
+
+    def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
+        """`n` documents; the generation stats go into the fit report's `details` (the task writes them after sampling).
+
+        Outputs are at most `min(max_new_tokens, max_seq_len)` tokens: beyond the
+        training length the model has never seen a document go on, nor end.
+        """
+        if self._model is None or self._corpus is None:
+            raise ConfigError("generator 'dpgen': sample() called before fit()")
+        s, corpus = self.settings, self._corpus
+        plan = label_plan(n, corpus.label_space, self._label_weights, label_counts)
+        limit = min(s.max_new_tokens, s.max_seq_len)
+        texts, stats = generate(self._model, self._tokenizer, plan, batch_size=s.sample_batch_size, max_new_tokens=limit,
+                                temperature=s.temperature, top_p=s.top_p, seed=self._seed)
+        self.details.update(stats.as_details(), max_new_tokens=limit)
+        return Corpus.build(texts, plan, corpus.label_space, ids=[f"dpgen-{i}" for i in range(len(texts))],
+                            multi_label=corpus.multi_label, name="dpgen-synthetic")
+
+    def _train_docs(self, corpus: Corpus, seed: int) -> Corpus:
+        """The documents DP-SGD trains on: all, or a seeded uniform subset of `max_train_docs` (a demo-size knob)."""
+        limit = self.settings.max_train_docs
+        if limit is None or limit >= len(corpus):
+            return corpus
+        idx = np.sort(np.random.default_rng(seed).choice(len(corpus), size=int(limit), replace=False))
+        return corpus.subset(idx)
+
+    def _device(self) -> torch.device:
+        gpu = torch.cuda.is_available() and self.settings.accelerator in ("auto", "gpu")
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if gpu else torch.device("cpu")
+
+    def _train(self, model: Any, tokenizer: Any, corpus: Corpus, train: Corpus, privacy: PrivacySpec,
+               delta: float, seed: int) -> dict[str, Any]:
+        import pytorch_lightning as pl
+
+        from synbench.generators.dpgen.distributed import DPDDPStrategy
+        from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
+
+        s = self.settings
+        pl.seed_everything(seed, verbose=False)
+        dataset = DocumentDataset(train, tokenizer, s.max_seq_len)
+        steps_per_epoch = math.ceil(len(dataset) / s.batch_size)
+        share = s.label_budget_share if s.label_prior == "histogram" else 0.0
+        cal = accounting.calibrate(privacy.epsilon, delta, 1.0 / steps_per_epoch, s.epochs * steps_per_epoch,
+                                   privacy.accountant, share)
+        label_weights = (noisy_label_histogram(corpus, cal.label_sigma, np.random.default_rng(seed))
+                         if s.label_prior == "histogram" else None)
+        cfg = TrainConfig(epochs=s.epochs, batch_size=s.batch_size, physical_batch_size=s.physical_batch_size, lr=s.lr,
+                          weight_decay=s.weight_decay, max_grad_norm=s.max_grad_norm, warmup_steps=s.warmup_steps,
+                          grad_sample_mode=s.grad_sample_mode, accountant=privacy.accountant,
+                          noise_multiplier=cal.noise_multiplier if privacy.is_private else None)
+        module = DPGenModule(model, dataset, Collator(tokenizer.pad_token_id, s.loss_on), cfg)
+        device = next(model.parameters()).device
+        train_s = fit_module(module, accelerator="gpu" if device.type == "cuda" else "cpu", devices=s.devices,
+                             strategy=DPDDPStrategy() if s.strategy == "dpddp" else "auto", precision=s.precision)
+        if privacy.is_private:
+            history = accounting.label_history(cal.label_sigma) + list(module.privacy_engine.accountant.history)
+            eps_spent = accounting.epsilon(history, delta, privacy.accountant)
+        else:
+            eps_spent = math.inf
+        return {
+            "epsilon_spent": eps_spent, "delta": delta, "accountant": privacy.accountant,
+            "noise_multiplier": cal.noise_multiplier, "sample_rate": cal.sample_rate, "planned_steps": cal.steps,
+            "steps": module.steps_taken(), "epochs": s.epochs, "expected_batch_size": s.batch_size,
+            "label_prior": s.label_prior, "label_budget_share": share, "label_noise_std": cal.label_sigma,
+            "label_weights": None if label_weights is None else label_weights.tolist(),
+            "fine_tuning": "lora" if s.lora is not None else "full", "grad_sample_mode": s.grad_sample_mode,
+            "trainable_params": weights.trainable_count(model), "n_train_docs": len(dataset), "loss_on": s.loss_on,
+            "train_tokens": module.tokens_seen, "train_s": round(train_s, 3),
+            "train_tokens_per_s": round(module.tokens_seen / max(train_s, 1e-9), 2), "train_loss": module.train_loss, "batch_size": module.batch_sizes,
+        }

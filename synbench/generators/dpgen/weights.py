@@ -1,0 +1,104 @@
+"""Which weights DP-Gen trains (LoRA or full fine-tuning), and the job's checkpoint of them.
+
+The checkpoint (`<workdir>/dpgen/`) holds only what training changed (the
+LoRA adapter in peft's format, or the trained tensors) plus `dpgen.json`
+with the accounting of the run. A later `fit` of the same job on the same
+private data finds it and samples again without re-training; the released
+numbers (epsilon spent, noise) come from the stored accounting, not a re-run.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from torch import nn
+
+from synbench.errors import ConfigError
+from synbench.job import to_json, write_json_atomic
+
+STATE_FILE = "dpgen.json"
+ADAPTER_DIR = "adapter"
+FULL_FILE = "trained.safetensors"
+
+
+def prepare_trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Module:
+    """LoRA adapters through peft, or (lora=None) full fine-tuning of every Linear and Embedding weight.
+
+    Call it after the model is on its training device: peft creates the
+    adapter weights on the device of the layer they wrap, and Opacus' hooks
+    must see the final parameters. Full fine-tuning unties the output layer
+    from the input embedding (ghost clipping cannot clip a shared weight) and
+    freezes the norm scales (Opacus has no per-sample rule for Llama's RMSNorm).
+    """
+    if lora is not None:
+        from peft import LoraConfig, get_peft_model
+
+        unknown = set(lora) - {"r", "alpha", "dropout", "target_modules"}
+        if unknown:
+            raise ConfigError(f"generator.lora has unknown keys {sorted(unknown)}; it takes r, alpha, dropout, target_modules")
+        config = LoraConfig(r=int(lora["r"]), lora_alpha=float(lora["alpha"]), lora_dropout=float(lora.get("dropout", 0.0)),
+                            target_modules=list(lora["target_modules"]), bias="none", task_type="CAUSAL_LM")
+        return get_peft_model(model, config)
+    out, emb = model.get_output_embeddings(), model.get_input_embeddings()
+    if out is not None and out.weight is emb.weight:
+        out.weight = nn.Parameter(emb.weight.detach().clone())
+        model.config.tie_word_embeddings = False
+    for module in model.modules():
+        for p in module.parameters(recurse=False):
+            p.requires_grad = isinstance(module, (nn.Linear, nn.Embedding))
+    return model
+
+
+def trainable_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def save(folder: Path, model: nn.Module, state: Mapping[str, Any], lora: bool) -> None:
+    """Write the trained weights, then the state file (last, so a half-written checkpoint is never taken as done)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if lora:
+        model.save_pretrained(str(folder / ADAPTER_DIR))  # type: ignore[operator]
+    else:
+        from safetensors.torch import save_file
+
+        save_file({n: p.detach().contiguous().cpu() for n, p in model.named_parameters() if p.requires_grad}, str(folder / FULL_FILE))
+    write_json_atomic(folder / STATE_FILE, state)
+
+
+def read_state(folder: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((folder / STATE_FILE).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def load(folder: Path, model: nn.Module, lora: bool) -> None:
+    """Put the checkpoint's weights into a model prepared by `prepare_trainable` with the same settings."""
+    from safetensors.torch import load_file
+
+    device = next(model.parameters()).device
+    if lora:
+        from peft import set_peft_model_state_dict
+
+        set_peft_model_state_dict(model, load_file(str(folder / ADAPTER_DIR / "adapter_model.safetensors"), device=str(device)))
+        return
+    result = model.load_state_dict(load_file(str(folder / FULL_FILE), device=str(device)), strict=False)
+    if result.unexpected_keys:
+        raise ConfigError(f"checkpoint {folder} does not match the model (unexpected {result.unexpected_keys[:3]}); delete it to re-train")
+
+
+def fingerprint(payload: Mapping[str, Any]) -> str:
+    """A stable hash of what determines a trained model (settings, budget, seed and a digest of the data)."""
+    return hashlib.sha256(json.dumps(to_json(payload), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def corpus_digest(texts: Any, labels: Any) -> str:
+    """A digest of the private training data; it stays in the job folder, the data never does."""
+    h = hashlib.sha256()
+    for text, ls in zip(texts, labels):
+        h.update(text.encode())
+        h.update(b"\x1f" + "\t".join(ls).encode() + b"\x1e")
+    return h.hexdigest()[:16]
+

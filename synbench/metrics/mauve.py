@@ -1,0 +1,75 @@
+"""`mauve`: MAUVE (Pillutla et al. 2021) between real and synthetic text, on sentence-encoder features.
+
+Features come from the job's encoder through the shared `EmbeddingCache`
+(one encoder pass per corpus per job, reused by the audit) and go to
+`mauve.compute_mauve` as `p_features`/`q_features`, so mauve-text never
+downloads GPT-2. MAUVE quantises the pooled features with k-means, so one
+value depends on the k-means seed: `fidelity.mauve` is the mean over
+`kmeans_seeds` seeds and `fidelity.mauve_std` their (population) standard
+deviation. The score compares eval half B with an equally large synthetic
+sample, `mauve_ref` half B with half A (`common.FidelityMetric`), so
+`num_buckets: auto` (mauve-text's rule, a tenth of the smaller side) gives
+both the same number of k-means buckets.
+
+Empty synthetic texts are kept as samples (embedded as the empty string), not
+dropped as mauve-text does with raw text: a generator that collapses to empty
+output must score low, and `mauve_n_empty` counts them. A side with no
+documents at all scores 0.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from synbench.base import MetricContext
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.metrics.common import FidelityMetric, embedding_cache
+
+
+class MauveMetric(FidelityMetric):
+    def __init__(
+        self,
+        num_buckets: int | str = "auto",
+        scaling_factor: float = 5.0,
+        kmeans_seeds: int = 5,
+        kmeans_explained_var: float = 0.9,
+        kmeans_num_redo: int = 5,
+        kmeans_max_iter: int = 500,
+    ) -> None:
+        if num_buckets != "auto" and not (isinstance(num_buckets, int) and num_buckets >= 2):
+            raise ConfigError(f"metrics.mauve.num_buckets={num_buckets!r}: use 'auto' or an integer of at least 2")
+        if int(kmeans_seeds) < 1:
+            raise ConfigError(f"metrics.mauve.kmeans_seeds={kmeans_seeds!r} must be at least 1")
+        self.num_buckets = num_buckets
+        self.scaling_factor = float(scaling_factor)
+        self.kmeans_seeds = int(kmeans_seeds)
+        self.kmeans_explained_var = float(kmeans_explained_var)
+        self.kmeans_num_redo = int(kmeans_num_redo)
+        self.kmeans_max_iter = int(kmeans_max_iter)
+
+    def features(self, texts: Sequence[str], ctx: MetricContext) -> np.ndarray:
+        return embedding_cache(ctx).embed(list(texts))
+
+    def compare(self, real: np.ndarray, synthetic: np.ndarray, ctx: MetricContext) -> dict[str, float]:
+        if len(real) == 0 or len(synthetic) == 0:
+            return {"mauve": 0.0, "mauve_std": 0.0}
+        from mauve import compute_mauve
+
+        buckets = self.num_buckets
+        if buckets != "auto":
+            buckets = min(int(buckets), len(real) + len(synthetic))  # k-means needs at least k points
+        # Below 2**30: mauve adds small offsets to the seed and faiss takes a C int.
+        seeds = np.random.default_rng(ctx.seed).integers(0, 2**30, size=self.kmeans_seeds)
+        scores = [
+            compute_mauve(p_features=real, q_features=synthetic, num_buckets=buckets,
+                          mauve_scaling_factor=self.scaling_factor, kmeans_explained_var=self.kmeans_explained_var,
+                          kmeans_num_redo=self.kmeans_num_redo, kmeans_max_iter=self.kmeans_max_iter,
+                          seed=int(seed), verbose=False).mauve
+            for seed in seeds
+        ]
+        return {"mauve": float(np.mean(scores)), "mauve_std": float(np.std(scores))}
+
+    def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
+        return {**super().__call__(real, synthetic, ctx), "mauve_n_empty": sum(1 for t in synthetic.texts if not t.strip())}

@@ -1,0 +1,153 @@
+"""`utility`: train a classifier on the synthetic corpus, measure micro and macro F1 on the real eval split.
+
+One code path for single- and multi-label tasks: labels become a 0/1 matrix
+over the task's label space, the classifier returns per-label scores, and
+only the decoding differs: argmax (single-label) or score >= `threshold`
+(multi-label; sigmoid outputs). Macro F1 averages over the labels that occur
+in the eval truth or the predictions (scikit-learn's rule for label arrays),
+so a class absent from a tiny eval split is not scored as a zero.
+
+Every row carries its baselines, all computed here:
+
+- `random_f1`: uniform random scores through the same decoding (a uniformly
+  random class; for multi-label each label with probability 1 - threshold),
+  averaged over `random_draws` seeded draws.
+- `majority_f1`: the most frequent label set of the real training split
+  predicted for every eval document, as scikit-learn's
+  `DummyClassifier(strategy="most_frequent")` fitted on the training labels
+  would (over label sets, so it is not the empty set for multi-label tasks).
+  It reads private training labels, but only into a reported baseline that
+  shapes no generator output.
+- `real_f1`: the same classifier trained on the real private training split,
+  the upper bound. It is the same for every generator and epsilon of a sweep,
+  so it is kept on disk under `cache_dir` keyed by data, config and seed.
+
+`<name>_f1` is micro F1 and `<name>_f1_macro` macro F1. Synthetic labels
+outside the label space are dropped and counted (`n_unknown_labels`); a
+document left with none is not trained on; classes the synthetic data never
+contains are counted (`n_missing_classes`) and simply never predicted; with
+nothing to learn from (no documents, empty texts, or no label that varies)
+the classifier predicts the label frequencies of its training data.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from synbench import __version__
+from synbench.base import Metric, MetricContext
+from synbench.corpus import Corpus, Labels
+from synbench.errors import ConfigError
+from synbench.job import write_json_atomic
+from synbench.metrics.classifiers import make_classifier
+
+
+def indicator(labels: Sequence[Labels], label_space: Sequence[str]) -> tuple[np.ndarray, int]:
+    """The 0/1 label matrix over `label_space` and the number of labels outside it (dropped)."""
+    column = {label: j for j, label in enumerate(label_space)}
+    matrix = np.zeros((len(labels), len(label_space)), dtype=np.int8)
+    unknown = 0
+    for i, doc_labels in enumerate(labels):
+        for label in doc_labels:
+            if label in column:
+                matrix[i, column[label]] = 1
+            else:
+                unknown += 1
+    return matrix, unknown
+
+
+def decode(scores: np.ndarray, multi_label: bool, threshold: float) -> np.ndarray:
+    """Predicted 0/1 matrix: scores >= threshold (multi-label) or a one-hot argmax (single-label)."""
+    if multi_label:
+        return (scores >= threshold).astype(np.int8)
+    out = np.zeros(scores.shape, dtype=np.int8)
+    if scores.size:
+        out[np.arange(len(scores)), scores.argmax(axis=1)] = 1
+    return out
+
+
+def f1_micro_macro(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float]:
+    """Micro F1 over all labels; macro F1 over the labels present in truth or prediction."""
+    from sklearn.metrics import f1_score
+
+    micro = float(f1_score(y_true, y_pred, average="micro", zero_division=0))
+    present = y_true.any(axis=0) | y_pred.any(axis=0)
+    macro = float(f1_score(y_true[:, present], y_pred[:, present], average="macro", zero_division=0)) if present.any() else 0.0
+    return micro, macro
+
+
+def fingerprint(payload: Any, *corpora: Corpus) -> str:
+    """A stable hash of a JSON-able payload and corpora's texts and labels."""
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
+    for corpus in corpora:
+        for text, labels in zip(corpus.texts, corpus.labels):
+            digest.update(hashlib.sha256(json.dumps([text, list(labels)]).encode()).digest())
+    return digest.hexdigest()[:24]
+
+
+class UtilityMetric(Metric):
+    section = "utility"
+
+    def __init__(self, classifier: Mapping[str, Any], threshold: float = 0.5, random_draws: int = 10) -> None:
+        if not 0.0 < float(threshold) < 1.0:
+            raise ConfigError(f"metrics.utility.threshold={threshold!r} must lie strictly between 0 and 1")
+        self.node = dict(classifier)
+        self.classifier = make_classifier(self.node)
+        self.threshold = float(threshold)
+        self.random_draws = max(1, int(random_draws))
+
+    def _train_and_score(self, corpus: Corpus, real: Corpus, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """Scores on `real` of the classifier trained on `corpus`, its training label matrix, and the unknown labels dropped."""
+        y, unknown = indicator(corpus.labels, real.label_space)
+        keep = y.sum(axis=1) > 0
+        y = y[keep]
+        texts = [t for t, k in zip(corpus.texts, keep) if k]
+        varies = len(y) > 0 and bool((y.min(axis=0) != y.max(axis=0)).any())
+        if not varies or not any(t.strip() for t in texts):
+            prior = y.mean(axis=0) if len(y) else np.zeros(y.shape[1])
+            return np.tile(prior, (len(real), 1)), y, unknown
+        return self.classifier.fit_predict(texts, y, real.texts, real.multi_label, seed), y, unknown
+
+    def _f1(self, y_eval: np.ndarray, scores: np.ndarray, multi_label: bool) -> tuple[float, float]:
+        return f1_micro_macro(y_eval, decode(scores, multi_label, self.threshold))
+
+    def _real_f1(self, train: Corpus, real: Corpus, y_eval: np.ndarray, ctx: MetricContext) -> tuple[float, float]:
+        """The upper bound, read from or written to the disk memo when the job has a cache folder."""
+        key = fingerprint({"classifier": self.node, "threshold": self.threshold, "seed": ctx.seed, "v": __version__}, train, real)
+        path = Path(ctx.cache_dir) / "utility" / f"real_f1-{key}.json" if ctx.cache_dir else None
+        if path is not None and path.exists():
+            stored = json.loads(path.read_text())
+            return stored["micro"], stored["macro"]
+        micro, macro = self._f1(y_eval, self._train_and_score(train, real, ctx.seed)[0], real.multi_label)
+        if path is not None:
+            write_json_atomic(path, {"micro": micro, "macro": macro})
+        return micro, macro
+
+    def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
+        if ctx.train is None:
+            raise ConfigError("the utility metric needs the real training split (MetricContext.train) for its baselines")
+        y_eval, _ = indicator(real.labels, real.label_space)
+        n_eval, n_labels = y_eval.shape
+        scores, syn_y, n_unknown = self._train_and_score(synthetic, real, ctx.seed)
+        f1 = self._f1(y_eval, scores, real.multi_label)
+        rng = np.random.default_rng(ctx.seed)
+        random = np.mean([self._f1(y_eval, rng.random((n_eval, n_labels)), real.multi_label)
+                          for _ in range(self.random_draws)], axis=0)
+        train_y, _ = indicator(ctx.train.labels, real.label_space)
+        sets, counts = np.unique(train_y[train_y.any(axis=1)], axis=0, return_counts=True)
+        majority_set = sets[counts.argmax()] if len(sets) else np.zeros(n_labels)
+        majority = self._f1(y_eval, np.tile(majority_set.astype(float), (n_eval, 1)), real.multi_label)
+        real_f1 = self._real_f1(ctx.train, real, y_eval, ctx)
+        return {
+            "f1_micro": f1[0], "f1_macro": f1[1],
+            "random_f1": float(random[0]), "random_f1_macro": float(random[1]),
+            "majority_f1": majority[0], "majority_f1_macro": majority[1],
+            "real_f1": real_f1[0], "real_f1_macro": real_f1[1],
+            "n_train": len(syn_y),
+            "n_unknown_labels": n_unknown,
+            "n_missing_classes": int((syn_y.sum(axis=0) == 0).sum()),
+        }

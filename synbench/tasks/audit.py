@@ -1,0 +1,134 @@
+"""`task=audit`: measure privacy empirically with a membership attack on outlier targets.
+
+Targets are chosen in embedding space, the design says which targets go
+into which private set (K paired subsets, or one set for the one-run audit),
+the generator runs once per private set, and the attack scores every target
+against each released synthetic corpus. Each finished run is saved atomically
+under `runs/` with the job key and the design's digest, so an interrupted
+audit resumes where it stopped. Only scores and metrics leave this module:
+no private text or target is logged, tracked, or put in an error message.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from omegaconf import DictConfig
+from tqdm.auto import tqdm
+
+from synbench import registry
+from synbench.audit.config import AuditConfig
+from synbench.audit.design import AuditDesign, make_design
+from synbench.audit.plot import plot_roc
+from synbench.audit.summary import summarise
+from synbench.audit.targets import select_targets
+from synbench.base import Attack
+from synbench.corpus import Corpus
+from synbench.embeddings import EmbeddingCache, EncoderSpec
+from synbench.job import JobSpec, is_complete, new_results, read_results, write_corpus_jsonl, write_json_atomic
+from synbench.privacy import PrivacySpec
+from synbench.tasks.common import Stopwatch, check_budget, load_splits, node
+from synbench.tracking import make_tracker
+
+log = logging.getLogger(__name__)
+DESIGN_FILE = "audit_design.npz"
+SCORES_FILE = "audit_scores.npz"
+PLOT_FILE = "audit_roc.png"
+
+
+def build_design(cfg: DictConfig, audit: AuditConfig, train: Corpus, seed: int) -> AuditDesign:
+    """Outlier targets from the configured encoder's embeddings of the training split, then the seeded design."""
+    cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
+    targets = select_targets(cache.embed(train.texts), max_targets=audit.n_targets, far_fraction=audit.far_fraction,
+                             lof_neighbors=audit.lof_neighbors, lof_contamination=audit.lof_contamination)
+    return make_design(len(train), targets, mode=audit.mode, seed=seed, n_subsets=audit.n_subsets,
+                       n_references=audit.n_references, base_fraction=audit.base_fraction, ref_fraction=audit.ref_fraction)
+
+
+class SubsetRunner:
+    """Runs the generator on private set k and scores the targets, or returns the saved run if there is one."""
+
+    def __init__(self, cfg: DictConfig, spec: JobSpec, job_dir: Path, audit: AuditConfig, train: Corpus,
+                 design: AuditDesign, attack: Attack, references: Sequence[Corpus]) -> None:
+        self.cfg, self.spec, self.audit, self.train, self.design = cfg, spec, audit, train, design
+        self.attack, self.references = attack, references
+        self.folder = job_dir / "runs"
+        self.digest = design.digest()
+        self.targets = train.subset(design.targets).texts
+        self.privacy = PrivacySpec(cfg.eps, cfg.delta, str(cfg.accountant))
+
+    def saved(self, k: int) -> dict[str, Any] | None:
+        try:
+            record = json.loads((self.folder / f"run_{k:03d}.json").read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        return record if record.get("job_key") == self.spec.key and record.get("design") == self.digest else None
+
+    def __call__(self, k: int) -> dict[str, Any]:
+        record = self.saved(k)
+        if record is not None:
+            return record
+        private = self.train.subset(self.design.private_set(k), name=f"{self.train.name}-audit-{k}")
+        generator = registry.create("generators", node(self.cfg, "generator"))  # fresh: no state shared between runs
+        seed = int(np.random.SeedSequence([self.spec.seed, k]).generate_state(1)[0])
+        report = generator.fit(private, self.privacy, seed)
+        check_budget(report, self.privacy, self.spec.generator)
+        synthetic = generator.sample(self.audit.n_synthetic or len(private))
+        if self.audit.save_synthetic:
+            write_corpus_jsonl(self.folder / f"run_{k:03d}.synthetic.jsonl", synthetic)
+        scores = self.attack.score(self.targets, synthetic, self.references)
+        record = {"job_key": self.spec.key, "design": self.digest, "epsilon_spent": report.epsilon_spent,
+                  "delta": report.delta, "n_private": len(private), "n_synthetic": len(synthetic),
+                  "n_empty": sum(1 for t in synthetic.texts if not t.strip()), "scores": scores.tolist()}
+        write_json_atomic(self.folder / f"run_{k:03d}.json", record)  # written last: its presence means done
+        return record
+
+
+def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
+    if is_complete(job_dir, spec):
+        log.info("results already complete in %s; skipping (delete results.json to re-run)", job_dir)
+        return read_results(job_dir) or {}
+    audit = AuditConfig.from_node(node(cfg, "audit"))
+    results = new_results(spec)
+    timing = Stopwatch()
+    tracker = make_tracker(node(cfg, "tracking"), spec, job_dir, group=str(cfg.sweep))
+    try:
+        with timing("load"):
+            train = load_splits(cfg, spec.seed).train
+        with timing("design"):
+            design = build_design(cfg, audit, train, spec.seed)
+            design.save(job_dir / DESIGN_FILE)
+        attack = registry.create("attacks", node(cfg, "attack"))
+        references = [train.subset(design.reference_set(m), name=f"{train.name}-ref-{m}") for m in range(len(design.ref_base))]
+        runner = SubsetRunner(cfg, spec, job_dir, audit, train, design, attack, references)
+        resumed = sum(runner.saved(k) is not None for k in range(len(design.inclusion)))
+        log.info("audit (%s): %d targets, %d private set(s), %d already done", audit.mode, len(design.targets),
+                 len(design.inclusion), resumed)
+        with timing("runs"):
+            runs = [runner(k) for k in tqdm(range(len(design.inclusion)), desc="audit runs", unit="run")]
+        scores = np.array([r["scores"] for r in runs], dtype=float)
+        epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
+        delta = audit.delta if audit.delta is not None else max(float(r["delta"]) for r in runs)
+        with timing("summary"):
+            summary, roc = summarise(scores, design.inclusion, audit, delta)
+            np.savez(job_dir / SCORES_FILE, scores=scores, members=design.inclusion, thresholds=roc.thresholds,
+                     tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
+            plot = plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid,
+                            title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
+        results.update(delta=delta, epsilon_spent=epsilon_spent, generation={
+            "n_runs": len(runs), "runs_resumed": resumed, "n_private": len(design.private), "n_aux": len(design.aux),
+            "n_synthetic_mean": float(np.mean([r["n_synthetic"] for r in runs])), "n_empty": sum(r["n_empty"] for r in runs)})
+        results["audit"].update(summary)
+        results["timing"] = dict(timing)
+        results["status"] = "complete"
+        write_json_atomic(job_dir / "results.json", results)
+        tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
+        tracker.log_image("audit/roc", plot)
+        log.info("audit: AUC %.3f, eps_emp %.3f, eps_emp_lower %.3f (nominal eps %s); results: %s", summary["auc"],
+                 summary["eps_emp"], summary["eps_emp_lower"], cfg.eps, job_dir / "results.json")
+        return results
+    finally:
+        tracker.finish()

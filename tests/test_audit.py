@@ -1,0 +1,256 @@
+"""The privacy audit: epsilon estimates and bounds, the design, the n-gram attack, the audit task end to end."""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.special import logit
+
+from conftest import compose_config, run_cli, write_jsonl
+from synbench.audit import (
+    AuditConfig,
+    RocCurve,
+    empirical_epsilon,
+    empirical_epsilon_curve,
+    empirical_epsilon_lower_bound,
+    make_design,
+    one_run_epsilon_lower_bound,
+    one_run_guesses,
+    one_run_p_value,
+)
+from synbench.audit.ngram import NgramAttack
+from synbench.corpus import Corpus
+from synbench.job import JobSpec
+from synbench.nlp import tokenize
+
+REQUIRED = ("auc", "tpr_at_fpr_0.001", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1", "eps_emp", "eps_emp_lower", "n_targets", "mode")
+WORDS = ("patient dose tablet nausea headache insomnia rash dizzy tired anxious relief pain weeks months daily "
+         "doctor switched stopped started side effects worse better severe mild sleep weight appetite mood").split()
+
+
+def corpus(texts: list[str]) -> Corpus:
+    return Corpus.build(texts, [["x"]] * len(texts), ["x"])
+
+
+# --- empirical epsilon ---------------------------------------------------------------------------------
+
+
+def test_empirical_epsilon_paper_example() -> None:
+    assert empirical_epsilon(0.1, 0.38, 0) == pytest.approx(math.log(3.8)) == pytest.approx(1.335, abs=1e-3)
+
+
+def test_empirical_epsilon_guards_zeros_and_vectorises() -> None:
+    assert empirical_epsilon(0.0, 0.5, 0.0) == math.inf  # no eps-DP mechanism has this point
+    assert empirical_epsilon(0.5, 0.5, 0.0) == 0.0  # chance proves nothing
+    assert empirical_epsilon(0.0, 0.0, 0.0) == 0.0  # 0/0 proves nothing either
+    assert empirical_epsilon(0.62, 0.9, 0.0) == pytest.approx(math.log(0.38 / 0.1))  # the second inequality binds
+    assert empirical_epsilon(0.1, 0.05, 0.1) == 0.0  # TPR below delta: the first inequality says nothing
+    many = empirical_epsilon(np.array([0.1, 0.5]), np.array([0.38, 0.5]), 0.0)
+    np.testing.assert_allclose(many, [math.log(3.8), 0.0])
+
+
+def test_curve_epsilon_maximises_over_thresholds_and_respects_min_count() -> None:
+    members = np.array([1, 1, 0, 1, 0, 0], dtype=bool)
+    roc = RocCurve.from_scores(np.array([6, 5, 4, 3, 2, 1.0]), members)
+    assert empirical_epsilon_curve(roc, 0.0, min_count=0) == math.inf  # two members above every non-member
+    # ROC (TP, FP): (0,0) (1,0) (2,0) (2,1) (3,1) (3,2) (3,3). With at least one false positive the best
+    # TPR/FPR point is (3,1): log(1 / (1/3)); the other inequality needs a false negative, and (2,1) gives log 2.
+    assert empirical_epsilon_curve(roc, 0.0, min_count=1) == pytest.approx(math.log(3))
+    assert empirical_epsilon_curve(roc, 0.0, min_count=2) == pytest.approx(math.log(1 / (2 / 3)))
+
+
+def test_roc_ties_and_rates() -> None:
+    roc = RocCurve.from_scores(np.zeros(10), np.arange(10) % 2 == 0)
+    assert roc.auc() == pytest.approx(0.5) and len(roc.tp) == 2  # a tie is one threshold
+    perfect = RocCurve.from_scores(np.arange(10.0), np.arange(10) >= 5)
+    assert perfect.auc() == 1.0 and perfect.tpr_at_fpr(0.001) == 1.0 and perfect.precision_at_recall(0.1) == 1.0
+
+
+def test_lower_bound_at_perfect_separation_is_the_sample_size_maximum() -> None:
+    n_pos = n_neg = 50
+    members = np.arange(n_pos + n_neg) >= n_neg
+    scores = np.arange(n_pos + n_neg, dtype=float)  # every member above every non-member, no ties
+    thresholds = n_pos + n_neg - 1  # distinct scores minus the flag-everything threshold
+    a = 0.05 / (2 * thresholds)
+    cap = math.log(a ** (1 / n_pos) / (1 - a ** (1 / n_neg)))
+    assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, members), 0.0, 0.95) == pytest.approx(cap, rel=1e-9)
+    rng = np.random.default_rng(0)
+    for _ in range(5):  # any other ranking proves less
+        shuffled = rng.permutation(members)
+        assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, shuffled), 0.0, 0.95) < cap
+
+
+def test_lower_bound_on_random_scores_is_zero_in_95_percent_of_trials() -> None:
+    rng = np.random.default_rng(1)
+    trials = 200
+    zeros = sum(
+        empirical_epsilon_lower_bound(RocCurve.from_scores(rng.normal(size=200), np.arange(200) < 100), 0.0, 0.95) == 0.0
+        for _ in range(trials)
+    )
+    assert zeros >= 0.95 * trials
+
+
+# --- one-run audit ---------------------------------------------------------------------------------------
+
+
+def test_one_run_bound_all_correct_matches_closed_form() -> None:
+    # P[Binomial(r, q) >= r] = q^r < 0.05  <=>  eps > logit(0.05^(1/r)).
+    for r in (10, 40):
+        assert one_run_epsilon_lower_bound(100, r, r, 0.0, 0.95) == pytest.approx(logit(0.05 ** (1 / r)), abs=1e-6)
+    assert one_run_epsilon_lower_bound(100, 40, 20, 0.0, 0.95) == 0.0  # coin-flip accuracy proves nothing
+    assert one_run_p_value(100, 40, 30, 1.0, 1e-5) > one_run_p_value(100, 40, 30, 1.0, 0.0)  # delta weakens the test
+
+
+def test_one_run_guesses_take_the_extremes() -> None:
+    scores = np.array([0.9, 0.1, 0.8, 0.2, 0.5])
+    members = np.array([True, False, False, False, True])
+    assert one_run_guesses(scores, members, k_pos=2, k_neg=2) == (4, 3)  # 0.9 in (right), 0.8 in (wrong), 0.1 and 0.2 out (right)
+
+
+# --- design -----------------------------------------------------------------------------------------------
+
+
+def test_paired_design_is_exactly_balanced_and_reproducible() -> None:
+    targets = np.arange(0, 200, 10)
+    design = make_design(200, targets, mode="k_subsets", seed=3, n_subsets=10, n_references=4)
+    inc = design.inclusion
+    assert inc.shape == (10, 20)
+    assert np.all(inc.mean(axis=0) == 0.5)  # every target in exactly half the subsets
+    assert np.all(inc[0::2] ^ inc[1::2])  # each pair: the same subset with and without each target
+    assert np.array_equal(design.base[0::2], design.base[1::2])
+    assert np.all(design.ref_inclusion.sum(axis=0) == 2)  # exactly 2 of 4 references hold each target
+    everything = np.concatenate([design.targets, design.private, design.aux])
+    assert sorted(everything) == list(range(200))
+    assert len(design.aux) == 2 * len(design.private)
+    assert make_design(200, targets, mode="k_subsets", seed=3, n_subsets=10).digest() == design.digest()
+    assert make_design(200, targets, mode="k_subsets", seed=4, n_subsets=10).digest() != design.digest()
+    one = make_design(200, targets, mode="one_run", seed=3)
+    assert one.inclusion.shape == (1, 20) and one.base.all()
+
+
+# --- the n-gram attack -------------------------------------------------------------------------------------
+
+
+def naive_log_prob(n: int, fitted: list[list[str]], queries: list[list[str]]) -> np.ndarray:
+    """The authors' dict-of-counters model, token by token."""
+    pairs: defaultdict[tuple[str, ...], Counter] = defaultdict(Counter)
+    contexts: Counter = Counter()
+    vocab = {w for doc in fitted for w in doc}
+    for doc in fitted:
+        padded = ["<s>"] * (n - 1) + doc + ["</s>"]
+        for i in range(len(padded) - n + 1):
+            pairs[tuple(padded[i:i + n - 1])][padded[i + n - 1]] += 1
+            contexts[tuple(padded[i:i + n - 1])] += 1
+    out = []
+    for doc in queries:
+        padded = ["<s>"] * (n - 1) + doc + ["</s>"]
+        out.append(sum(math.log((pairs[tuple(padded[i:i + n - 1])][padded[i + n - 1]] + 1)
+                                / (contexts[tuple(padded[i:i + n - 1])] + len(vocab) + 1)) for i in range(len(padded) - n + 1)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("tokenizer", ["whitespace", "spacy"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_vectorised_ngram_scores_equal_the_naive_counter_model(n: int, tokenizer: str) -> None:
+    synthetic = ["the rash got worse , then better", "  mild nausea daily ", "", "the rash the rash the rash"]
+    references = [["the rash", "daily pain, mild"], ["better sleep", ""], ["nausea", "worse"], ["x y z"]]
+    targets = ["the rash got better", "unseen words here", "", "mild nausea daily pain"]
+    split = (lambda ts: [t.split() for t in ts]) if tokenizer == "whitespace" else tokenize
+    expected_syn = naive_log_prob(n, split(synthetic), split(targets))
+    expected = expected_syn - np.mean([naive_log_prob(n, split(r), split(targets)) for r in references], axis=0)
+    attack = NgramAttack(n=n, tokenizer=tokenizer)
+    np.testing.assert_allclose(attack.score(targets, corpus(synthetic), [corpus(r) for r in references]), expected, rtol=1e-12)
+    alone = NgramAttack(n=n, tokenizer=tokenizer, reference=False)
+    np.testing.assert_allclose(alone.score(targets, corpus(synthetic), []), expected_syn, rtol=1e-12)
+
+
+def test_copy_release_is_found_by_the_attack() -> None:
+    rng = np.random.default_rng(0)
+    docs = [" ".join(rng.choice(WORDS, size=15)) for _ in range(200)]
+    design = make_design(len(docs), np.arange(40), mode="k_subsets", seed=0, n_subsets=4)
+    attack = NgramAttack(tokenizer="whitespace")
+    refs = [corpus([docs[i] for i in design.reference_set(m)]) for m in range(4)]
+    scores = [attack.score(docs[:40], corpus([docs[i] for i in design.private_set(k)]), refs) for k in range(4)]
+    assert RocCurve.from_scores(np.array(scores), design.inclusion).auc() >= 0.95
+
+
+# --- the task end to end --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def audit_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[str]]:
+    """Overrides for a 60-document dataset of varied short reviews, and its training texts in order."""
+    folder = tmp_path_factory.mktemp("audit_data")
+    rng = np.random.default_rng(7)
+    texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(6, 20)))) + f" {i}" for i in range(70)]
+    rows = [{"text": t, "label": ["pos" if i % 2 else "neg"]} for i, t in enumerate(texts)]
+    train, test = write_jsonl(folder / "train.jsonl", rows[:60]), write_jsonl(folder / "test.jsonl", rows[60:])
+    overrides = ["task=audit", "dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=tiny",
+                 "tracking=none", f"cache_dir={folder / 'cache'}", "audit.n_targets=12", "audit.lof_contamination=0.2"]
+    return overrides, texts[:60]
+
+
+def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+    overrides, texts = audit_data
+    proc = run_cli([*overrides, "generator=copy", "audit.mode=one_run", f"output_root={tmp_path}"], cwd=tmp_path)
+    [results_file] = list(tmp_path.rglob("results.json"))
+    results = json.loads(results_file.read_text())
+    assert results["status"] == "complete" and results["epsilon_spent"] == "inf"
+    for key in REQUIRED:
+        assert key in results["audit"], key
+    assert results["audit"]["mode"] == "one_run" and results["audit"]["n_targets"] == 12
+    assert (results_file.parent / "audit_roc.png").stat().st_size > 0
+    targets = np.load(results_file.parent / "audit_design.npz")["targets"]
+    shown = proc.stdout + proc.stderr + results_file.read_text()
+    assert not any(texts[i] in shown for i in targets)
+
+
+def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple[list[str], list[str]],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from synbench.generators.copy import CopyGenerator
+    from synbench.tasks import audit as audit_task
+
+    overrides, _ = audit_data
+    cfg = compose_config([*overrides, "generator=copy", "audit.n_subsets=4"])
+    spec = JobSpec.from_config(cfg)
+    results = audit_task.run(cfg, spec, tmp_path)
+    assert results["audit"]["auc"] >= 0.95 and results["audit"]["n_runs"] == 4
+    assert results["audit"]["eps_emp_lower"] > 0  # copy is not private, and 4 x 12 trials already show it
+    for key in REQUIRED:
+        assert key in results["audit"], key
+
+    fits = []
+    monkeypatch.setattr(CopyGenerator, "fit", lambda self, *a: fits.append(1) or pytest.fail("a finished run was re-run"))
+    (tmp_path / "results.json").unlink()
+    again = audit_task.run(cfg, spec, tmp_path)
+    assert again["generation"]["runs_resumed"] == 4 and again["audit"] == results["audit"] and not fits
+
+
+def test_audit_config_rejects_bad_values() -> None:
+    with pytest.raises(Exception, match="k_pos"):
+        AuditConfig(k_pos=0.8, k_neg=0.5)
+    with pytest.raises(Exception, match="n_subsets"):
+        make_design(100, np.arange(10), mode="k_subsets", seed=0, n_subsets=3)
+
+
+# --- the public control (real model: slow) --------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_public_generator_writes_labelled_text_without_spending_budget() -> None:
+    from synbench import registry
+    from synbench.privacy import PrivacySpec
+    from synbench.tasks.common import node
+
+    cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
+    generator = registry.create("generators", node(cfg, "generator"))
+    private = Corpus.build(["secret text one", "secret text two"], [["neg"], ["pos"]], ["neg", "pos"])
+    report = generator.fit(private, PrivacySpec(1.0), seed=0)
+    assert report.epsilon_spent == 0.0 and report.delta == 0.0
+    out = generator.sample(6)
+    assert len(out) == 6 and sorted(ls[0] for ls in out.labels) == ["neg"] * 3 + ["pos"] * 3
+    assert not any("secret" in t for t in out.texts)

@@ -1,0 +1,251 @@
+"""DP-Gen: accounting, clipping and noise, Poisson sampling, and fit + sample end to end.
+
+The fast tests use a tiny randomly initialised Llama (2 layers, hidden 32)
+with a byte-level tokenizer whose vocabulary is the 256 byte symbols (public,
+fitted on nothing). The real SmolLM2 path is the slow test at the end.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import pytorch_lightning as pl
+import torch
+
+from synbench import registry
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.generators.dpgen import DPGenGenerator, accounting
+from synbench.generators.dpgen.data import Collator, DocumentDataset
+from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
+from synbench.generators.dpgen.sampling import label_plan
+from synbench.generators.dpgen.weights import prepare_trainable
+from synbench.models import load_causal_lm
+from synbench.privacy import PrivacySpec, gaussian_sigma
+
+LABELS = ("neg", "pos")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread() -> Any:
+    """Tiny ops are dominated by thread wake-ups on a busy 2-core machine; one thread is several times faster."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A model config node for a tiny random Llama saved to disk (loaded through the real loader)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    vocab = {symbol: i for i, symbol in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    vocab["<eos>"] = len(vocab)
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<eos>").save_pretrained(folder)
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=128,
+                         tie_word_embeddings=True, eos_token_id=vocab["<eos>"], pad_token_id=vocab["<eos>"])
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    return {"name": "tiny", "pretrained": str(folder), "package": None, "gguf_file": None, "dtype": "float32",
+            "attn_implementation": "auto"}
+
+
+def corpus(n: int = 40) -> Corpus:
+    texts = [f"patient {i} reports {'mild' if i % 2 else 'severe'} headache after dose {i}" for i in range(n)]
+    return Corpus.build(texts, [[LABELS[i % 2]] for i in range(n)], LABELS, name="tiny")
+
+
+def generator(tiny_model: dict[str, Any], **overrides: Any) -> DPGenGenerator:
+    settings = dict(epochs=1, batch_size=8, physical_batch_size=4, max_seq_len=32, max_new_tokens=12,
+                    sample_batch_size=8, lr=1e-3)
+    return DPGenGenerator(model=tiny_model, **{**settings, **overrides})
+
+
+# --- accounting -----------------------------------------------------------------------------------
+
+def independent_epsilon(history: list[tuple[float, float, int]], delta: float, method: str) -> float:
+    """The same composition in Google's dp-accounting: PLD against PRV, RDP against RDP."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    events = [dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)) if q < 1
+        else dp_accounting.GaussianDpEvent(sigma), steps) for sigma, q, steps in history]
+    acct = (pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4) if method == "prv"
+            else rdp_privacy_accountant.RdpAccountant())
+    return float(acct.compose(dp_accounting.ComposedDpEvent(events)).get_epsilon(delta))
+
+
+@pytest.mark.parametrize("method", ["prv", "rdp"])
+@pytest.mark.parametrize("with_labels", [False, True])
+def test_epsilon_matches_opacus_and_dp_accounting(method: str, with_labels: bool) -> None:
+    from opacus.accountants import create_accountant
+
+    sigma, q, steps, delta = 1.1, 0.02, 500, 1e-5
+    history = accounting.job_history(sigma, q, steps, 12.0 if with_labels else 0.0)
+    ours = accounting.epsilon(history, delta, method)
+    stepped = create_accountant(mechanism=method)  # the way the training loop feeds it: one step at a time
+    for noise, rate, count in history:
+        for _ in range(count):
+            stepped.step(noise_multiplier=noise, sample_rate=rate)
+    assert ours == pytest.approx(stepped.get_epsilon(delta=delta), rel=1e-9)
+    assert ours == pytest.approx(independent_epsilon(history, delta, method), rel=0.02)
+
+
+def test_calibration_meets_the_budget_with_the_label_histogram_inside() -> None:
+    eps, delta, q, steps = 4.0, 1 / 600**2, 1 / 3, 3
+    cal = accounting.calibrate(eps, delta, q, steps, "prv", 0.05)
+    assert cal.label_sigma == pytest.approx(gaussian_sigma(0.05 * eps, delta))
+    total = accounting.epsilon(accounting.job_history(cal.noise_multiplier, q, steps, cal.label_sigma), delta, "prv")
+    assert total == pytest.approx(cal.planned_epsilon) and eps * 0.99 <= total <= eps
+    without_labels = accounting.calibrate(eps, delta, q, steps, "prv", 0.0)
+    assert without_labels.noise_multiplier < cal.noise_multiplier  # the histogram costs DP-SGD some budget
+    with pytest.raises(ConfigError, match="accountant"):
+        accounting.check_accountant("gdp")
+
+
+# --- one DP training run, observed from inside the optimizer ---------------------------------------
+
+@pytest.fixture(scope="module")
+def observed_run(tiny_model: dict[str, Any]) -> dict[str, Any]:
+    """Full fine-tuning, hooks mode, one document per physical batch, with the DP optimizer instrumented."""
+    loaded = load_causal_lm(tiny_model)
+    model = prepare_trainable(loaded.model, None)
+    dataset = DocumentDataset(corpus(), loaded.tokenizer, 32)
+    cfg = TrainConfig(epochs=3, batch_size=8, physical_batch_size=1, lr=0.0, weight_decay=0.0, max_grad_norm=0.01,
+                      warmup_steps=0, grad_sample_mode="hooks", accountant="prv", noise_multiplier=4.0)
+    module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), cfg)
+    seen: dict[str, list[Any]] = {"raw_norm": [], "clipped_norm": [], "noised": []}
+
+    class Observe(pl.Callback):
+        def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+            opt = pl_module.optimizers().optimizer
+            clip, step = opt.clip_and_accumulate, opt.original_optimizer.step
+
+            def flat(tensors: list[torch.Tensor]) -> torch.Tensor:
+                return torch.cat([t.reshape(len(t), -1) for t in tensors], dim=1)
+
+            def observed_clip() -> None:
+                before = [p.summed_grad.clone() if p.summed_grad is not None else torch.zeros_like(p) for p in opt.params]
+                seen["raw_norm"].append(flat(opt.grad_samples).norm(dim=1))
+                clip()  # one document per physical batch: the increment is that document's clipped gradient
+                seen["clipped_norm"].append(torch.cat([(p.summed_grad - b).flatten() for p, b in zip(opt.params, before)]).norm())
+
+            def observed_step(*args: Any, **kwargs: Any) -> Any:
+                seen["noised"].append(torch.cat([p.grad.flatten() for p in opt.params]).clone())
+                return step(*args, **kwargs)
+
+            opt.clip_and_accumulate, opt.original_optimizer.step = observed_clip, observed_step
+
+    fit_module(module, accelerator="cpu", devices=1, strategy="auto", precision="32-true", callbacks=[Observe()])
+    return {"module": module, "cfg": cfg, **seen}
+
+
+def test_every_per_sample_gradient_is_clipped(observed_run: dict[str, Any]) -> None:
+    cfg = observed_run["cfg"]
+    raw = torch.cat(observed_run["raw_norm"])
+    assert raw.max() > 10 * cfg.max_grad_norm  # the bound is active, not vacuous
+    clipped = torch.stack(observed_run["clipped_norm"])
+    assert len(clipped) > 0 and bool((clipped <= cfg.max_grad_norm * (1 + 1e-4)).all())
+
+
+def test_noise_std_is_sigma_c_over_expected_batch(observed_run: dict[str, Any]) -> None:
+    cfg = observed_run["cfg"]
+    expected = cfg.noise_multiplier * cfg.max_grad_norm / cfg.batch_size
+    # The clipped signal (at most |batch| * C in norm over ~20k coordinates) is negligible next to the noise.
+    for grad in observed_run["noised"]:
+        assert grad.std().item() == pytest.approx(expected, rel=0.03)
+
+
+def test_poisson_sampling_is_in_effect(observed_run: dict[str, Any]) -> None:
+    from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+
+    module = observed_run["module"]
+    sampler = module.train_dataloader().loader.batch_sampler.sampler
+    assert isinstance(sampler, UniformWithReplacementSampler) and sampler.sample_rate == pytest.approx(module.sample_rate)
+    assert module.privacy_engine.accountant.history == [(4.0, module.sample_rate, module.total_steps)]
+    assert len(set(module.batch_sizes)) > 1  # logical batch sizes vary around the expected 8
+
+
+# --- the generator end to end -------------------------------------------------------------------
+
+def test_fit_and_sample_end_to_end_and_resume(tiny_model: dict[str, Any], tmp_path: Path) -> None:
+    gen = generator(tiny_model, workdir=str(tmp_path))
+    report = gen.fit(corpus(), PrivacySpec(2.0), seed=0)
+    assert 1.9 <= report.epsilon_spent <= 2.0 and report.delta == pytest.approx(1 / 40**2)
+    d = report.details
+    assert d["steps"] == d["planned_steps"] == 5 and d["noise_multiplier"] > 0 and d["sample_rate"] == pytest.approx(0.2)
+    assert d["accountant"] == "prv" and d["attn_implementation"] in ("sdpa", "eager") and d["fine_tuning"] == "lora"
+    assert len(report.curves["train_loss"]) == 5
+    synthetic = gen.sample(13)
+    assert len(synthetic) == 13 and {ls for ls in synthetic.labels} <= {("neg",), ("pos",)}
+    assert d["n_generated"] == 13 and d["n_empty_generated"] == sum(not t for t in synthetic.texts)
+    assert d["generate_s"] > 0 and d["generated_tokens"] <= 13 * 12
+
+    again = generator(tiny_model, workdir=str(tmp_path), temperature=0.7).fit(corpus(), PrivacySpec(2.0), seed=0)
+    assert again.details["resumed"] is True and again.epsilon_spent == report.epsilon_spent
+    changed = generator(tiny_model, workdir=str(tmp_path), lr=2e-3).fit(corpus(), PrivacySpec(2.0), seed=0)
+    assert changed.details["resumed"] is False  # other settings: trained again
+
+
+def test_ghost_clipping_gives_the_same_updates_as_hooks(tiny_model: dict[str, Any]) -> None:
+    curves = [generator(tiny_model, lora=None, grad_sample_mode=mode).fit(corpus(), PrivacySpec(2.0), seed=1).curves["train_loss"]
+              for mode in ("hooks", "ghost")]
+    assert curves[0] == pytest.approx(curves[1], rel=1e-4)
+
+
+def test_without_dp_the_same_pipeline_runs(tiny_model: dict[str, Any]) -> None:
+    gen = generator(tiny_model, label_prior="uniform")
+    report = gen.fit(corpus(), PrivacySpec(math.inf), seed=0)
+    assert report.epsilon_spent == math.inf and not report.is_private
+    assert report.details["noise_multiplier"] == 0.0 and report.details["steps"] == 5
+    assert len(gen.sample(4)) == 4
+
+
+def test_empty_poisson_batches_still_take_a_noisy_step(tiny_model: dict[str, Any]) -> None:
+    # q = 1/40: about a third of the logical batches are empty.
+    report = generator(tiny_model, batch_size=1).fit(corpus(), PrivacySpec(8.0, accountant="rdp"), seed=0)
+    assert report.details["steps"] == report.details["planned_steps"] == 40
+    assert 0 in report.curves["batch_size"] and len(report.curves["batch_size"]) == 40
+
+
+def test_label_counts_come_from_the_noisy_histogram_and_sum_to_n() -> None:
+    weights = np.array([30.2, 9.7, 0.0])
+    plan = label_plan(101, ("a", "b", "c"), weights)
+    assert len(plan) == 101 and plan.count(("c",)) == 0 and plan.count(("a",)) > plan.count(("b",))
+    assert len(label_plan(7, ("a", "b", "c"), None)) == 7
+    assert label_plan(3, ("a", "b"), None, {("a", "b"): 2, ("b",): 1}) == [("a", "b"), ("a", "b"), ("b",)]
+    with pytest.raises(ConfigError):
+        label_plan(4, ("a", "b"), None, {("a",): 3})
+
+
+def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match="grad_sample_mode"):
+        generator(tiny_model, grad_sample_mode="functorch")
+    with pytest.raises(ConfigError, match="dpgen.yaml"):
+        registry.create("generators", {"_plugin_": "dpgen", "model": tiny_model, "epoch": 3})
+
+
+@pytest.mark.slow
+def test_smollm2_fit_and_sample(tmp_path: Path) -> None:
+    from conftest import compose_config
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.to_container(compose_config(["generator=dpgen"]).model, resolve=True)
+    gen = DPGenGenerator(model=node, workdir=str(tmp_path), max_train_docs=16, batch_size=8, physical_batch_size=4,
+                         max_seq_len=32, max_new_tokens=16, sample_batch_size=4)
+    report = gen.fit(corpus(), PrivacySpec(4.0), seed=0)
+    assert report.epsilon_spent <= 4.0 and report.details["steps"] == 2
+    synthetic = gen.sample(4)
+    assert len(synthetic) == 4 and gen.details["generated_tokens"] > 0

@@ -1,0 +1,256 @@
+"""Utility and fidelity metrics: known answers, degenerate inputs, config composition, a job end to end."""
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.dummy import DummyClassifier
+from sklearn.metrics import f1_score
+
+from conftest import compose_config, run_cli
+from synbench import registry
+from synbench.base import MetricContext
+from synbench.corpus import Corpus
+from synbench.embeddings import EncoderSpec
+from synbench.errors import ConfigError
+from synbench.metrics.common import counter_js, js_divergence
+from synbench.metrics.entities import EntitiesMetric
+from synbench.metrics.length import LengthMetric
+from synbench.metrics.mauve import MauveMetric
+from synbench.metrics.utility import UtilityMetric, decode, f1_micro_macro
+
+REQUIRED = {
+    "utility": ("f1_micro", "f1_macro", "random_f1", "majority_f1", "real_f1", "n_unknown_labels", "n_missing_classes"),
+    "fidelity": ("mauve", "mauve_std", "mauve_ref", "entity_div", "entity_div_ref", "length_div", "length_div_ref"),
+}
+TFIDF = {"kind": "tfidf", "name": "tfidf"}
+FAKE = EncoderSpec(name="fake", pretrained="fake")
+
+
+class FakeEncoder:
+    """Stands in for a SentenceTransformer: text 'topicK ...' maps near centre K; counts its calls."""
+
+    centres = np.random.default_rng(0).normal(size=(10, 16))
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, texts: list[str], **_: object) -> np.ndarray:
+        self.calls += 1
+        return np.asarray([self._row(t) for t in texts], dtype=np.float32)
+
+    def _row(self, text: str) -> np.ndarray:
+        if not text.strip():  # like a real encoder: every empty text lands on one fixed point
+            return np.full(16, 3.0)
+        noise = np.random.default_rng(zlib.crc32(text.encode())).normal(scale=0.3, size=16)
+        return self.centres[int(text.split()[0].removeprefix("topic"))] + noise
+
+
+@pytest.fixture
+def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> FakeEncoder:
+    encoder = FakeEncoder()
+    monkeypatch.setattr("synbench.embeddings.load_encoder", lambda spec: encoder)
+    return encoder
+
+
+def corpus(texts: list[str], labels: list[list[str]] | None = None, space: tuple[str, ...] = ("neg", "pos"),
+           multi: bool = False, name: str = "c") -> Corpus:
+    return Corpus.build(texts, labels or [["pos"]] * len(texts), space, multi_label=multi, name=name)
+
+
+def topics(first: int, n: int) -> list[str]:
+    return [f"topic{first + i % 5} document {i}" for i in range(n)]
+
+
+def context(train: Corpus | None = None, **kw: object) -> MetricContext:
+    return MetricContext(seed=0, job_dir=".", train=train, encoder=FAKE, **kw)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- divergences
+
+
+def test_js_divergence_known_values() -> None:
+    assert js_divergence(np.array([3, 1, 0]), np.array([3, 1, 0]), 0.5) == 0.0
+    assert js_divergence(np.array([1000, 0]), np.array([0, 1000]), 1e-9) == pytest.approx(1.0, abs=1e-6)
+    # p = (0.75, 0.25), q = (0.25, 0.75) after add-1 smoothing of counts (2, 0) and (0, 2).
+    p, q = np.array([0.75, 0.25]), np.array([0.25, 0.75])
+    m = (p + q) / 2
+    expected = 0.5 * np.sum(p * np.log2(p / m)) + 0.5 * np.sum(q * np.log2(q / m))
+    assert js_divergence(np.array([2, 0]), np.array([0, 2]), 1.0) == pytest.approx(expected)
+    assert counter_js({"a": 2}, {"b": 2}, 1.0) == pytest.approx(expected)
+    assert js_divergence(np.array([]), np.array([]), 0.5) == 0.0
+
+
+def test_length_divergence_identical_zero_and_shifted_large() -> None:
+    metric, ctx = LengthMetric(tokenizer="whitespace"), context()
+    lengths = np.arange(1, 101, dtype=float)
+    assert metric.compare(lengths, lengths, ctx)["length_div"] == 0.0
+    assert metric.compare(lengths, lengths + 1000, ctx)["length_div"] > 0.7  # smoothing caps it below 1
+    real = corpus([" ".join(["w"] * (5 + i % 40)) for i in range(120)])
+    same = metric(real, real, ctx)
+    longer = metric(real, corpus([" ".join(["w"] * (200 + i)) for i in range(120)]), ctx)
+    assert same["length_div"] < 0.1 and same["length_div_ref"] < 0.1
+    assert longer["length_div"] > 0.5 and longer["length_div_ref"] < 0.1
+    assert longer["length_mean_syn"] > 200
+
+
+def test_entity_divergence_known_answers() -> None:
+    people = ["Alice Johnson", "Robert Smith", "Maria Garcia", "David Lee"]
+    places = ["London", "Paris", "Berlin", "Madrid"]
+    real = corpus([f"{people[i % 4]} flew to {places[i % 4]} on Monday for Google." for i in range(40)])
+    soups = ["warm", "cold", "salty", "sweet", "thick"]
+    unrelated = corpus([f"the weather was mild and the soup was {soups[i % 5]}." for i in range(40)])
+    metric, ctx = EntitiesMetric(), context()
+    same = metric(real, real, ctx)
+    other = metric(real, unrelated, ctx)
+    features = metric.features(real.texts, ctx)
+    assert metric.compare(features, features, ctx) == {"entity_div": 0.0, "entity_label_div": 0.0}
+    assert same["entity_div"] < 0.1 and same["entity_label_div"] < 0.1
+    assert other["entity_div"] > same["entity_div_ref"] + 0.5
+    assert other["entity_label_div"] > same["entity_label_div_ref"] + 0.5
+    assert other["entities_per_doc_syn"] < 0.5 < other["entities_per_doc_real"]
+    assert ctx.cache[f"entities:{metric.model}"]  # parsed once, kept for the next metric
+
+
+def test_mauve_identical_high_unrelated_low_embedded_once(fake_encoder: FakeEncoder) -> None:
+    real = corpus(topics(0, 200))
+    metric, ctx = MauveMetric(kmeans_seeds=3, kmeans_num_redo=1), context()
+    features = metric.features(real.texts, ctx)
+    assert metric.compare(features, features, ctx)["mauve"] == pytest.approx(1.0, abs=1e-3)
+    same = metric(real, real, ctx)
+    other = metric(real, corpus(topics(5, 200)), ctx)
+    assert same["mauve"] > 0.8 and same["mauve_ref"] > 0.8
+    assert other["mauve"] < 0.2 < other["mauve_ref"]
+    assert set(same) >= {"mauve", "mauve_std", "mauve_ref", "mauve_std_ref", "mauve_n_empty"}
+    calls = fake_encoder.calls
+    metric(real, real, ctx)  # every list of texts was seen before: served from the job's cache
+    assert fake_encoder.calls == calls
+
+
+def test_mauve_counts_and_keeps_empty_synthetic_texts(fake_encoder: FakeEncoder) -> None:
+    real = corpus(topics(0, 100))
+    metric, ctx = MauveMetric(kmeans_seeds=2, kmeans_num_redo=1), context()
+    mostly_empty = metric(real, corpus(topics(0, 20) + [""] * 80), ctx)
+    assert mostly_empty["mauve_n_empty"] == 80
+    assert mostly_empty["mauve"] < mostly_empty["mauve_ref"] - 0.5  # empties are scored, not dropped
+    assert metric(real, corpus([""] * 100), ctx)["mauve"] < 0.1
+    assert metric(real, corpus([], []), ctx)["mauve"] == 0.0
+
+
+# ---------------------------------------------------------------- utility
+
+
+def test_multilabel_f1_matches_sklearn_on_a_hand_made_case() -> None:
+    y_true = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
+    scores = np.array([[0.9, 0.2, 0.4], [0.1, 0.8, 0.6], [0.7, 0.3, 0.1], [0.2, 0.1, 0.95]])
+    y_pred = decode(scores, multi_label=True, threshold=0.5)
+    assert y_pred.tolist() == [[1, 0, 0], [0, 1, 1], [1, 0, 0], [0, 0, 1]]
+    micro, macro = f1_micro_macro(y_true, y_pred)
+    assert micro == pytest.approx(f1_score(y_true, y_pred, average="micro"))
+    assert macro == pytest.approx(f1_score(y_true, y_pred, average="macro"))
+    assert decode(scores, multi_label=False, threshold=0.5).sum(axis=1).tolist() == [1, 1, 1, 1]
+
+
+def sentiment(n: int, offset: int = 0) -> Corpus:
+    good, bad = "great excellent wonderful", "awful terrible horrible"
+    texts = [f"review {i}: {good if i % 3 else bad} product" for i in range(offset, offset + n)]
+    return corpus(texts, [["pos" if i % 3 else "neg"] for i in range(offset, offset + n)], name=f"s{offset}")
+
+
+def test_utility_shuffled_labels_score_lower_and_baselines_are_computed() -> None:
+    train, real = sentiment(60), sentiment(30, offset=100)
+    metric, ctx = UtilityMetric(TFIDF), context(train)
+    good = metric(real, train, ctx)
+    shuffled = np.random.default_rng(1).permutation(len(train))
+    bad = metric(real, corpus(list(train.texts), [list(train.labels[i]) for i in shuffled]), ctx)
+    assert good["f1_micro"] == 1.0 and good["real_f1"] == 1.0
+    assert bad["f1_micro"] < 0.8 and bad["f1_macro"] < good["f1_macro"]
+    dummy = DummyClassifier(strategy="most_frequent").fit(np.zeros(len(train)), [ls[0] for ls in train.labels])
+    expected = f1_score([ls[0] for ls in real.labels], dummy.predict(np.zeros(len(real))), average="micro")
+    assert good["majority_f1"] == pytest.approx(expected)
+    assert 0.3 < good["random_f1"] < 0.7  # a uniform guess between two classes
+    assert set(good) >= set(REQUIRED["utility"])
+
+
+def test_utility_counts_unknown_labels_and_missing_classes_without_crashing() -> None:
+    train, real = sentiment(60), sentiment(30, offset=100)
+    metric, ctx = UtilityMetric(TFIDF), context(train)
+    odd = corpus(["great stuff", "awful stuff", "fine stuff", "great great"], [["pos"], ["zzz"], ["zzz"], ["pos"]])
+    out = metric(real, odd, ctx)
+    assert out["n_unknown_labels"] == 2 and out["n_missing_classes"] == 1 and out["n_train"] == 2
+    assert out["f1_micro"] == pytest.approx(20 / 30)  # only 'pos' is ever predicted
+    nothing = metric(real, corpus(["x", "y"], [["zzz"], ["zzz"]]), ctx)
+    assert nothing["n_train"] == 0 and nothing["n_missing_classes"] == 2 and 0 <= nothing["f1_micro"] <= 1
+
+
+def test_utility_multilabel_one_code_path() -> None:
+    space = ("a", "b", "c")
+    rows = [(["a"], "alpha"), (["b"], "beta"), (["a", "b"], "alpha beta"), (["c"], "gamma")] * 12
+    train = corpus([f"{t} {i}" for i, (_, t) in enumerate(rows)], [ls for ls, _ in rows], space, multi=True)
+    metric = UtilityMetric(TFIDF)
+    out = metric(train, train, context(train))
+    assert out["f1_micro"] > 0.9 and out["majority_f1"] < out["f1_micro"]
+    assert out["n_missing_classes"] == 0
+
+
+def test_real_f1_is_kept_on_disk_between_jobs(tmp_path: Path) -> None:
+    train, real = sentiment(60), sentiment(30, offset=100)
+    first = UtilityMetric(TFIDF)(real, train, context(train, cache_dir=str(tmp_path)))
+    [memo] = (tmp_path / "utility").glob("real_f1-*.json")
+    assert json.loads(memo.read_text())["micro"] == first["real_f1"]
+    memo.write_text(json.dumps({"micro": 0.123, "macro": 0.1}))
+    assert UtilityMetric(TFIDF)(real, train, context(train, cache_dir=str(tmp_path)))["real_f1"] == 0.123
+
+
+def test_classifier_config_errors_are_clear() -> None:
+    with pytest.raises(ConfigError, match="does not take 'nope'"):
+        UtilityMetric({**TFIDF, "nope": 1})
+    with pytest.raises(ConfigError, match="unknown"):
+        UtilityMetric({"kind": "svm"})
+
+
+# ---------------------------------------------------------------- config and job
+
+
+def test_metrics_group_composes_and_builds() -> None:
+    cfg = compose_config(["metrics=[utility,mauve,entities,length]", "classifier=bert_large"])
+    assert set(cfg.metrics) == {"utility", "mauve", "entities", "length"}
+    classifier = cfg.metrics.utility.classifier
+    assert (classifier.kind, classifier.pretrained, classifier.epochs, classifier.lr) == \
+        ("transformer", "bert-large-uncased", 5, 2e-5)
+    assert compose_config(["metrics=[utility]"]).metrics.utility.classifier.kind == "tfidf"
+    for name in ("mauve", "entities", "length"):
+        assert registry.create("metrics", cfg.metrics[name]).section == "fidelity"
+
+
+def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    run_cli([*tiny_dataset, "tracking=none", f"output_root={tmp_path / 'out'}", "metrics=[utility,mauve,entities,length]",
+             "metrics.mauve.kmeans_seeds=2"], cwd=tmp_path)
+    [results_file] = list((tmp_path / "out").rglob("results.json"))
+    results = json.loads(results_file.read_text())
+    for section, keys in REQUIRED.items():
+        for key in keys:
+            assert isinstance(results[section][key], (int, float)), f"{section}.{key}"
+    assert results["utility"]["real_f1"] == results["utility"]["f1_micro"]  # the copy control trains on the real data
+    assert {"metric_utility_s", "metric_mauve_s"} <= set(results["timing"])
+    assert list((tmp_path / "out" / "cache").glob("*.npy"))  # embeddings kept on local disk for the next job
+
+
+@pytest.mark.slow
+def test_transformer_classifier_learns_offline_minilm() -> None:
+    from synbench.metrics.transformer import TransformerClassifier
+
+    train, real = sentiment(48), sentiment(24, offset=100)
+    metric = UtilityMetric({"kind": "transformer", "epochs": 4, "lr": 1e-4, "batch_size": 8, "max_length": 32})
+    assert isinstance(metric.classifier, TransformerClassifier)
+    out = metric(real, train, context(train))
+    assert out["f1_micro"] > out["majority_f1"]
+    space = ("a", "b")
+    multi = corpus([f"{'alpha' if i % 2 else 'beta'} {i}" for i in range(24)],
+                   [["a"] if i % 2 else ["a", "b"] for i in range(24)], space, multi=True)
+    scores = metric.classifier.fit_predict(multi.texts, np.array([[1, i % 2 == 0] for i in range(24)], dtype=np.int8),
+                                           multi.texts, True, 0)
+    assert scores.shape == (24, 2) and ((0 <= scores) & (scores <= 1)).all()
