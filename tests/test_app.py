@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import compose_config, run_cli
+from conftest import REPO, compose_config, run_cli
 
 GROUPS = ("dataset", "generator", "model", "task", "tracking")
 
@@ -19,6 +19,7 @@ def test_default_config_composes() -> None:
     assert cfg.task.name == "benchmark"
     assert cfg.tracking.mode == "offline"
     assert cfg.dataset.name == "drugreview"
+    assert cfg.generator._plugin_ == "dpgen"  # make demo runs DP-Gen
 
 
 @pytest.mark.parametrize("eps", ["0.5", "1", "4", "inf"])
@@ -29,7 +30,7 @@ def test_eps_overrides_parse(eps: str) -> None:
 
 
 def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    args = [*tiny_dataset, "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=2"]
+    args = [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=2"]
     run_cli(args, cwd=tmp_path)
     [results_file] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(results_file.read_text())
@@ -51,7 +52,7 @@ def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: 
 
 
 def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli(["-m", *tiny_dataset, "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=1,inf", "sweep=epsgrid"],
+    run_cli(["-m", *tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=1,inf", "sweep=epsgrid"],
             cwd=tmp_path)
     found = {json.loads(p.read_text())["epsilon"] for p in (tmp_path / "out" / "epsgrid").rglob("results.json")}
     assert found == {1.0, "inf"}
@@ -68,7 +69,7 @@ def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset:
     ],
 )
 def test_bad_input_is_a_clear_error(tmp_path: Path, tiny_dataset: list[str], override: str, expected: str) -> None:
-    proc = run_cli([*tiny_dataset, "tracking=none", "metrics=[]", f"output_root={tmp_path}", override], cwd=tmp_path, check=False)
+    proc = run_cli([*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path}", override], cwd=tmp_path, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "synbench: error:" in proc.stderr and expected in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -90,8 +91,14 @@ def test_plugins_task_lists_builtins(tmp_path: Path) -> None:
 
 
 def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "tracking=none", "metrics=[]", f"output_root={tmp_path}", "eps=inf"], cwd=tmp_path)
+    run_cli([*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path}", "eps=inf"], cwd=tmp_path)
     [path] = list(tmp_path.rglob("results.json"))
     text = path.read_text()
     assert "Infinity" not in text and "NaN" not in text
     assert math.isinf(float(json.loads(text)["epsilon"]))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "experiments").glob("*.yaml")))
+def test_experiment_configs_compose(tmp_path: Path, name: str) -> None:
+    proc = run_cli(["--config-dir", str(REPO / "experiments"), "--config-name", name, "--cfg", "job"], cwd=tmp_path)
+    assert f"sweep: {name}" in proc.stdout

@@ -227,7 +227,7 @@ def test_metrics_group_composes_and_builds() -> None:
 
 
 def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "tracking=none", f"output_root={tmp_path / 'out'}", "metrics=[utility,mauve,entities,length]",
+    run_cli([*tiny_dataset, "generator=copy", "tracking=none", f"output_root={tmp_path / 'out'}", "metrics=[utility,mauve,entities,length]",
              "metrics.mauve.kmeans_seeds=2"], cwd=tmp_path)
     [results_file] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(results_file.read_text())
