@@ -83,10 +83,6 @@ class Corpus:
             name=name or self.name,
         )
 
-    def with_texts(self, texts: Sequence[str], name: str | None = None) -> "Corpus":
-        """Same ids and labels, new texts (for example, generated ones)."""
-        return Corpus(self.ids, tuple(texts), self.labels, self.label_space, self.multi_label, name or self.name)
-
     def label_matrix(self) -> np.ndarray:
         """Binary indicator matrix, shape (n_docs, n_labels), in `label_space` order."""
         col = {label: j for j, label in enumerate(self.label_space)}
