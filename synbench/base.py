@@ -24,6 +24,9 @@ class Splits:
 
     train: Corpus
     eval: Corpus
+    # True when the label space was read off the data rather than configured: results flag it, since the
+    # label space is then a (non-noisy) function of private data that the release treats as public.
+    label_space_inferred: bool = False
 
 
 class DatasetLoader(ABC):
@@ -38,13 +41,22 @@ class DatasetLoader(ABC):
 
 @dataclass(frozen=True)
 class FitReport:
-    """What a generator's `fit` actually spent, as its accountant computed it."""
+    """What a generator's `fit` actually spent, as its accountant computed it.
+
+    `details` are public plan values and DP outputs (noise multiplier, sample
+    rate, planned steps, wall-clock totals, statistics of the synthetic text);
+    only the keys the generator declares in `Generator.public_details` are
+    written to results. `private_stats` are computed on private data without
+    noise (per-step losses, realised batch sizes, token counts): they leave
+    the job only when the user opts in with `tracking.log_private_stats=true`,
+    and the job is then marked with them in `non_dp_outputs`. A value there is
+    a number or a per-step sequence.
+    """
 
     epsilon_spent: float
     delta: float
     details: Mapping[str, Any] = field(default_factory=dict)
-    # Per-step training curves (for example {"train_loss": [...]}); trackers log them, results do not.
-    curves: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    private_stats: Mapping[str, float | Sequence[float]] = field(default_factory=dict)
 
     @property
     def is_private(self) -> bool:
@@ -57,8 +69,16 @@ class Generator(ABC):
     `fit` sees the private corpus once and returns the budget it spent; the
     label distribution of `sample` must come from a noisy histogram paid for
     inside that budget, from `label_counts` given by the caller, or from a
-    public prior, never from raw private counts.
+    public prior, never from raw private counts. Privacy noise comes from
+    `privacy.noise` (secret), never from `seed`, which drives only what is
+    not a privacy mechanism (subsampling for speed, decoding).
+
+    `public_details` names the `FitReport.details` keys that are public plan
+    values or DP outputs; the core writes those and drops any other, so a
+    statistic of private data cannot reach results.json by accident.
     """
+
+    public_details: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
@@ -94,6 +114,10 @@ class Metric(ABC):
     """
 
     section: ClassVar[str] = "fidelity"
+
+    def non_dp_keys(self) -> frozenset[str]:
+        """Output keys computed from private data (`ctx.train`) without noise; written only on opt-in."""
+        return frozenset()
 
     @abstractmethod
     def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:

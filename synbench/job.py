@@ -131,6 +131,9 @@ def new_results(spec: JobSpec) -> dict[str, Any]:
         "seed": spec.seed,
         "status": "running",
         "job_key": spec.key,
+        "noise": None,
+        "label_space_inferred": False,
+        "non_dp_outputs": [],
         **{section: {} for section in SECTIONS},
         "config": spec.config,
     }

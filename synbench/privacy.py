@@ -1,6 +1,9 @@
-"""Privacy budgets and Gaussian-mechanism calibration.
+"""Privacy budgets, the one delta rule, the secret noise source, and Gaussian-mechanism calibration.
 
-`PrivacySpec` is the budget a job asks for. The Gaussian helpers use the
+`PrivacySpec` is the budget a job asks for; its `NoiseSource` is where every
+privacy mechanism (DP-SGD noise and Poisson masks, noisy histograms, a
+plugin's own mechanisms) draws its randomness, never from the job's `seed`.
+The Gaussian helpers use the
 mu-GDP view (Dong, Roth & Su 2019): T Gaussian mechanisms of L2 sensitivity 1
 and noise std sigma compose to mu-GDP with mu = sqrt(T) / sigma, and mu-GDP
 implies (eps, delta(eps))-DP for every eps with
@@ -10,8 +13,10 @@ of Balle & Wang 2018), so calibrating through it wastes no budget.
 """
 from __future__ import annotations
 
+import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 import numpy as np
 from scipy.optimize import brentq
@@ -21,40 +26,115 @@ from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 
 ACCOUNTANTS = ("prv", "rdp", "gdp")
+# delta as a function of the private set size N. One rule serves every generator of a benchmark, so that two
+# generators "at eps=4" are at the same privacy level. 1/N^2 (the SynBench authors' DP-Gen setting) keeps delta
+# far below 1/N, the level at which a mechanism could publish one whole document and still claim (0, delta)-DP.
+DELTA_RULES: dict[str, Callable[[int], float]] = {
+    "1/N^2": lambda n: 1.0 / n**2,
+    "1/(N ln N)": lambda n: 1.0 / (n * math.log(n)),  # AUG-PE's setting, for paper replication
+}
+DEFAULT_DELTA_RULE = "1/N^2"
+
+
+def resolve_delta(delta: float | str | None, n: int) -> float:
+    """The job's delta: a number as configured, or a rule of `DELTA_RULES` (null: 1/N^2) applied to N.
+
+    The core resolves it once per job, from the private set size fixed before
+    any generator runs, and passes it to every generator in `PrivacySpec`.
+    """
+    if delta is None or isinstance(delta, str):
+        rule = DEFAULT_DELTA_RULE if delta is None else delta
+        if rule not in DELTA_RULES:
+            raise ConfigError(f"delta={delta!r} is unknown; use a number in (0, 1), null (= {DEFAULT_DELTA_RULE}) "
+                              f"or one of the rules {', '.join(repr(r) for r in DELTA_RULES)}")
+        if n < 2:
+            raise ConfigError(f"the private set has {n} document(s); delta={rule} needs N >= 2, so set delta to a number")
+        return DELTA_RULES[rule](n)
+    return _as_float(delta, "delta")
+
+
+@dataclass(frozen=True)
+class NoiseSource:
+    """Where every privacy mechanism draws its noise: secret OS entropy, or a replication seed.
+
+    `seed=None` (the default) seeds each stream from the operating system's
+    entropy pool, so the noise is secret even to someone who knows the job's
+    published `seed`, and two fits of one job draw different noise. A `seed`
+    makes the noise reproducible for research replication; output made so is
+    not DP against anyone who knows that seed, and results say `"noise": "seeded"`.
+
+    `secure_mode` switches DP-SGD to Opacus' noise sampling that resists
+    floating-point attacks (each draw the sum of four Gaussians). Opacus pairs
+    it with torchcsprng, which has no build for current torch; here the torch
+    generator is seeded with 64 bits of OS entropy instead (see README).
+    """
+
+    seed: int | None = None
+    secure_mode: bool = False
+
+    @property
+    def mode(self) -> str:
+        """`secure` (OS entropy) or `seeded` (replication): the `noise` field of results.json."""
+        return "secure" if self.seed is None else "seeded"
+
+    def _sequence(self, stream: str) -> np.random.SeedSequence:
+        key = int.from_bytes(hashlib.sha256(stream.encode()).digest()[:8], "little")
+        return np.random.SeedSequence(self.seed, spawn_key=(key,))  # entropy=None: 128 bits from the OS
+
+    def numpy(self, stream: str) -> np.random.Generator:
+        """A numpy generator for the named mechanism (independent streams per name)."""
+        return np.random.default_rng(self._sequence(stream))
+
+    def torch(self, stream: str, device: Any = "cpu") -> Any:
+        """A torch generator on `device` for the named mechanism (DP-SGD noise, Poisson masks)."""
+        import torch
+
+        generator = torch.Generator(device=device)
+        generator.manual_seed(int(self._sequence(stream).generate_state(1, np.uint64)[0]))
+        return generator
+
+    def for_run(self, index: int) -> "NoiseSource":
+        """The source of run `index` of a multi-run job (an audit): seeded runs get independent derived seeds."""
+        if self.seed is None:
+            return self
+        return replace(self, seed=int(np.random.SeedSequence([self.seed, index]).generate_state(1, np.uint64)[0]))
 
 
 @dataclass(frozen=True)
 class PrivacySpec:
-    """A requested (epsilon, delta) budget; `epsilon = inf` means no DP.
+    """The budget a generator must meet: (epsilon, delta), the accountant, and the noise source.
 
-    `delta=None` lets the generator apply its documented default for the
-    private set size (for example 1/N^2 for DP-Gen); see `delta_or`.
+    `epsilon = inf` means no DP. `delta` is always set: the core resolves the
+    job's `delta` config once (`for_private_set`), and a generator uses it as
+    given, never a default of its own.
     """
 
     epsilon: float
-    delta: float | None = None
+    delta: float
     accountant: str = "prv"
+    noise: NoiseSource = field(default_factory=NoiseSource)
 
     def __post_init__(self) -> None:
         eps = _as_float(self.epsilon, "eps")
         if math.isnan(eps) or eps <= 0:
             raise ConfigError(f"eps={self.epsilon} is invalid: use a positive number, or eps=inf for no DP")
         object.__setattr__(self, "epsilon", eps)
-        if self.delta is not None:
-            delta = _as_float(self.delta, "delta")
-            if not 0.0 < delta < 1.0:
-                raise ConfigError(f"delta={self.delta} is invalid: it must lie strictly between 0 and 1 (or be null for the generator's default)")
-            object.__setattr__(self, "delta", delta)
+        delta = _as_float(self.delta, "delta")
+        if not 0.0 < delta < 1.0:
+            raise ConfigError(f"delta={self.delta} is invalid: it must lie strictly between 0 and 1")
+        object.__setattr__(self, "delta", delta)
         if self.accountant not in ACCOUNTANTS:
             raise ConfigError(f"accountant={self.accountant!r} is unknown; choose one of {', '.join(ACCOUNTANTS)}")
+
+    @classmethod
+    def for_private_set(cls, n: int, epsilon: float, delta: float | str | None = None, accountant: str = "prv",
+                        noise: NoiseSource | None = None) -> "PrivacySpec":
+        """The spec for a private set of `n` documents, with `delta` resolved by the benchmark's one rule."""
+        return cls(epsilon, resolve_delta(delta, n), accountant, noise or NoiseSource())
 
     @property
     def is_private(self) -> bool:
         return math.isfinite(self.epsilon)
-
-    def delta_or(self, default: float) -> float:
-        """The configured delta, or `default` (a generator's rule for N) when unset."""
-        return float(self.delta) if self.delta is not None else float(default)
 
 
 def _as_float(value: object, key: str) -> float:
@@ -109,7 +189,7 @@ def gaussian_sigma(epsilon: float, delta: float, compositions: int = 1) -> float
     return math.sqrt(compositions) / gdp_mu(epsilon, delta)
 
 
-def noisy_label_histogram(corpus: Corpus, sigma: float, rng: np.random.Generator) -> np.ndarray:
+def noisy_label_histogram(corpus: Corpus, sigma: float, noise: NoiseSource) -> np.ndarray:
     """Per-label document counts over the public `label_space`, with Gaussian noise.
 
     Each document's label indicator row is scaled to unit L2 norm, so adding or
@@ -119,7 +199,7 @@ def noisy_label_histogram(corpus: Corpus, sigma: float, rng: np.random.Generator
     rows = corpus.label_matrix().astype(float)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     counts = (rows / np.maximum(norms, 1.0)).sum(axis=0)
-    noisy = counts + rng.normal(0.0, sigma, size=counts.shape) if sigma > 0 else counts
+    noisy = counts + noise.numpy("label_histogram").normal(0.0, sigma, size=counts.shape) if sigma > 0 else counts
     return np.clip(noisy, 0.0, None)
 
 

@@ -1,7 +1,9 @@
 """Experiment tracking: Weights & Biases, offline by default, or nothing.
 
 What may leave the machine through a tracker: metrics, the resolved config
-and, when asked, synthetic samples of DP output. Never private documents or
+and, when asked, synthetic samples of DP output. Statistics of private data
+without noise (training losses, realised batch sizes) only with
+`tracking.log_private_stats=true`, which marks the job. Never private documents or
 audit targets: the tracker API takes numbers and a `Corpus` only through
 `log_samples`, which refuses output that is not DP (for example the `copy`
 control, whose "synthetic" text is the private set).
@@ -92,6 +94,7 @@ def make_tracker(node: Mapping[str, Any], spec: JobSpec, job_dir: Path, group: s
     """The tracker a `tracking` config node asks for."""
     params = dict(node)
     backend = params.pop("backend", "none")
+    params.pop("log_private_stats", None)  # read by the tasks: it decides what they hand to the tracker
     if backend == "none":
         return NullTracker()
     if backend == "wandb":

@@ -30,7 +30,7 @@ def test_eps_overrides_parse(eps: str) -> None:
 
 
 def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    args = [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=2"]
+    args = [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=inf"]
     run_cli(args, cwd=tmp_path)
     [results_file] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(results_file.read_text())
@@ -39,8 +39,9 @@ def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: 
     for section in ("utility", "fidelity", "audit", "timing"):
         assert isinstance(results[section], dict), section
     assert results["status"] == "complete"
-    assert results["dataset"] == "tiny" and results["generator"] == "copy" and results["epsilon"] == 2.0
+    assert results["dataset"] == "tiny" and results["generator"] == "copy" and results["epsilon"] == "inf"
     assert results["epsilon_spent"] == "inf"  # the copy control is not private
+    assert results["delta"] == pytest.approx(1 / 30**2) and results["noise"] == "secure" and results["non_dp_outputs"] == []
     assert results["generation"]["n_synthetic"] == 30
     synthetic = [json.loads(line) for line in (results_file.parent / "synthetic.jsonl").read_text().splitlines()]
     assert len(synthetic) == 30 and synthetic[0]["label"] in (["pos"], ["neg"])
@@ -52,10 +53,10 @@ def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: 
 
 
 def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli(["-m", *tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=1,inf", "sweep=epsgrid"],
-            cwd=tmp_path)
-    found = {json.loads(p.read_text())["epsilon"] for p in (tmp_path / "out" / "epsgrid").rglob("results.json")}
-    assert found == {1.0, "inf"}
+    run_cli(["-m", *tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=inf",
+             "seed=0,1", "sweep=seedgrid"], cwd=tmp_path)
+    found = {json.loads(p.read_text())["seed"] for p in (tmp_path / "out" / "seedgrid").rglob("results.json")}
+    assert found == {0, 1}
 
 
 @pytest.mark.parametrize(

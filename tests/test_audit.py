@@ -196,7 +196,7 @@ def audit_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], lis
 
 def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
     overrides, texts = audit_data
-    proc = run_cli([*overrides, "generator=copy", "audit.mode=one_run", f"output_root={tmp_path}"], cwd=tmp_path)
+    proc = run_cli([*overrides, "generator=copy", "eps=inf", "audit.mode=one_run", f"output_root={tmp_path}"], cwd=tmp_path)
     [results_file] = list(tmp_path.rglob("results.json"))
     results = json.loads(results_file.read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] == "inf"
@@ -215,7 +215,7 @@ def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple
     from synbench.tasks import audit as audit_task
 
     overrides, _ = audit_data
-    cfg = compose_config([*overrides, "generator=copy", "audit.n_subsets=4"])
+    cfg = compose_config([*overrides, "generator=copy", "eps=inf", "audit.n_subsets=4"])
     spec = JobSpec.from_config(cfg)
     results = audit_task.run(cfg, spec, tmp_path)
     assert results["audit"]["auc"] >= 0.95 and results["audit"]["n_runs"] == 4
@@ -249,7 +249,7 @@ def test_public_generator_writes_labelled_text_without_spending_budget() -> None
     cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
     generator = registry.create("generators", node(cfg, "generator"))
     private = Corpus.build(["secret text one", "secret text two"], [["neg"], ["pos"]], ["neg", "pos"])
-    report = generator.fit(private, PrivacySpec(1.0), seed=0)
+    report = generator.fit(private, PrivacySpec(1.0, 1e-4), seed=0)
     assert report.epsilon_spent == 0.0 and report.delta == 0.0
     out = generator.sample(6)
     assert len(out) == 6 and sorted(ls[0] for ls in out.labels) == ["neg"] * 3 + ["pos"] * 3

@@ -24,7 +24,7 @@ from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_modul
 from synbench.generators.dpgen.sampling import label_plan
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.models import load_causal_lm
-from synbench.privacy import PrivacySpec, gaussian_sigma
+from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma
 
 LABELS = ("neg", "pos")
 
@@ -63,6 +63,11 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def corpus(n: int = 40) -> Corpus:
     texts = [f"patient {i} reports {'mild' if i % 2 else 'severe'} headache after dose {i}" for i in range(n)]
     return Corpus.build(texts, [[LABELS[i % 2]] for i in range(n)], LABELS, name="tiny")
+
+
+def spec(eps: float, n: int = 40, noise_seed: int | None = None, accountant: str = "prv") -> PrivacySpec:
+    """The budget the core would pass for a private set of n documents (delta = 1/n^2)."""
+    return PrivacySpec.for_private_set(n, eps, accountant=accountant, noise=NoiseSource(seed=noise_seed))
 
 
 def generator(tiny_model: dict[str, Any], **overrides: Any) -> DPGenGenerator:
@@ -124,7 +129,7 @@ def observed_run(tiny_model: dict[str, Any]) -> dict[str, Any]:
     model = prepare_trainable(loaded.model, None)
     dataset = DocumentDataset(corpus(), loaded.tokenizer, 32)
     cfg = TrainConfig(epochs=3, batch_size=8, physical_batch_size=1, lr=0.0, weight_decay=0.0, max_grad_norm=0.01,
-                      warmup_steps=0, grad_sample_mode="hooks", accountant="prv", noise_multiplier=4.0)
+                      warmup_steps=0, grad_sample_mode="hooks", accountant="prv", noise_multiplier=4.0, noise=NoiseSource())
     module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), cfg)
     seen: dict[str, list[Any]] = {"raw_norm": [], "clipped_norm": [], "noised": []}
 
@@ -173,8 +178,8 @@ def test_poisson_sampling_is_in_effect(observed_run: dict[str, Any]) -> None:
 
     module = observed_run["module"]
     sampler = module.train_dataloader().loader.batch_sampler.sampler
-    assert isinstance(sampler, UniformWithReplacementSampler) and sampler.sample_rate == pytest.approx(module.sample_rate)
-    assert module.privacy_engine.accountant.history == [(4.0, module.sample_rate, module.total_steps)]
+    assert isinstance(sampler, UniformWithReplacementSampler) and sampler.sample_rate == module.plan.sample_rate
+    assert module.privacy_engine.accountant.history == [(4.0, module.plan.sample_rate, module.plan.steps)]
     assert len(set(module.batch_sizes)) > 1  # logical batch sizes vary around the expected 8
 
 
@@ -182,42 +187,83 @@ def test_poisson_sampling_is_in_effect(observed_run: dict[str, Any]) -> None:
 
 def test_fit_and_sample_end_to_end_and_resume(tiny_model: dict[str, Any], tmp_path: Path) -> None:
     gen = generator(tiny_model, workdir=str(tmp_path))
-    report = gen.fit(corpus(), PrivacySpec(2.0), seed=0)
+    report = gen.fit(corpus(), spec(2.0), seed=0)
     assert 1.9 <= report.epsilon_spent <= 2.0 and report.delta == pytest.approx(1 / 40**2)
     d = report.details
     assert d["steps"] == d["planned_steps"] == 5 and d["noise_multiplier"] > 0 and d["sample_rate"] == pytest.approx(0.2)
     assert d["accountant"] == "prv" and d["attn_implementation"] in ("sdpa", "eager") and d["fine_tuning"] == "lora"
-    assert len(report.curves["train_loss"]) == 5
+    assert len(report.private_stats["train_loss"]) == 5 and report.private_stats["train_tokens"] > 0
+    assert not {"train_loss", "batch_size", "train_tokens", "train_tokens_per_s"} & set(d)  # private: not in details
+    assert set(d) <= DPGenGenerator.public_details
     synthetic = gen.sample(13)
     assert len(synthetic) == 13 and {ls for ls in synthetic.labels} <= {("neg",), ("pos",)}
     assert d["n_generated"] == 13 and d["n_empty_generated"] == sum(not t for t in synthetic.texts)
     assert d["generate_s"] > 0 and d["generated_tokens"] <= 13 * 12
 
-    again = generator(tiny_model, workdir=str(tmp_path), temperature=0.7).fit(corpus(), PrivacySpec(2.0), seed=0)
+    again = generator(tiny_model, workdir=str(tmp_path), temperature=0.7).fit(corpus(), spec(2.0), seed=0)
     assert again.details["resumed"] is True and again.epsilon_spent == report.epsilon_spent
-    changed = generator(tiny_model, workdir=str(tmp_path), lr=2e-3).fit(corpus(), PrivacySpec(2.0), seed=0)
+    assert not again.private_stats and "private_stats" not in (tmp_path / "dpgen" / "dpgen.json").read_text()
+    changed = generator(tiny_model, workdir=str(tmp_path), lr=2e-3).fit(corpus(), spec(2.0), seed=0)
     assert changed.details["resumed"] is False  # other settings: trained again
 
 
 def test_ghost_clipping_gives_the_same_updates_as_hooks(tiny_model: dict[str, Any]) -> None:
-    curves = [generator(tiny_model, lora=None, grad_sample_mode=mode).fit(corpus(), PrivacySpec(2.0), seed=1).curves["train_loss"]
-              for mode in ("hooks", "ghost")]
+    curves = [generator(tiny_model, lora=None, grad_sample_mode=mode).fit(corpus(), spec(2.0, noise_seed=3), seed=1)
+              .private_stats["train_loss"] for mode in ("hooks", "ghost")]
     assert curves[0] == pytest.approx(curves[1], rel=1e-4)
 
 
 def test_without_dp_the_same_pipeline_runs(tiny_model: dict[str, Any]) -> None:
     gen = generator(tiny_model, label_prior="uniform")
-    report = gen.fit(corpus(), PrivacySpec(math.inf), seed=0)
+    report = gen.fit(corpus(), spec(math.inf), seed=0)
     assert report.epsilon_spent == math.inf and not report.is_private
     assert report.details["noise_multiplier"] == 0.0 and report.details["steps"] == 5
     assert len(gen.sample(4)) == 4
 
 
-def test_empty_poisson_batches_still_take_a_noisy_step(tiny_model: dict[str, Any]) -> None:
-    # q = 1/40: about a third of the logical batches are empty.
-    report = generator(tiny_model, batch_size=1).fit(corpus(), PrivacySpec(8.0, accountant="rdp"), seed=0)
+def first_batch_empty_seed(n: int, sample_rate: float) -> int:
+    """A replication noise seed whose first Poisson mask over n documents selects none of them."""
+    import torch
+
+    return next(s for s in range(1000)
+                if not (torch.rand(n, generator=NoiseSource(seed=s).torch("poisson_masks")) < sample_rate).any())
+
+
+@pytest.mark.parametrize("grad_sample_mode", ["hooks", "ghost"])
+def test_empty_poisson_batches_first_or_any_take_a_noisy_step(tiny_model: dict[str, Any], grad_sample_mode: str) -> None:
+    # q = 1/40: about a third of the logical batches are empty, the first one included by the choice of noise seed.
+    noise_seed = first_batch_empty_seed(40, 1 / 40)
+    report = generator(tiny_model, batch_size=1, lora=None, grad_sample_mode=grad_sample_mode).fit(
+        corpus(), spec(8.0, noise_seed=noise_seed, accountant="rdp"), seed=0)
     assert report.details["steps"] == report.details["planned_steps"] == 40
-    assert 0 in report.curves["batch_size"] and len(report.curves["batch_size"]) == 40
+    sizes = report.private_stats["batch_size"]
+    assert sizes[0] == 0 and sizes.count(0) > 1 and len(sizes) == 40
+
+
+def test_noise_is_secret_unless_a_noise_seed_is_given(tiny_model: dict[str, Any]) -> None:
+    """Label histogram, Poisson masks and DP-SGD noise: fresh with one `seed`, reproduced by one `noise_seed`."""
+    def fit(noise_seed: int | None) -> tuple[np.ndarray, list[int], torch.Tensor]:
+        gen = generator(tiny_model, lr=1e-2)
+        report = gen.fit(corpus(), spec(4.0, noise_seed=noise_seed), seed=0)
+        weights = torch.cat([p.detach().flatten() for p in gen._model.parameters()])
+        return gen._label_weights, report.private_stats["batch_size"], weights
+
+    secret = [fit(None) for _ in range(2)]
+    assert not np.array_equal(secret[0][0], secret[1][0])  # label histogram noise
+    assert not torch.equal(secret[0][2], secret[1][2])  # DP-SGD noise (and masks) reach the weights
+    seeded = [fit(5) for _ in range(2)]
+    np.testing.assert_array_equal(seeded[0][0], seeded[1][0])
+    assert seeded[0][1] == seeded[1][1] and torch.equal(seeded[0][2], seeded[1][2])
+
+
+def test_the_plan_is_what_runs_and_what_is_charged_at_n186_b2(tiny_model: dict[str, Any]) -> None:
+    """The case that used to plan 93 steps at 1/93, run 92 and be charged 1/92 (epsilon 4.0098 for eps=4)."""
+    docs = corpus(186)
+    gen = generator(tiny_model, batch_size=2, physical_batch_size=2, lora={"r": 2, "alpha": 4, "target_modules": ["q_proj"]})
+    report = gen.fit(docs, spec(4.0, n=186), seed=0)
+    d = report.details
+    assert d["steps"] == d["planned_steps"] == 93 and d["sample_rate"] == 1 / 93
+    assert report.epsilon_spent <= 4.0
 
 
 def test_label_counts_come_from_the_noisy_histogram_and_sum_to_n() -> None:
@@ -245,7 +291,7 @@ def test_smollm2_fit_and_sample(tmp_path: Path) -> None:
     node = OmegaConf.to_container(compose_config(["generator=dpgen"]).model, resolve=True)
     gen = DPGenGenerator(model=node, workdir=str(tmp_path), max_train_docs=16, batch_size=8, physical_batch_size=4,
                          max_seq_len=32, max_new_tokens=16, sample_batch_size=4)
-    report = gen.fit(corpus(), PrivacySpec(4.0), seed=0)
+    report = gen.fit(corpus(), spec(4.0), seed=0)
     assert report.epsilon_spent <= 4.0 and report.details["steps"] == 2
     synthetic = gen.sample(4)
     assert len(synthetic) == 4 and gen.details["generated_tokens"] > 0

@@ -9,6 +9,7 @@ import pytest
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.privacy import (
+    NoiseSource,
     PrivacySpec,
     allocate,
     gaussian_sigma,
@@ -16,6 +17,7 @@ from synbench.privacy import (
     gdp_epsilon,
     gdp_mu,
     noisy_label_histogram,
+    resolve_delta,
 )
 
 
@@ -55,13 +57,13 @@ def test_gdp_epsilon_is_zero_when_delta_already_met() -> None:
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"epsilon": 0.0},
-        {"epsilon": -1.0},
-        {"epsilon": math.nan},
+        {"epsilon": 0.0, "delta": 1e-5},
+        {"epsilon": -1.0, "delta": 1e-5},
+        {"epsilon": math.nan, "delta": 1e-5},
         {"epsilon": 1.0, "delta": 0.0},
         {"epsilon": 1.0, "delta": 1.0},
         {"epsilon": 1.0, "delta": -1e-5},
-        {"epsilon": 1.0, "accountant": "moments"},
+        {"epsilon": 1.0, "delta": 1e-5, "accountant": "moments"},
     ],
 )
 def test_privacy_spec_rejects_invalid_budgets(kwargs: dict) -> None:
@@ -70,33 +72,71 @@ def test_privacy_spec_rejects_invalid_budgets(kwargs: dict) -> None:
 
 
 def test_privacy_spec_defaults() -> None:
-    assert not PrivacySpec(math.inf).is_private
-    spec = PrivacySpec(2)
-    assert spec.is_private and spec.epsilon == 2.0
-    assert spec.delta_or(1e-4) == 1e-4
-    assert PrivacySpec(2, delta=1e-6).delta_or(1e-4) == 1e-6
+    assert not PrivacySpec(math.inf, 1e-5).is_private
+    spec = PrivacySpec(2, 1e-5)
+    assert spec.is_private and spec.epsilon == 2.0 and spec.noise == NoiseSource()
+    assert spec.noise.mode == "secure" and NoiseSource(seed=3).mode == "seeded"
+
+
+def test_one_delta_rule_resolved_from_the_private_set_size() -> None:
+    assert resolve_delta(None, 600) == pytest.approx(1 / 600**2)
+    assert resolve_delta("1/(N ln N)", 600) == pytest.approx(1 / (600 * math.log(600)))
+    assert resolve_delta(1e-6, 600) == 1e-6
+    spec = PrivacySpec.for_private_set(40, 2.0)
+    assert spec.delta == pytest.approx(1 / 40**2)
+    with pytest.raises(ConfigError, match="1/N"):
+        resolve_delta("1/N", 600)
+    with pytest.raises(ConfigError, match="N >= 2"):
+        resolve_delta(None, 1)
+
+
+def test_noise_is_secret_unless_seeded_and_streams_are_independent() -> None:
+    secret = NoiseSource()
+    assert not np.array_equal(secret.numpy("a").normal(size=4), secret.numpy("a").normal(size=4))
+    assert not torch_draw(secret, "a").equal(torch_draw(secret, "a"))
+    seeded = NoiseSource(seed=11)
+    np.testing.assert_array_equal(seeded.numpy("a").normal(size=4), NoiseSource(seed=11).numpy("a").normal(size=4))
+    assert torch_draw(seeded, "a").equal(torch_draw(NoiseSource(seed=11), "a"))
+    assert not np.array_equal(seeded.numpy("a").normal(size=4), seeded.numpy("b").normal(size=4))
+    # audit runs: seeded sources derive a distinct seed per run; a secret source stays secret
+    assert seeded.for_run(0).seed != seeded.for_run(1).seed != seeded.seed
+    assert seeded.for_run(1) == NoiseSource(seed=11).for_run(1) and secret.for_run(3) == secret
+
+
+def torch_draw(noise: NoiseSource, stream: str) -> "torch.Tensor":
+    import torch
+
+    return torch.randn(4, generator=noise.torch(stream))
 
 
 def test_label_histogram_without_noise_counts_single_labels() -> None:
     corpus = Corpus.build(["a", "b", "c", "d"], [["x"], ["y"], ["x"], ["x"]], ["x", "y", "z"])
-    hist = noisy_label_histogram(corpus, 0.0, np.random.default_rng(0))
+    hist = noisy_label_histogram(corpus, 0.0, NoiseSource())
     np.testing.assert_allclose(hist, [3.0, 1.0, 0.0])
 
 
 def test_label_histogram_multi_label_contribution_has_unit_norm() -> None:
     labels = [["x"], ["x", "y"], ["x", "y", "z"]]
     corpus = Corpus.build(["a", "b", "c"], labels, ["x", "y", "z"], multi_label=True)
-    full = noisy_label_histogram(corpus, 0.0, np.random.default_rng(0))
+    full = noisy_label_histogram(corpus, 0.0, NoiseSource())
     for i in range(len(corpus)):
         rest = corpus.subset([j for j in range(len(corpus)) if j != i])
-        change = full - noisy_label_histogram(rest, 0.0, np.random.default_rng(0))
+        change = full - noisy_label_histogram(rest, 0.0, NoiseSource())
         assert np.linalg.norm(change) <= 1.0 + 1e-12
 
 
 def test_label_histogram_noise_is_clipped_at_zero() -> None:
     corpus = Corpus.build(["a"], [["x"]], ["x", "y", "z"])
-    hist = noisy_label_histogram(corpus, 5.0, np.random.default_rng(0))
+    hist = noisy_label_histogram(corpus, 5.0, NoiseSource())
     assert hist.shape == (3,) and (hist >= 0).all()
+
+
+def test_label_histogram_noise_comes_from_the_noise_source_not_the_seed() -> None:
+    corpus = Corpus.build(["a", "b"], [["x"], ["y"]], ["x", "y"])
+    draws = [noisy_label_histogram(corpus, 50.0, NoiseSource()) for _ in range(2)]
+    assert not np.array_equal(*draws)
+    seeded = [noisy_label_histogram(corpus, 50.0, NoiseSource(seed=5)) for _ in range(2)]
+    np.testing.assert_array_equal(*seeded)
 
 
 @pytest.mark.parametrize("n, weights", [(10, [1, 1, 2]), (7, [0.2, 0.5, 0.3]), (100, [3, 0, 1, 6]), (1, [1, 1])])

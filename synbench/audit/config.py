@@ -55,9 +55,9 @@ class AuditConfig:
             if not all(0 < v <= 1 for v in getattr(self, key)):
                 raise ConfigError(f"audit.{key}={list(getattr(self, key))} must hold rates in (0, 1]")
         if self.delta is not None and not 0 <= self.delta < 1:
-            raise ConfigError(f"audit.delta={self.delta} must lie in [0, 1), or be null for the generator's reported delta")
+            raise ConfigError(f"audit.delta={self.delta} must lie in [0, 1), or be null for the job's delta")
         if self.n_synthetic is not None and self.n_synthetic < 1:
-            raise ConfigError(f"audit.n_synthetic={self.n_synthetic} must be positive, or null for the private set's size")
+            raise ConfigError(f"audit.n_synthetic={self.n_synthetic} must be positive, or null for a private set's planned size")
 
     def guesses(self, n_targets: int) -> tuple[int, int]:
         """(k+, k-) of the one-run audit: the fractions of the targets, rounded down, fixed before any score is seen."""

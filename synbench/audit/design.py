@@ -51,6 +51,14 @@ class AuditDesign:
         """Sorted positions of reference corpus m."""
         return np.sort(np.concatenate([self.aux[self.ref_base[m]], self.targets[self.ref_inclusion[m]]]))
 
+    def planned_private_size(self) -> int:
+        """The size of a private set fixed before membership is drawn: its shared base plus half the targets.
+
+        The audit's delta and its synthetic corpus size come from this number,
+        not from each run's actual set, whose size reveals how many targets it holds.
+        """
+        return int(self.base[0].sum()) + len(self.targets) // 2
+
     def digest(self) -> str:
         """A hash of every array: a saved run is reused only if it was made under this same design."""
         h = hashlib.sha256()

@@ -8,7 +8,7 @@ config node's keys to the constructor.
 from __future__ import annotations
 
 from abc import abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from synbench.base import DatasetLoader, Splits
@@ -21,8 +21,8 @@ from synbench.data.split import make_splits
 class BaseDataset(DatasetLoader):
     """Keys every dataset has.
 
-    `label_space` is public (null: inferred from the data and logged as
-    such). `max_length` is the token sequence length generators use for this
+    `label_space` is public (null: inferred from the data, with a warning,
+    and flagged `label_space_inferred: true` in results). `max_length` is the token sequence length generators use for this
     dataset (the paper's DP-Gen setting); loading does not truncate. `access`
     (public / DUA / credentialed) and `source` say where to get the data and
     appear in errors when it is missing.
@@ -39,12 +39,14 @@ class BaseDataset(DatasetLoader):
 
     def load(self, seed: int) -> Splits:
         train, eval = self._read()
-        if self.label_space is None:
+        inferred = self.label_space is None
+        if inferred:
             train, eval = infer_label_space(self.name, train, eval)
-        return make_splits(
+        splits = make_splits(
             train, eval, name=self.name, seed=seed, eval_fraction=self.eval_fraction,
             max_train=self.max_train, max_eval=self.max_eval,
         )
+        return replace(splits, label_space_inferred=inferred)
 
     @abstractmethod
     def _read(self) -> tuple[Corpus, Corpus | None]:

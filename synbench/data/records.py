@@ -162,14 +162,15 @@ def records_to_corpus(
 def infer_label_space(name: str, train: Corpus, eval: Corpus | None) -> tuple[Corpus, Corpus | None]:
     """Give both splits the sorted union of their labels, for datasets whose config sets no label space.
 
-    The label space then comes from the private data; we log that it is
-    treated as public (as the paper does) so the choice is visible.
+    The label space then comes from the private data without noise; it is
+    treated as public (as the paper does), with a warning, and results flag
+    the job `label_space_inferred: true`. Set `dataset.label_space` to avoid it.
     """
     corpora = [c for c in (train, eval) if c is not None]
     space = tuple(sorted({label for c in corpora for ls in c.labels for label in ls}))
-    log.info(
-        "dataset '%s': label_space not set; inferred %d labels from the %s labels (sorted); "
-        "the label space is treated as public",
+    log.warning(
+        "dataset '%s': label_space not set; inferred %d labels from the %s labels (sorted); the label space is "
+        "treated as public, which is not DP for the private labels: set dataset.label_space to the task's labels",
         name, len(space), "train and eval" if eval is not None else "train",
     )
     return replace(train, label_space=space), (replace(eval, label_space=space) if eval is not None else None)

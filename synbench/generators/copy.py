@@ -18,6 +18,8 @@ from synbench.privacy import PrivacySpec
 
 
 class CopyGenerator(Generator):
+    public_details = frozenset({"control"})
+
     def __init__(self) -> None:
         self._corpus: Corpus | None = None
         self._rng = np.random.default_rng(0)

@@ -50,6 +50,8 @@ def _torch_threads(n: int | None) -> Iterator[None]:
 class PublicGenerator(Generator):
     """Label-prompted sampling from the public model; the label mix is uniform (a public prior) unless given."""
 
+    public_details = frozenset({"control", "model"})
+
     def __init__(self, model: Mapping[str, Any], domain: str, prompt: str = DEFAULT_PROMPT, max_new_tokens: int = 32,
                  temperature: float = 1.0, top_p: float = 0.95, batch_size: int = 32, num_threads: int | None = None) -> None:
         if max_new_tokens < 1 or batch_size < 1:

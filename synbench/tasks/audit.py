@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -29,8 +30,7 @@ from synbench.base import Attack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.job import JobSpec, is_complete, new_results, read_results, write_corpus_jsonl, write_json_atomic
-from synbench.privacy import PrivacySpec
-from synbench.tasks.common import Stopwatch, check_budget, load_splits, node
+from synbench.tasks.common import Stopwatch, check_budget, load_splits, node, privacy_spec
 from synbench.tracking import make_tracker
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,9 @@ class SubsetRunner:
         self.folder = job_dir / "runs"
         self.digest = design.digest()
         self.targets = train.subset(design.targets).texts
-        self.privacy = PrivacySpec(cfg.eps, cfg.delta, str(cfg.accountant))
+        self.size = design.planned_private_size()
+        self.privacy = privacy_spec(cfg, self.size)
+        self.n_synthetic = audit.n_synthetic or self.size
 
     def saved(self, k: int) -> dict[str, Any] | None:
         try:
@@ -74,9 +76,10 @@ class SubsetRunner:
         private = self.train.subset(self.design.private_set(k), name=f"{self.train.name}-audit-{k}")
         generator = registry.create("generators", node(self.cfg, "generator"))  # fresh: no state shared between runs
         seed = int(np.random.SeedSequence([self.spec.seed, k]).generate_state(1)[0])
-        report = generator.fit(private, self.privacy, seed)
-        check_budget(report, self.privacy, self.spec.generator)
-        synthetic = generator.sample(self.audit.n_synthetic or len(private))
+        privacy = replace(self.privacy, noise=self.privacy.noise.for_run(k))
+        report = generator.fit(private, privacy, seed)
+        check_budget(report, privacy, self.spec.generator)
+        synthetic = generator.sample(self.n_synthetic)
         if self.audit.save_synthetic:
             write_corpus_jsonl(self.folder / f"run_{k:03d}.synthetic.jsonl", synthetic)
         scores = self.attack.score(self.targets, synthetic, self.references)
@@ -97,7 +100,8 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
     tracker = make_tracker(node(cfg, "tracking"), spec, job_dir, group=str(cfg.sweep))
     try:
         with timing("load"):
-            train = load_splits(cfg, spec.seed).train
+            splits = load_splits(cfg, spec.seed)
+            train = splits.train
         with timing("design"):
             design = build_design(cfg, audit, train, spec.seed)
             design.save(job_dir / DESIGN_FILE)
@@ -111,16 +115,18 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
             runs = [runner(k) for k in tqdm(range(len(design.inclusion)), desc="audit runs", unit="run")]
         scores = np.array([r["scores"] for r in runs], dtype=float)
         epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-        delta = audit.delta if audit.delta is not None else max(float(r["delta"]) for r in runs)
+        delta = audit.delta if audit.delta is not None else runner.privacy.delta
         with timing("summary"):
             summary, roc = summarise(scores, design.inclusion, audit, delta)
             np.savez(job_dir / SCORES_FILE, scores=scores, members=design.inclusion, thresholds=roc.thresholds,
                      tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
             plot = plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid,
                             title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
-        results.update(delta=delta, epsilon_spent=epsilon_spent, generation={
+        results.update(delta=delta, epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
+                       label_space_inferred=splits.label_space_inferred, generation={
             "n_runs": len(runs), "runs_resumed": resumed, "n_private": len(design.private), "n_aux": len(design.aux),
-            "n_synthetic_mean": float(np.mean([r["n_synthetic"] for r in runs])), "n_empty": sum(r["n_empty"] for r in runs)})
+            "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
+            "n_empty": sum(r["n_empty"] for r in runs)})
         results["audit"].update(summary)
         results["timing"] = dict(timing)
         results["status"] = "complete"

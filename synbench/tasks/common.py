@@ -1,4 +1,4 @@
-"""Helpers every task uses: config nodes as plain dicts, loading the dataset, timing, the budget check."""
+"""Helpers every task uses: config nodes as plain dicts, loading the dataset, timing, the job's privacy spec, the budget check."""
 from __future__ import annotations
 
 import time
@@ -9,10 +9,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from synbench import registry
 from synbench.base import FitReport, Splits
-from synbench.errors import SynBenchError
-from synbench.privacy import PrivacySpec
+from synbench.errors import ConfigError, SynBenchError
+from synbench.privacy import NoiseSource, PrivacySpec
 
-# A generator may not report more than it was given (float tolerance of accountants' solvers).
+# A generator may not report more epsilon or delta than it was given (float tolerance of accountants' solvers).
 EPS_TOLERANCE = 1e-6
 
 
@@ -37,9 +37,34 @@ def load_splits(cfg: DictConfig, seed: int) -> Splits:
     return registry.create("datasets", node(cfg, "dataset")).load(seed)
 
 
+def privacy_spec(cfg: DictConfig, n_private: int) -> PrivacySpec:
+    """The job's budget for a private set of `n_private` documents: delta resolved once here, noise secret unless seeded."""
+    noise_cfg = node(cfg, "privacy")
+    unknown = sorted(set(noise_cfg) - {"noise_seed", "secure_mode"})
+    if unknown:
+        raise ConfigError(f"privacy config has unknown key(s) {', '.join(unknown)}; known: noise_seed, secure_mode")
+    seed = noise_cfg.get("noise_seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ConfigError(f"privacy.noise_seed={seed!r} must be a non-negative integer, or null for secret noise")
+    noise = NoiseSource(seed=seed, secure_mode=bool(noise_cfg.get("secure_mode", False)))
+    return PrivacySpec.for_private_set(n_private, cfg.eps, cfg.delta, str(cfg.accountant), noise)
+
+
+def log_private_stats(cfg: DictConfig) -> bool:
+    """Whether the user opted in to releasing statistics of private data without noise (`tracking.log_private_stats`)."""
+    return bool(OmegaConf.select(cfg, "tracking.log_private_stats", default=False))
+
+
 def check_budget(report: FitReport, privacy: PrivacySpec, generator: str) -> None:
-    if privacy.is_private and report.is_private and report.epsilon_spent > privacy.epsilon * (1 + EPS_TOLERANCE):
-        raise SynBenchError(
-            f"generator '{generator}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: "
-            "its accountant or calibration is wrong; report this to the plugin's authors"
-        )
+    """Fail the job when a generator answered a private request with more than it was given."""
+    fix = "its accountant or calibration is wrong; report this to the plugin's authors"
+    if not privacy.is_private:
+        return
+    if not report.is_private:
+        raise SynBenchError(f"generator '{generator}' was asked for eps={privacy.epsilon} but reports epsilon_spent=inf "
+                            f"(no DP): a non-private control (such as `copy`) runs with eps=inf; otherwise {fix}")
+    if report.epsilon_spent > privacy.epsilon * (1 + EPS_TOLERANCE):
+        raise SynBenchError(f"generator '{generator}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: {fix}")
+    if report.delta > privacy.delta * (1 + EPS_TOLERANCE):
+        raise SynBenchError(f"generator '{generator}' reports delta={report.delta:.3g}, more than the job's delta="
+                            f"{privacy.delta:.3g}: generators must use the delta the core passes in PrivacySpec; {fix}")

@@ -58,13 +58,6 @@ def public_vocabulary() -> tuple[Any, np.ndarray, np.ndarray]:
     return tokenizer, vocab_ids, column_of
 
 
-def default_delta(n: int) -> float:
-    """This generator's documented delta when the job sets none: 1 / (N ln N)."""
-    if n < 2:
-        raise ConfigError(f"the private corpus has {n} document(s); the default delta 1/(N ln N) needs N >= 2, so set delta (for example delta=1e-5)")
-    return 1.0 / (n * math.log(n))
-
-
 def normalise(weights: np.ndarray) -> np.ndarray:
     """`weights` scaled to sum to 1; all zeros (noise clipped everything away) becomes uniform."""
     total = weights.sum()
@@ -80,7 +73,7 @@ class _Model:
     label_weights: np.ndarray  # noisy label histogram, clipped at 0
     token_probs: np.ndarray  # (labels, vocabulary), each row sums to 1
     length_probs: np.ndarray  # over lengths min_length..max_length
-    rng: np.random.Generator  # sampling stream, seeded from fit's seed
+    rng: np.random.Generator  # sampling stream (post-processing), seeded from fit's seed
 
 
 class DPUnigramGenerator(Generator):
@@ -91,6 +84,8 @@ class DPUnigramGenerator(Generator):
     (its first occurrences), `max_length` truncates documents and tops the
     length bins, `min_length` is the shortest length sampled.
     """
+
+    public_details = frozenset({"sigma", "mechanisms", "vocab_size"})
 
     def __init__(self, max_tokens_per_doc: int = 64, max_length: int = 128, min_length: int = 5) -> None:
         if max_tokens_per_doc < 1:
@@ -105,24 +100,26 @@ class DPUnigramGenerator(Generator):
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         """Release the three noisy statistics; eps=inf runs the same pipeline with sigma=0.
 
-        delta is `privacy.delta`, or 1/(N ln N) when unset. Accounting is
-        exact mu-GDP, which for Gaussian mechanisms is what any exact
+        delta is the job's `privacy.delta`, as the core resolved it. Accounting
+        is exact mu-GDP, which for Gaussian mechanisms is what any exact
         accountant (PRV) gives, so `privacy.accountant` does not change it.
+        The noise comes from the job's secret `privacy.noise`; `seed` drives
+        only the sampling of text from the released statistics.
         """
-        delta = float(privacy.delta) if privacy.delta is not None else default_delta(len(corpus))
+        delta = privacy.delta
         sigma = gaussian_sigma(privacy.epsilon, delta, compositions=MECHANISMS)
-        noise_rng, sample_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+        noise_rng = privacy.noise.numpy("example_unigram")
 
         def release(exact: np.ndarray) -> np.ndarray:
             return np.clip(exact + noise_rng.normal(0.0, sigma, exact.shape), 0.0, None)
 
         tokens, length_hist = self.exact_statistics(corpus)
-        label_weights = noisy_label_histogram(corpus, sigma, noise_rng)
+        label_weights = noisy_label_histogram(corpus, sigma, privacy.noise)
         noisy_tokens = release(tokens)
         # A label whose noisy row is all zero borrows the pooled unigram of all labels.
         pooled = normalise(noisy_tokens.sum(axis=0))
         token_probs = np.array([normalise(row) if row.sum() > 0 else pooled for row in noisy_tokens]).reshape(tokens.shape)
-        self._model = _Model(corpus.label_space, corpus.multi_label, label_weights, token_probs, normalise(release(length_hist)), sample_rng)
+        self._model = _Model(corpus.label_space, corpus.multi_label, label_weights, token_probs, normalise(release(length_hist)), np.random.default_rng(seed))
         return FitReport(
             epsilon_spent=gdp_epsilon(math.sqrt(MECHANISMS) / sigma, delta) if sigma > 0 else math.inf,
             delta=delta,

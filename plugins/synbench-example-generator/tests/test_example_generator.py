@@ -12,7 +12,7 @@ import yaml
 
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.privacy import PrivacySpec
+from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.registry import create
 from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
 
@@ -23,6 +23,10 @@ NEG = ["the food was cold and bad", "bad service and a cold room", "i hated the 
 @pytest.fixture(scope="module")
 def corpus() -> Corpus:
     return Corpus.build(POS * 5 + NEG * 5, [["pos"]] * 15 + [["neg"]] * 15, ["pos", "neg"], name="tiny")
+
+
+def spec(eps: float, noise_seed: int | None = None, delta: float = 1e-4) -> PrivacySpec:
+    return PrivacySpec(eps, delta, noise=NoiseSource(seed=noise_seed))
 
 
 def words(texts: tuple[str, ...]) -> set[str]:
@@ -38,9 +42,8 @@ def test_config_file_matches_constructor() -> None:
 
 def test_private_fit_spends_at_most_the_budget(corpus: Corpus) -> None:
     gen = DPUnigramGenerator()
-    report = gen.fit(corpus, PrivacySpec(2.0), seed=0)
-    n = len(corpus)
-    assert report.delta == pytest.approx(1 / (n * math.log(n)))
+    report = gen.fit(corpus, spec(2.0), seed=0)
+    assert report.delta == 1e-4
     assert report.epsilon_spent <= 2.0 + 1e-6
     assert report.epsilon_spent == pytest.approx(2.0, abs=1e-6)
     assert report.details["mechanisms"] == 3 and report.details["sigma"] > 0
@@ -52,8 +55,8 @@ def test_private_fit_spends_at_most_the_budget(corpus: Corpus) -> None:
     assert all(synthetic.texts)
 
 
-def test_explicit_delta_is_used(corpus: Corpus) -> None:
-    report = DPUnigramGenerator().fit(corpus, PrivacySpec(1.0, delta=1e-3), seed=0)
+def test_the_jobs_delta_is_used(corpus: Corpus) -> None:
+    report = DPUnigramGenerator().fit(corpus, spec(1.0, delta=1e-3), seed=0)
     assert report.delta == 1e-3 and report.epsilon_spent <= 1.0 + 1e-6
 
 
@@ -76,7 +79,7 @@ def test_one_document_moves_each_statistic_by_at_most_one(corpus: Corpus) -> Non
 
 def test_label_counts_are_followed(corpus: Corpus) -> None:
     gen = DPUnigramGenerator()
-    gen.fit(corpus, PrivacySpec(1.0), seed=0)
+    gen.fit(corpus, spec(1.0), seed=0)
     wanted = {("pos",): 3, ("neg",): 9}
     assert Counter(gen.sample(12, label_counts=wanted).labels) == wanted
     with pytest.raises(ValueError):
@@ -86,7 +89,7 @@ def test_label_counts_are_followed(corpus: Corpus) -> None:
 def test_without_dp_the_pipeline_is_exact(corpus: Corpus) -> None:
     """sigma = 0: each label speaks only its own words, at the corpus lengths (5 to 7 tokens)."""
     gen = DPUnigramGenerator()
-    report = gen.fit(corpus, PrivacySpec(math.inf), seed=0)
+    report = gen.fit(corpus, spec(math.inf), seed=0)
     assert math.isinf(report.epsilon_spent) and report.details["sigma"] == 0.0
     synthetic = gen.sample(20)
     assert Counter(synthetic.labels) == {("pos",): 10, ("neg",): 10}
@@ -99,20 +102,22 @@ def test_without_dp_the_pipeline_is_exact(corpus: Corpus) -> None:
 def test_multi_label_sets_draw_from_their_labels(corpus: Corpus) -> None:
     multi = Corpus.build(list(corpus.texts), corpus.labels, corpus.label_space, multi_label=True)
     gen = DPUnigramGenerator()
-    gen.fit(multi, PrivacySpec(math.inf), seed=0)
+    gen.fit(multi, spec(math.inf), seed=0)
     synthetic = gen.sample(4, label_counts={("pos", "neg"): 4})
     assert synthetic.multi_label and set(synthetic.labels) == {("pos", "neg")}
     assert words(synthetic.texts) <= words(tuple(POS + NEG))
 
 
-def test_same_seed_same_output(corpus: Corpus) -> None:
-    def run(seed: int) -> tuple[str, ...]:
+def test_noise_is_secret_unless_seeded(corpus: Corpus) -> None:
+    """The published seed does not fix the noise; a replication noise_seed does (together with the seed)."""
+    def run(seed: int, noise_seed: int | None) -> tuple[str, ...]:
         gen = DPUnigramGenerator()
-        gen.fit(corpus, PrivacySpec(1.0), seed=seed)
+        gen.fit(corpus, spec(1.0, noise_seed), seed=seed)
         return gen.sample(6).texts
 
-    assert run(3) == run(3)
-    assert run(3) != run(4)
+    assert run(3, None) != run(3, None)
+    assert run(3, 7) == run(3, 7)
+    assert run(3, 7) != run(3, 8) and run(3, 7) != run(4, 7)
 
 
 def test_invalid_settings_are_config_errors() -> None:

@@ -19,12 +19,13 @@ import torch
 
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
+from synbench.dp.poisson import PoissonPlan, charged_history
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import accounting, weights
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.sampling import generate, label_plan
 from synbench.models import load_causal_lm
-from synbench.privacy import PrivacySpec, noisy_label_histogram
+from synbench.privacy import NoiseSource, PrivacySpec, noisy_label_histogram
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,16 @@ class DPGenSettings:
 
 
 class DPGenGenerator(Generator):
+    public_details = frozenset({
+        # the plan and the accounting (all fixed before training, or outputs of the accountant)
+        "epsilon_spent", "delta", "accountant", "noise", "secure_mode", "noise_multiplier", "sample_rate",
+        "planned_steps", "steps", "epochs", "expected_batch_size", "label_prior", "label_budget_share",
+        "label_noise_std", "fine_tuning", "grad_sample_mode", "trainable_params", "n_train_docs", "loss_on",
+        "resumed", "attn_implementation", "model_source", "checkpoint", "train_s",
+        # statistics of the (DP) synthetic output
+        "n_generated", "n_empty_generated", "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
+    })
+
     def __init__(self, model: Mapping[str, Any], workdir: str | None = None, **settings: Any) -> None:
         try:
             self.settings = DPGenSettings(**settings)
@@ -95,32 +106,33 @@ class DPGenGenerator(Generator):
             torch.set_num_threads(int(s.num_threads))
         if privacy.is_private:
             accounting.check_accountant(privacy.accountant)
-        delta = privacy.delta_or(1.0 / len(corpus) ** 2)
-        train = self._train_docs(corpus, seed)
+        delta = privacy.delta
+        train = self._train_docs(corpus, privacy.noise)
         trained_by = {k: v for k, v in asdict(s).items() if k not in SAMPLING_KEYS}
         key = weights.fingerprint({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
-                                   "accountant": privacy.accountant, "seed": seed,
+                                   "accountant": privacy.accountant, "seed": seed, "noise": asdict(privacy.noise),
                                    "data": weights.corpus_digest(corpus.texts, corpus.labels)})
         loaded = load_causal_lm(self.model_node, self._device())
         model = weights.prepare_trainable(loaded.model, s.lora)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
+        private_stats: dict[str, Any] = {}  # kept in memory only, never in the checkpoint
         if state is not None and state.get("fingerprint") == key:
             log.info("dpgen: reusing the trained weights in %s (no re-training)", self.checkpoint)
             weights.load(self.checkpoint, model, s.lora is not None)  # type: ignore[arg-type]
             state["resumed"] = True
         else:
             state = self._train(model, loaded.tokenizer, corpus, train, privacy, delta, seed)
+            private_stats = state.pop("private_stats")
             state.update(fingerprint=key, resumed=False, attn_implementation=loaded.attn_implementation, model_source=loaded.source)
             if self.checkpoint:
                 weights.save(self.checkpoint, model, state, s.lora is not None)
         self._model = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
         self._tokenizer, self._corpus, self._seed = loaded.tokenizer, corpus, seed
         self._label_weights = None if state["label_weights"] is None else np.asarray(state["label_weights"], dtype=float)
-        curves = {"train_loss": state.pop("train_loss"), "batch_size": state.pop("batch_size")}
         eps_spent = float(state["epsilon_spent"])
         self.details = {k: v for k, v in state.items() if k not in ("fingerprint", "label_weights")}
         self.details["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
-        return FitReport(epsilon_spent=eps_spent, delta=delta, details=self.details, curves=curves)
+        return FitReport(epsilon_spent=eps_spent, delta=delta, details=self.details, private_stats=private_stats)
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         """`n` documents; the generation stats go into the fit report's `details` (the task writes them after sampling).
@@ -139,12 +151,16 @@ class DPGenGenerator(Generator):
         return Corpus.build(texts, plan, corpus.label_space, ids=[f"dpgen-{i}" for i in range(len(texts))],
                             multi_label=corpus.multi_label, name="dpgen-synthetic")
 
-    def _train_docs(self, corpus: Corpus, seed: int) -> Corpus:
-        """The documents DP-SGD trains on: all, or a seeded uniform subset of `max_train_docs` (a demo-size knob)."""
+    def _train_docs(self, corpus: Corpus, noise: NoiseSource) -> Corpus:
+        """The documents DP-SGD trains on: all, or a uniform subset of `max_train_docs` (a demo-size knob).
+
+        The subset is drawn from the secret noise source: which documents were
+        left out must not be computable from the published seed.
+        """
         limit = self.settings.max_train_docs
         if limit is None or limit >= len(corpus):
             return corpus
-        idx = np.sort(np.random.default_rng(seed).choice(len(corpus), size=int(limit), replace=False))
+        idx = np.sort(noise.numpy("dpgen_train_subset").choice(len(corpus), size=int(limit), replace=False))
         return corpus.subset(idx)
 
     def _device(self) -> torch.device:
@@ -159,25 +175,27 @@ class DPGenGenerator(Generator):
         from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
 
         s = self.settings
-        pl.seed_everything(seed, verbose=False)
+        pl.seed_everything(seed, verbose=False)  # weight init and dropout; no privacy mechanism reads the global RNG
         dataset = DocumentDataset(train, tokenizer, s.max_seq_len)
-        steps_per_epoch = math.ceil(len(dataset) / s.batch_size)
+        plan = PoissonPlan(len(dataset), s.batch_size, s.epochs)
         share = s.label_budget_share if s.label_prior == "histogram" else 0.0
-        cal = accounting.calibrate(privacy.epsilon, delta, 1.0 / steps_per_epoch, s.epochs * steps_per_epoch,
-                                   privacy.accountant, share)
-        label_weights = (noisy_label_histogram(corpus, cal.label_sigma, np.random.default_rng(seed))
+        cal = accounting.calibrate(privacy.epsilon, delta, plan.sample_rate, plan.steps, privacy.accountant, share)
+        label_weights = (noisy_label_histogram(corpus, cal.label_sigma, privacy.noise)
                          if s.label_prior == "histogram" else None)
         cfg = TrainConfig(epochs=s.epochs, batch_size=s.batch_size, physical_batch_size=s.physical_batch_size, lr=s.lr,
                           weight_decay=s.weight_decay, max_grad_norm=s.max_grad_norm, warmup_steps=s.warmup_steps,
                           grad_sample_mode=s.grad_sample_mode, accountant=privacy.accountant,
-                          noise_multiplier=cal.noise_multiplier if privacy.is_private else None)
+                          noise_multiplier=cal.noise_multiplier if privacy.is_private else None, noise=privacy.noise)
         module = DPGenModule(model, dataset, Collator(tokenizer.pad_token_id, s.loss_on), cfg)
         device = next(model.parameters()).device
         train_s = fit_module(module, accelerator="gpu" if device.type == "cuda" else "cpu", devices=s.devices,
                              strategy=DPDDPStrategy() if s.strategy == "dpddp" else "auto", precision=s.precision)
         if privacy.is_private:
-            history = accounting.label_history(cal.label_sigma) + list(module.privacy_engine.accountant.history)
-            eps_spent = accounting.epsilon(history, delta, privacy.accountant)
+            charged = charged_history(module.privacy_engine)
+            if charged != [(cal.noise_multiplier, plan.sample_rate, plan.steps)]:
+                raise RuntimeError(f"dpgen: the accountant charged {charged}, not the planned "
+                                   f"{(cal.noise_multiplier, plan.sample_rate, plan.steps)}")
+            eps_spent = accounting.epsilon(accounting.label_history(cal.label_sigma) + charged, delta, privacy.accountant)
         else:
             eps_spent = math.inf
         return {
@@ -188,6 +206,8 @@ class DPGenGenerator(Generator):
             "label_weights": None if label_weights is None else label_weights.tolist(),
             "fine_tuning": "lora" if s.lora is not None else "full", "grad_sample_mode": s.grad_sample_mode,
             "trainable_params": weights.trainable_count(model), "n_train_docs": len(dataset), "loss_on": s.loss_on,
-            "train_tokens": module.tokens_seen, "train_s": round(train_s, 3),
-            "train_tokens_per_s": round(module.tokens_seen / max(train_s, 1e-9), 2), "train_loss": module.train_loss, "batch_size": module.batch_sizes,
+            "train_s": round(train_s, 3), "noise": privacy.noise.mode, "secure_mode": privacy.noise.secure_mode,
+            "private_stats": {"train_loss": module.train_loss, "batch_size": module.batch_sizes,
+                              "train_tokens": module.tokens_seen,
+                              "train_tokens_per_s": round(module.tokens_seen / max(train_s, 1e-9), 2)},
         }

@@ -31,17 +31,19 @@ from typing import Any, Iterator, Sequence
 
 import pytorch_lightning as pl
 import torch
-from opacus.data_loader import DPDataLoader
+from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as DPDDP
 from opacus.utils.batch_memory_manager import wrap_data_loader
 from torch.utils.data import DataLoader
 
+from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
 from synbench.generators.dpgen.data import IGNORE, Collator, DocumentDataset
+from synbench.privacy import NoiseSource
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int
-    batch_size: int  # expected logical batch size: Poisson sample rate = 1 / ceil(N / batch_size)
+    batch_size: int  # expected logical batch size: Poisson sample rate = 1 / ceil(N / batch_size) (`PoissonPlan`)
     physical_batch_size: int
     lr: float
     weight_decay: float
@@ -50,6 +52,7 @@ class TrainConfig:
     grad_sample_mode: str  # hooks | ghost
     accountant: str
     noise_multiplier: float | None  # None: no DP
+    noise: NoiseSource  # secret source of the DP-SGD noise and the Poisson masks
 
 
 class LogicalBatchSignal:
@@ -91,11 +94,12 @@ class DPGenModule(pl.LightningModule):
         self.hooks: Any = None
         self.criterion: Any = None  # ghost clipping's DP loss
         self.signal: Any = None
+        # Statistics of private data without noise: kept in memory for the fit report's `private_stats`,
+        # never logged here (not even to the progress bar).
         self.train_loss: list[float] = []
         self.batch_sizes: list[int] = []  # documents per logical batch: varies under Poisson sampling
         self.tokens_seen = 0
-        self.sample_rate = 1.0 / math.ceil(len(dataset) / cfg.batch_size)
-        self.total_steps = cfg.epochs * math.ceil(len(dataset) / cfg.batch_size)
+        self.plan = PoissonPlan(len(dataset), cfg.batch_size, cfg.epochs)
         self._loader: Unsized | None = None
         self._chunk_losses: list[tuple[float, int]] = []
 
@@ -109,28 +113,20 @@ class DPGenModule(pl.LightningModule):
         self.model.train()
         params = [p for p in self.model.parameters() if p.requires_grad]
         optimizer: Any = torch.optim.AdamW(params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
-        loader = DataLoader(self.dataset, batch_size=self.cfg.batch_size, collate_fn=self.collator)
+        model = self.trainer.strategy.model
+        distributed = isinstance(model, DPDDP)
+        # The Poisson masks are a privacy mechanism: their randomness is the job's secret noise, as DP-SGD's is.
+        loader = poisson_loader(self.dataset, self.plan, self.collator, self.cfg.noise.torch("poisson_masks"), distributed)
         if self.private:
-            from opacus import PrivacyEngine
-
-            self.privacy_engine = PrivacyEngine(accountant=self.cfg.accountant)
-            out = self.privacy_engine.make_private(
-                module=self.trainer.strategy.model, optimizer=optimizer, data_loader=loader,
-                noise_multiplier=self.cfg.noise_multiplier, max_grad_norm=self.cfg.max_grad_norm,
-                poisson_sampling=True, grad_sample_mode=self.cfg.grad_sample_mode, wrap_model=False,
-                criterion=torch.nn.CrossEntropyLoss(ignore_index=IGNORE),
-            )
-            if self.cfg.grad_sample_mode == "ghost":
-                self.hooks, optimizer, self.criterion, poisson = out
-            else:
-                self.hooks, optimizer, poisson = out
-            self.signal = optimizer
+            private = make_private(model, optimizer, loader, self.plan, noise_multiplier=self.cfg.noise_multiplier,
+                                   max_grad_norm=self.cfg.max_grad_norm, accountant=self.cfg.accountant,
+                                   noise=self.cfg.noise, device=self.device, grad_sample_mode=self.cfg.grad_sample_mode,
+                                   criterion=torch.nn.CrossEntropyLoss(ignore_index=IGNORE))
+            self.privacy_engine, self.hooks, self.criterion = private["engine"], private["hooks"], private["criterion"]
+            optimizer = self.signal = private["optimizer"]
         else:
-            poisson = DPDataLoader.from_data_loader(loader)
             self.signal = LogicalBatchSignal()
-        if not math.isclose(poisson.sample_rate, self.sample_rate):
-            raise RuntimeError(f"Poisson rate {poisson.sample_rate} differs from the calibrated {self.sample_rate}")
-        self._loader = Unsized(wrap_data_loader(data_loader=poisson, max_batch_size=self.cfg.physical_batch_size, optimizer=self.signal))
+        self._loader = Unsized(wrap_data_loader(data_loader=loader, max_batch_size=self.cfg.physical_batch_size, optimizer=self.signal))
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, self._cosine)
         return {"optimizer": optimizer, "lr_scheduler": scheduler}
 
@@ -138,7 +134,7 @@ class DPGenModule(pl.LightningModule):
         """Linear warm-up, then cosine decay to 0 over the planned logical steps."""
         if step < self.cfg.warmup_steps:
             return (step + 1) / (self.cfg.warmup_steps + 1)
-        progress = (step - self.cfg.warmup_steps) / max(1, self.total_steps - self.cfg.warmup_steps)
+        progress = (step - self.cfg.warmup_steps) / max(1, self.plan.steps - self.cfg.warmup_steps)
         return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
     def train_dataloader(self) -> Unsized:
@@ -158,7 +154,7 @@ class DPGenModule(pl.LightningModule):
             losses = per_sample_loss(logits, batch["labels"])
             # Opacus rescales the mean's per-sample gradients, sums the clipped ones and divides by the
             # expected batch size; without DP the same normalisation is done by hand.
-            loss = losses.mean() if self.private else losses.sum() / self.cfg.batch_size
+            loss = losses.mean() if self.private else losses.sum() / self.plan.expected_batch
         self.manual_backward(loss)
         self.tokens_seen += int(batch["attention_mask"].sum())
         opt = self.optimizers()
@@ -177,7 +173,6 @@ class DPGenModule(pl.LightningModule):
             total, count = map(sum, zip(*self._chunk_losses))
             self.train_loss.append(total / max(count, 1))
             self.batch_sizes.append(count)
-            self.log("train_loss", self.train_loss[-1], prog_bar=True, on_step=True, batch_size=max(count, 1))
             self._chunk_losses.clear()
 
     def on_train_end(self) -> None:
