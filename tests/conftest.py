@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_module
@@ -47,3 +48,35 @@ def tiny_dataset(tmp_path: Path) -> list[str]:
     train = write_jsonl(tmp_path / "train.jsonl", rows[:30])
     test = write_jsonl(tmp_path / "test.jsonl", rows[30:])
     return ["dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=tiny"]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A model config node for a tiny random Llama saved to disk (loaded through the real loader).
+
+    2 layers, hidden 32, and a byte-level tokenizer whose vocabulary is the 256
+    byte symbols (public, fitted on nothing).
+    """
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    vocab = {symbol: i for i, symbol in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    vocab["<eos>"] = len(vocab)
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<eos>").save_pretrained(folder)
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=128,
+                         tie_word_embeddings=True, eos_token_id=vocab["<eos>"], pad_token_id=vocab["<eos>"])
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    return {"name": "tiny", "pretrained": str(folder), "package": None, "gguf_file": None, "dtype": "float32",
+            "attn_implementation": "auto"}
+
+
+def model_overrides(node: dict[str, Any]) -> list[str]:
+    """Command-line overrides that select a model config node (the `model` group) such as `tiny_model`."""
+    return [f"model.{k}={'null' if v is None else v}" for k, v in node.items()]

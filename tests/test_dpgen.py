@@ -38,28 +38,6 @@ def one_thread() -> Any:
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A model config node for a tiny random Llama saved to disk (loaded through the real loader)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny-llama")
-    vocab = {symbol: i for i, symbol in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
-    vocab["<eos>"] = len(vocab)
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<eos>").save_pretrained(folder)
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=128,
-                         tie_word_embeddings=True, eos_token_id=vocab["<eos>"], pad_token_id=vocab["<eos>"])
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    return {"name": "tiny", "pretrained": str(folder), "package": None, "gguf_file": None, "dtype": "float32",
-            "attn_implementation": "auto"}
-
-
 def corpus(n: int = 40) -> Corpus:
     texts = [f"patient {i} reports {'mild' if i % 2 else 'severe'} headache after dose {i}" for i in range(n)]
     return Corpus.build(texts, [[LABELS[i % 2]] for i in range(n)], LABELS, name="tiny")

@@ -160,12 +160,16 @@ def sentiment(n: int, offset: int = 0) -> Corpus:
     return corpus(texts, [["pos" if i % 3 else "neg"] for i in range(offset, offset + n)], name=f"s{offset}")
 
 
+def shuffled(c: Corpus, seed: int = 1) -> Corpus:
+    order = np.random.default_rng(seed).permutation(len(c))
+    return corpus(list(c.texts), [list(c.labels[i]) for i in order], name=f"{c.name}-shuffled")
+
+
 def test_utility_shuffled_labels_score_lower_and_baselines_are_computed() -> None:
     train, real = sentiment(60), sentiment(30, offset=100)
-    metric, ctx = UtilityMetric(TFIDF), context(train)
+    metric, ctx = UtilityMetric(TFIDF, baselines="train"), context(train)
     good = metric(real, train, ctx)
-    shuffled = np.random.default_rng(1).permutation(len(train))
-    bad = metric(real, corpus(list(train.texts), [list(train.labels[i]) for i in shuffled]), ctx)
+    bad = metric(real, shuffled(train), ctx)
     assert good["f1_micro"] == 1.0 and good["real_f1"] == 1.0
     assert bad["f1_micro"] < 0.8 and bad["f1_macro"] < good["f1_macro"]
     dummy = DummyClassifier(strategy="most_frequent").fit(np.zeros(len(train)), [ls[0] for ls in train.labels])
@@ -173,6 +177,40 @@ def test_utility_shuffled_labels_score_lower_and_baselines_are_computed() -> Non
     assert good["majority_f1"] == pytest.approx(expected)
     assert 0.3 < good["random_f1"] < 0.7  # a uniform guess between two classes
     assert set(good) >= set(REQUIRED["utility"])
+
+
+def test_utility_eval_baselines_are_cross_fitted_without_the_training_split() -> None:
+    real = sentiment(60, offset=100)
+    metric, ctx = UtilityMetric(TFIDF), context(None)  # default baselines=eval: no private training split at all
+    good = metric(real, sentiment(60), ctx)
+    noise = metric(shuffled(real), sentiment(60), ctx)
+    assert good["real_f1"] > 0.9 and good["real_f1_macro"] > 0.9
+    assert noise["real_f1"] < 0.75 and noise["real_f1_macro"] < good["real_f1_macro"] - 0.2
+    assert good["majority_f1"] == pytest.approx(40 / 60)  # every fold's complement is 2/3 'pos'
+    assert good["f1_micro"] == 1.0 and set(good) >= set(REQUIRED["utility"])
+    assert metric(real, sentiment(60), context(None, cache_dir=None)) == good  # folds seeded from ctx.seed
+    for n in (1, 3):  # fewer eval documents than folds
+        tiny = metric(sentiment(n, offset=100), sentiment(60), ctx)
+        assert 0 <= tiny["real_f1"] <= 1 and 0 <= tiny["majority_f1"] <= 1
+
+
+def test_utility_declares_train_baselines_non_dp() -> None:
+    train_keys = {"majority_f1", "majority_f1_macro", "real_f1", "real_f1_macro"}
+    assert UtilityMetric(TFIDF).non_dp_keys() == frozenset()
+    assert UtilityMetric(TFIDF, baselines="train").non_dp_keys() == train_keys
+    real = sentiment(30, offset=100)
+    assert train_keys <= set(UtilityMetric(TFIDF, baselines="train")(real, sentiment(60), context(sentiment(60))))
+    with pytest.raises(ConfigError, match="baselines=train needs the real training split"):
+        UtilityMetric(TFIDF, baselines="train")(real, sentiment(60), context(None))
+
+
+def test_utility_baseline_options_are_validated() -> None:
+    with pytest.raises(ConfigError, match=r"metrics\.utility\.baselines='private'.*eval, train"):
+        UtilityMetric(TFIDF, baselines="private")
+    for folds in (1, 0, 2.5, True):
+        with pytest.raises(ConfigError, match=r"metrics\.utility\.baseline_folds=.*>= 2"):
+            UtilityMetric(TFIDF, baseline_folds=folds)  # type: ignore[arg-type]
+    assert UtilityMetric(TFIDF, baseline_folds=2).baseline_folds == 2
 
 
 def test_utility_counts_unknown_labels_and_missing_classes_without_crashing() -> None:
@@ -202,7 +240,13 @@ def test_real_f1_is_kept_on_disk_between_jobs(tmp_path: Path) -> None:
     [memo] = (tmp_path / "utility").glob("real_f1-*.json")
     assert json.loads(memo.read_text())["micro"] == first["real_f1"]
     memo.write_text(json.dumps({"micro": 0.123, "macro": 0.1}))
-    assert UtilityMetric(TFIDF)(real, train, context(train, cache_dir=str(tmp_path)))["real_f1"] == 0.123
+    # eval mode is keyed by the eval corpus only: another (or no) training split hits the same memo
+    assert UtilityMetric(TFIDF)(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] == 0.123
+    assert UtilityMetric(TFIDF)(real, sentiment(9), context(sentiment(9), cache_dir=str(tmp_path)))["real_f1"] == 0.123
+    # ... and mode and folds are part of the key
+    assert UtilityMetric(TFIDF, baselines="train")(real, train, context(train, cache_dir=str(tmp_path)))["real_f1"] == 1.0
+    assert UtilityMetric(TFIDF, baseline_folds=3)(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] != 0.123
+    assert len(list((tmp_path / "utility").glob("real_f1-*.json"))) == 3
 
 
 def test_classifier_config_errors_are_clear() -> None:
@@ -221,20 +265,26 @@ def test_metrics_group_composes_and_builds() -> None:
     classifier = cfg.metrics.utility.classifier
     assert (classifier.kind, classifier.pretrained, classifier.epochs, classifier.lr) == \
         ("transformer", "bert-large-uncased", 5, 2e-5)
-    assert compose_config(["metrics=[utility]"]).metrics.utility.classifier.kind == "tfidf"
+    utility = compose_config(["metrics=[utility]"]).metrics.utility
+    assert (utility.classifier.kind, utility.baselines, utility.baseline_folds) == ("tfidf", "eval", 5)
+    assert registry.create("metrics", utility).non_dp_keys() == frozenset()
+    train_mode = compose_config(["metrics=[utility]", "metrics.utility.baselines=train"]).metrics.utility
+    assert "real_f1" in registry.create("metrics", train_mode).non_dp_keys()
     for name in ("mauve", "entities", "length"):
         assert registry.create("metrics", cfg.metrics[name]).section == "fidelity"
 
 
 def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "generator=copy", "tracking=none", f"output_root={tmp_path / 'out'}", "metrics=[utility,mauve,entities,length]",
-             "metrics.mauve.kmeans_seeds=2"], cwd=tmp_path)
+    run_cli([*tiny_dataset, "generator=copy", "eps=inf", "tracking=none", f"output_root={tmp_path / 'out'}",
+             "metrics=[utility,mauve,entities,length]", "metrics.mauve.kmeans_seeds=2"], cwd=tmp_path)
     [results_file] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(results_file.read_text())
     for section, keys in REQUIRED.items():
         for key in keys:
             assert isinstance(results[section][key], (int, float)), f"{section}.{key}"
-    assert results["utility"]["real_f1"] == results["utility"]["f1_micro"]  # the copy control trains on the real data
+    # separable data: the copy control (trained on the train split) and the cross-fitted eval baseline are both perfect
+    assert results["utility"]["real_f1"] == results["utility"]["f1_micro"] == 1.0
+    assert not [k for k in results.get("non_dp_outputs", []) if k.startswith("utility.")]  # eval baselines are not private
     assert {"metric_utility_s", "metric_mauve_s"} <= set(results["timing"])
     assert list((tmp_path / "out" / "cache").glob("*.npy"))  # embeddings kept on local disk for the next job
 
@@ -244,7 +294,8 @@ def test_transformer_classifier_learns_offline_minilm() -> None:
     from synbench.metrics.transformer import TransformerClassifier
 
     train, real = sentiment(48), sentiment(24, offset=100)
-    metric = UtilityMetric({"kind": "transformer", "epochs": 4, "lr": 1e-4, "batch_size": 8, "max_length": 32})
+    metric = UtilityMetric({"kind": "transformer", "epochs": 4, "lr": 1e-4, "batch_size": 8, "max_length": 32},
+                           baselines="train")  # one real-data training instead of one per fold
     assert isinstance(metric.classifier, TransformerClassifier)
     out = metric(real, train, context(train))
     assert out["f1_micro"] > out["majority_f1"]

@@ -30,7 +30,7 @@ class CopyGenerator(Generator):
         return FitReport(epsilon_spent=math.inf, delta=0.0, details={"control": "copy"})
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
-        """The private documents themselves: all of them in order when n equals the set size, else a seeded draw."""
+        """The private documents themselves: each one floor(n/N) or ceil(n/N) times (all of them, in order, when n = N)."""
         if self._corpus is None:
             raise ConfigError("generator 'copy': sample() called before fit()")
         corpus = self._corpus
@@ -43,9 +43,15 @@ class CopyGenerator(Generator):
             idx = np.arange(n)
         else:
             idx = self._draw(np.arange(len(corpus)), n)
-        return corpus.subset(idx, name="copy-synthetic")
+        return Corpus.build([corpus.texts[i] for i in idx], [corpus.labels[i] for i in idx], corpus.label_space,
+                            ids=[f"copy-{i}" for i in range(len(idx))], multi_label=corpus.multi_label, name="copy-synthetic")
 
     def _draw(self, pool: np.ndarray, k: int) -> np.ndarray:
+        """k items of `pool`, each taken floor(k/|pool|) or ceil(k/|pool|) times, in random order."""
         if k and len(pool) == 0:
             raise ConfigError("generator 'copy' was asked for a label set that the private corpus does not contain")
-        return self._rng.choice(pool, size=k, replace=k > len(pool))
+        if k == 0:
+            return np.zeros(0, dtype=int)
+        whole, rest = divmod(k, len(pool))
+        parts = [self._rng.permutation(pool) for _ in range(whole)] + [self._rng.choice(pool, size=rest, replace=False)]
+        return self._rng.permutation(np.concatenate(parts))

@@ -12,15 +12,25 @@ Every row carries its baselines, all computed here:
 - `random_f1`: uniform random scores through the same decoding (a uniformly
   random class; for multi-label each label with probability 1 - threshold),
   averaged over `random_draws` seeded draws.
-- `majority_f1`: the most frequent label set of the real training split
-  predicted for every eval document, as scikit-learn's
-  `DummyClassifier(strategy="most_frequent")` fitted on the training labels
+- `majority_f1`: the most frequent label set predicted for every eval
+  document, as scikit-learn's `DummyClassifier(strategy="most_frequent")`
   would (over label sets, so it is not the empty set for multi-label tasks).
-  It reads private training labels, but only into a reported baseline that
-  shapes no generator output.
-- `real_f1`: the same classifier trained on the real private training split,
-  the upper bound. It is the same for every generator and epsilon of a sweep,
-  so it is kept on disk under `cache_dir` keyed by data, config and seed.
+- `real_f1`: the same classifier trained on real data, the upper bound. It is
+  the same for every generator and epsilon of a sweep, so it is kept on disk
+  under `cache_dir` keyed by mode, data, config and seed.
+
+Where the real data for the last two comes from is `baselines`:
+
+- `eval` (the default): the real held-out eval split only, by cross-fitting.
+  The eval split is cut into `baseline_folds` seeded folds (fewer, but at
+  least 2, when it has fewer documents); each fold is predicted by the
+  classifier trained on, and the majority label set of, the other folds, and
+  F1 is computed once over all the out-of-fold predictions. It touches no
+  private training document, so every output of the metric may leave the job.
+- `train`: both baselines fitted on the private training split
+  (`MetricContext.train`), as the paper trains its upper bound. They are
+  statistics of private data without noise, so the metric declares them in
+  `non_dp_keys` and the job writes them only on opt-in, marked as non-DP.
 
 `<name>_f1` is micro F1 and `<name>_f1_macro` macro F1. Synthetic labels
 outside the label space are dropped and counted (`n_unknown_labels`); a
@@ -80,6 +90,12 @@ def f1_micro_macro(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float
     return micro, macro
 
 
+def majority_set(y: np.ndarray) -> np.ndarray:
+    """The most frequent non-empty row (label set) of a 0/1 label matrix, as floats; all zeros when there is none."""
+    sets, counts = np.unique(y[y.any(axis=1)], axis=0, return_counts=True)
+    return sets[counts.argmax()].astype(float) if len(sets) else np.zeros(y.shape[1])
+
+
 def fingerprint(payload: Any, *corpora: Corpus) -> str:
     """A stable hash of a JSON-able payload and corpora's texts and labels."""
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
@@ -89,16 +105,41 @@ def fingerprint(payload: Any, *corpora: Corpus) -> str:
     return digest.hexdigest()[:24]
 
 
+BASELINE_MODES = ("eval", "train")
+BASELINE_KEYS = frozenset({"majority_f1", "majority_f1_macro", "real_f1", "real_f1_macro"})
+
+
 class UtilityMetric(Metric):
     section = "utility"
 
-    def __init__(self, classifier: Mapping[str, Any], threshold: float = 0.5, random_draws: int = 10) -> None:
+    def __init__(self, classifier: Mapping[str, Any], threshold: float = 0.5, random_draws: int = 10,
+                 baselines: str = "eval", baseline_folds: int = 5) -> None:
         if not 0.0 < float(threshold) < 1.0:
             raise ConfigError(f"metrics.utility.threshold={threshold!r} must lie strictly between 0 and 1")
+        if baselines not in BASELINE_MODES:
+            raise ConfigError(f"metrics.utility.baselines={baselines!r} is unknown; choose one of {', '.join(BASELINE_MODES)}")
+        if isinstance(baseline_folds, bool) or not isinstance(baseline_folds, int) or baseline_folds < 2:
+            raise ConfigError(f"metrics.utility.baseline_folds={baseline_folds!r} must be an integer >= 2")
         self.node = dict(classifier)
         self.classifier = make_classifier(self.node)
         self.threshold = float(threshold)
         self.random_draws = max(1, int(random_draws))
+        self.baselines = baselines
+        self.baseline_folds = baseline_folds
+
+    def non_dp_keys(self) -> frozenset[str]:
+        return BASELINE_KEYS if self.baselines == "train" else frozenset()
+
+    def _fits(self, real: Corpus, ctx: MetricContext) -> list[tuple[Corpus, np.ndarray]]:
+        """(real data a baseline is fitted on, the eval rows it predicts): the private training split for every
+        row, or each cross-fitting fold of the eval split predicted from the other folds."""
+        if self.baselines == "train":
+            if ctx.train is None:
+                raise ConfigError("metrics.utility.baselines=train needs the real training split (MetricContext.train)")
+            return [(ctx.train, np.arange(len(real)))]
+        order = np.random.default_rng(ctx.seed).permutation(len(real))
+        folds = np.array_split(order, max(2, min(self.baseline_folds, len(real))))
+        return [(real.subset(np.setdiff1d(order, rows)), rows) for rows in folds if len(rows)]
 
     def _train_and_score(self, corpus: Corpus, real: Corpus, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
         """Scores on `real` of the classifier trained on `corpus`, its training label matrix, and the unknown labels dropped."""
@@ -115,21 +156,28 @@ class UtilityMetric(Metric):
     def _f1(self, y_eval: np.ndarray, scores: np.ndarray, multi_label: bool) -> tuple[float, float]:
         return f1_micro_macro(y_eval, decode(scores, multi_label, self.threshold))
 
-    def _real_f1(self, train: Corpus, real: Corpus, y_eval: np.ndarray, ctx: MetricContext) -> tuple[float, float]:
+    def _real_f1(self, fits: list[tuple[Corpus, np.ndarray]], real: Corpus, y_eval: np.ndarray,
+                 ctx: MetricContext) -> tuple[float, float]:
         """The upper bound, read from or written to the disk memo when the job has a cache folder."""
-        key = fingerprint({"classifier": self.node, "threshold": self.threshold, "seed": ctx.seed, "v": __version__}, train, real)
+        train_mode = self.baselines == "train"
+        payload = {"classifier": self.node, "threshold": self.threshold, "seed": ctx.seed, "v": __version__,
+                   "baselines": self.baselines, "folds": None if train_mode else self.baseline_folds}
+        sources = (fits[0][0], real) if train_mode else (real,)  # eval mode: keyed by the eval corpus only
+        key = fingerprint(payload, *sources)
         path = Path(ctx.cache_dir) / "utility" / f"real_f1-{key}.json" if ctx.cache_dir else None
         if path is not None and path.exists():
             stored = json.loads(path.read_text())
             return stored["micro"], stored["macro"]
-        micro, macro = self._f1(y_eval, self._train_and_score(train, real, ctx.seed)[0], real.multi_label)
+        scores = np.zeros(y_eval.shape)
+        for fit_on, rows in fits:
+            scores[rows] = self._train_and_score(fit_on, real.subset(rows), ctx.seed)[0]
+        micro, macro = self._f1(y_eval, scores, real.multi_label)
         if path is not None:
             write_json_atomic(path, {"micro": micro, "macro": macro})
         return micro, macro
 
     def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
-        if ctx.train is None:
-            raise ConfigError("the utility metric needs the real training split (MetricContext.train) for its baselines")
+        fits = self._fits(real, ctx)
         y_eval, _ = indicator(real.labels, real.label_space)
         n_eval, n_labels = y_eval.shape
         scores, syn_y, n_unknown = self._train_and_score(synthetic, real, ctx.seed)
@@ -137,11 +185,11 @@ class UtilityMetric(Metric):
         rng = np.random.default_rng(ctx.seed)
         random = np.mean([self._f1(y_eval, rng.random((n_eval, n_labels)), real.multi_label)
                           for _ in range(self.random_draws)], axis=0)
-        train_y, _ = indicator(ctx.train.labels, real.label_space)
-        sets, counts = np.unique(train_y[train_y.any(axis=1)], axis=0, return_counts=True)
-        majority_set = sets[counts.argmax()] if len(sets) else np.zeros(n_labels)
-        majority = self._f1(y_eval, np.tile(majority_set.astype(float), (n_eval, 1)), real.multi_label)
-        real_f1 = self._real_f1(ctx.train, real, y_eval, ctx)
+        majority_scores = np.zeros(y_eval.shape)
+        for fit_on, rows in fits:
+            majority_scores[rows] = majority_set(indicator(fit_on.labels, real.label_space)[0])
+        majority = self._f1(y_eval, majority_scores, real.multi_label)
+        real_f1 = self._real_f1(fits, real, y_eval, ctx)
         return {
             "f1_micro": f1[0], "f1_macro": f1[1],
             "random_f1": float(random[0]), "random_f1_macro": float(random[1]),

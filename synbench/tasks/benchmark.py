@@ -42,7 +42,7 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
             write_corpus_jsonl(job_dir / "synthetic.jsonl", synthetic)
         private_scalars, private_curves = release.split_private_stats(report.private_stats if opt_in else {})
         results.update(
-            delta=report.delta,
+            delta=privacy.delta,  # the job's delta, which the generator met (check_budget)
             epsilon_spent=report.epsilon_spent,
             noise=privacy.noise.mode,
             label_space_inferred=splits.label_space_inferred,
