@@ -24,6 +24,7 @@ Lightning + Opacus, and why this way:
 """
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from torch.utils.data import DataLoader
 from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
 from synbench.generators.dpgen.data import IGNORE, Collator, DocumentDataset
 from synbench.privacy import NoiseSource
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -187,11 +190,18 @@ class DPGenModule(pl.LightningModule):
 
 def fit_module(module: DPGenModule, *, accelerator: str, devices: int, strategy: Any, precision: str,
                callbacks: Sequence[pl.Callback] = ()) -> float:
-    """Train `module` for its configured epochs; returns the seconds it took."""
+    """Train `module` for its configured epochs; returns the seconds it took.
+
+    No progress bar: its count of physical batches is a function of the
+    realised Poisson batch sizes, a statistic of private data. The planned
+    step count, which is public, is logged instead.
+    """
+    log.info("DP-SGD: %d logical steps planned (%d an epoch, sample rate %.4g)", module.plan.steps,
+             module.plan.steps_per_epoch, module.plan.sample_rate)
     trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision,
                          max_epochs=module.cfg.epochs, use_distributed_sampler=False, logger=False,
                          enable_checkpointing=False, enable_model_summary=False, num_sanity_val_steps=0,
-                         limit_val_batches=0, callbacks=list(callbacks))
+                         limit_val_batches=0, enable_progress_bar=False, callbacks=list(callbacks))
     start = time.perf_counter()
     trainer.fit(module)
     return time.perf_counter() - start
