@@ -19,6 +19,8 @@ from typing import Any, Mapping
 from omegaconf import DictConfig, OmegaConf
 
 from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.privacy import check_accountant, check_delta_setting, check_epsilon
 
 RESULTS_FILE = "results.json"
 SECTIONS = ("utility", "fidelity", "audit", "timing")
@@ -37,6 +39,8 @@ class JobSpec:
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> "JobSpec":
+        """The job of a composed config; every top-level key is checked here, once, with a one-line error."""
+        check_top_level(cfg)
         container = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(container, dict)
         config = {k: v for k, v in container.items() if k not in NON_SPEC_KEYS}
@@ -54,6 +58,16 @@ class JobSpec:
         """A stable hash of the description."""
         text = json.dumps(to_json(self.config), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def check_top_level(cfg: DictConfig) -> None:
+    """`eps`, `delta`, `accountant` and `seed` as the command line gave them, checked before anything runs."""
+    check_epsilon(cfg.eps)
+    check_delta_setting(cfg.delta)
+    check_accountant(cfg.accountant)
+    seed = cfg.seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed={seed!r} is invalid: use a non-negative integer")
 
 
 def job_dirname(override_dirname: str, limit: int = 120) -> str:

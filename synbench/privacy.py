@@ -36,21 +36,35 @@ DELTA_RULES: dict[str, Callable[[int], float]] = {
 DEFAULT_DELTA_RULE = "1/N^2"
 
 
+def check_delta_setting(delta: float | str | None) -> None:
+    """A configured `delta`: null, a rule of `DELTA_RULES`, or a number strictly between 0 and 1."""
+    if delta is None or (isinstance(delta, str) and delta in DELTA_RULES):
+        return
+    if isinstance(delta, str):
+        try:
+            value = float(delta)
+        except ValueError:
+            raise ConfigError(f"delta={delta!r} is unknown; use a number in (0, 1), null (= {DEFAULT_DELTA_RULE}) "
+                              f"or one of the rules {', '.join(repr(r) for r in DELTA_RULES)}") from None
+    else:
+        value = _as_float(delta, "delta")
+    if not 0.0 < value < 1.0:
+        raise ConfigError(f"delta={delta} is invalid: it must lie strictly between 0 and 1")
+
+
 def resolve_delta(delta: float | str | None, n: int) -> float:
     """The job's delta: a number as configured, or a rule of `DELTA_RULES` (null: 1/N^2) applied to N.
 
     The core resolves it once per job, from the private set size fixed before
     any generator runs, and passes it to every generator in `PrivacySpec`.
     """
-    if delta is None or isinstance(delta, str):
-        rule = DEFAULT_DELTA_RULE if delta is None else delta
-        if rule not in DELTA_RULES:
-            raise ConfigError(f"delta={delta!r} is unknown; use a number in (0, 1), null (= {DEFAULT_DELTA_RULE}) "
-                              f"or one of the rules {', '.join(repr(r) for r in DELTA_RULES)}")
+    check_delta_setting(delta)
+    if delta is None or delta in DELTA_RULES:
+        rule = DEFAULT_DELTA_RULE if delta is None else str(delta)
         if n < 2:
             raise ConfigError(f"the private set has {n} document(s); delta={rule} needs N >= 2, so set delta to a number")
         return DELTA_RULES[rule](n)
-    return _as_float(delta, "delta")
+    return float(delta)
 
 
 @dataclass(frozen=True)
@@ -115,16 +129,11 @@ class PrivacySpec:
     noise: NoiseSource = field(default_factory=NoiseSource)
 
     def __post_init__(self) -> None:
-        eps = _as_float(self.epsilon, "eps")
-        if math.isnan(eps) or eps <= 0:
-            raise ConfigError(f"eps={self.epsilon} is invalid: use a positive number, or eps=inf for no DP")
-        object.__setattr__(self, "epsilon", eps)
-        delta = _as_float(self.delta, "delta")
-        if not 0.0 < delta < 1.0:
-            raise ConfigError(f"delta={self.delta} is invalid: it must lie strictly between 0 and 1")
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        delta = _as_float(self.delta, "delta")  # a number here: the core has resolved any rule
+        check_delta_setting(delta)
         object.__setattr__(self, "delta", delta)
-        if self.accountant not in ACCOUNTANTS:
-            raise ConfigError(f"accountant={self.accountant!r} is unknown; choose one of {', '.join(ACCOUNTANTS)}")
+        check_accountant(self.accountant)
 
     @classmethod
     def for_private_set(cls, n: int, epsilon: float, delta: float | str | None = None, accountant: str = "prv",
@@ -135,6 +144,20 @@ class PrivacySpec:
     @property
     def is_private(self) -> bool:
         return math.isfinite(self.epsilon)
+
+
+def check_epsilon(value: object) -> float:
+    """A configured `eps` as a float: positive, or inf for no DP."""
+    eps = _as_float(value, "eps")
+    if math.isnan(eps) or eps <= 0:
+        raise ConfigError(f"eps={value} is invalid: use a positive number, or eps=inf for no DP")
+    return eps
+
+
+def check_accountant(name: object) -> str:
+    if name not in ACCOUNTANTS:
+        raise ConfigError(f"accountant={name!r} is unknown; choose one of {', '.join(ACCOUNTANTS)}")
+    return str(name)
 
 
 def _as_float(value: object, key: str) -> float:

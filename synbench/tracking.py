@@ -30,7 +30,7 @@ class Tracker(Protocol):
 
     def log_image(self, name: str, path: Path) -> None: ...
 
-    def finish(self) -> None: ...
+    def finish(self, failed: bool = False) -> None: ...
 
 
 class NullTracker:
@@ -45,7 +45,7 @@ class NullTracker:
     def log_image(self, name: str, path: Path) -> None:
         pass
 
-    def finish(self) -> None:
+    def finish(self, failed: bool = False) -> None:
         pass
 
 
@@ -86,8 +86,9 @@ class WandbTracker:
         """A figure the job wrote (plots of metrics only, never of document text)."""
         self.run.log({name: self._wandb.Image(str(path))})
 
-    def finish(self) -> None:
-        self.run.finish()
+    def finish(self, failed: bool = False) -> None:
+        """End the run; a failed job's run is marked failed (exit code 1) in W&B."""
+        self.run.finish(exit_code=1 if failed else 0)
 
 
 def make_tracker(node: Mapping[str, Any], spec: JobSpec, job_dir: Path, group: str) -> Tracker:

@@ -33,3 +33,16 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path) -> None:
         write_json_atomic(path, {"bad": object()})
     assert json.loads(path.read_text()) == {"ok": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+@pytest.mark.parametrize(("override", "expected"), [("eps=abc", "eps='abc' is not a number"), ("seed=-1", "seed=-1"),
+                                                    ("seed=1.5", "seed=1.5"), ("delta=often", "delta='often'"),
+                                                    ("accountant=moments", "accountant='moments'")])
+def test_every_top_level_key_is_checked_once(override: str, expected: str) -> None:
+    from conftest import compose_config
+    from synbench.errors import ConfigError
+    from synbench.job import JobSpec
+
+    with pytest.raises(ConfigError) as err:
+        JobSpec.from_config(compose_config([override]))
+    assert expected in str(err.value) and "\n" not in str(err.value)

@@ -29,9 +29,9 @@ from synbench.audit.targets import select_targets
 from synbench.base import Attack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
-from synbench.job import JobSpec, is_complete, new_results, read_results, write_corpus_jsonl, write_json_atomic
-from synbench.tasks.common import Stopwatch, check_budget, load_splits, node, privacy_spec
-from synbench.tracking import make_tracker
+from synbench.job import JobSpec, write_corpus_jsonl, write_json_atomic
+from synbench.tasks.common import check_budget, load_splits, n_empty, node, privacy_spec
+from synbench.tasks.lifecycle import JobRun, run_job
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "audit_design.npz"
@@ -85,56 +85,48 @@ class SubsetRunner:
         scores = self.attack.score(self.targets, synthetic, self.references)
         record = {"job_key": self.spec.key, "design": self.digest, "epsilon_spent": report.epsilon_spent,
                   "delta": report.delta, "n_private": len(private), "n_synthetic": len(synthetic),
-                  "n_empty": sum(1 for t in synthetic.texts if not t.strip()), "scores": scores.tolist()}
+                  "n_empty": n_empty(synthetic), "scores": scores.tolist()}
         write_json_atomic(self.folder / f"run_{k:03d}.json", record)  # written last: its presence means done
         return record
 
 
 def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
-    if is_complete(job_dir, spec):
-        log.info("results already complete in %s; skipping (delete results.json to re-run)", job_dir)
-        return read_results(job_dir) or {}
+    return run_job(cfg, spec, job_dir, audit_job)
+
+
+def audit_job(job: JobRun) -> None:
+    cfg, spec, job_dir, timing = job.cfg, job.spec, job.job_dir, job.timing
     audit = AuditConfig.from_node(node(cfg, "audit"))
-    results = new_results(spec)
-    timing = Stopwatch()
-    tracker = make_tracker(node(cfg, "tracking"), spec, job_dir, group=str(cfg.sweep))
-    try:
-        with timing("load"):
-            splits = load_splits(cfg, spec.seed)
-            train = splits.train
-        with timing("design"):
-            design = build_design(cfg, audit, train, spec.seed)
-            design.save(job_dir / DESIGN_FILE)
-        attack = registry.create("attacks", node(cfg, "attack"))
-        references = [train.subset(design.reference_set(m), name=f"{train.name}-ref-{m}") for m in range(len(design.ref_base))]
-        runner = SubsetRunner(cfg, spec, job_dir, audit, train, design, attack, references)
-        resumed = sum(runner.saved(k) is not None for k in range(len(design.inclusion)))
-        log.info("audit (%s): %d targets, %d private set(s), %d already done", audit.mode, len(design.targets),
-                 len(design.inclusion), resumed)
-        with timing("runs"):
-            runs = [runner(k) for k in tqdm(range(len(design.inclusion)), desc="audit runs", unit="run")]
-        scores = np.array([r["scores"] for r in runs], dtype=float)
-        epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-        delta = audit.delta if audit.delta is not None else runner.privacy.delta
-        with timing("summary"):
-            summary, roc = summarise(scores, design.inclusion, audit, delta)
-            np.savez(job_dir / SCORES_FILE, scores=scores, members=design.inclusion, thresholds=roc.thresholds,
-                     tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
-            plot = plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid,
-                            title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
-        results.update(delta=delta, epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
+    with timing("load"):
+        splits = load_splits(cfg, spec.seed)
+        train = splits.train
+    with timing("design"):
+        design = build_design(cfg, audit, train, spec.seed)
+        design.save(job_dir / DESIGN_FILE)
+    attack = registry.create("attacks", node(cfg, "attack"))
+    references = [train.subset(design.reference_set(m), name=f"{train.name}-ref-{m}") for m in range(len(design.ref_base))]
+    runner = SubsetRunner(cfg, spec, job_dir, audit, train, design, attack, references)
+    resumed = sum(runner.saved(k) is not None for k in range(len(design.inclusion)))
+    log.info("audit (%s): %d targets, %d private set(s), %d already done", audit.mode, len(design.targets),
+             len(design.inclusion), resumed)
+    with timing("runs"):
+        runs = [runner(k) for k in tqdm(range(len(design.inclusion)), desc="audit runs", unit="run")]
+    scores = np.array([r["scores"] for r in runs], dtype=float)
+    epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
+    delta = audit.delta if audit.delta is not None else runner.privacy.delta
+    with timing("summary"):
+        summary, roc = summarise(scores, design.inclusion, audit, delta)
+        np.savez(job_dir / SCORES_FILE, scores=scores, members=design.inclusion, thresholds=roc.thresholds,
+                 tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
+        plot = plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid,
+                        title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
+    job.results.update(delta=delta, epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
                        label_space_inferred=splits.label_space_inferred, generation={
-            "n_runs": len(runs), "runs_resumed": resumed, "n_private": len(design.private), "n_aux": len(design.aux),
-            "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
-            "n_empty": sum(r["n_empty"] for r in runs)})
-        results["audit"].update(summary)
-        results["timing"] = dict(timing)
-        results["status"] = "complete"
-        write_json_atomic(job_dir / "results.json", results)
-        tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
-        tracker.log_image("audit/roc", plot)
-        log.info("audit: AUC %.3f, eps_emp %.3f, eps_emp_lower %.3f (nominal eps %s); results: %s", summary["auc"],
-                 summary["eps_emp"], summary["eps_emp_lower"], cfg.eps, job_dir / "results.json")
-        return results
-    finally:
-        tracker.finish()
+        "n_runs": len(runs), "runs_resumed": resumed, "n_private": len(design.private), "n_aux": len(design.aux),
+        "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
+        "n_empty": sum(r["n_empty"] for r in runs)})
+    job.results["audit"].update(summary)
+    job.tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
+    job.tracker.log_image("audit/roc", plot)
+    log.info("audit: AUC %.3f, eps_emp %.3f, eps_emp_lower %.3f (nominal eps %s)", summary["auc"],
+             summary["eps_emp"], summary["eps_emp_lower"], cfg.eps)

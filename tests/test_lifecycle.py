@@ -1,0 +1,68 @@
+"""The one task wrapper: skip when complete, record failures without quoting data, always finish the tracker."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import compose_config, run_cli
+from synbench.errors import DataError
+from synbench.job import JobSpec
+from synbench.tasks import lifecycle
+
+
+class RecordingTracker:
+    def __init__(self) -> None:
+        self.finished: list[bool] = []
+
+    def log_metrics(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def finish(self, failed: bool = False) -> None:
+        self.finished.append(failed)
+
+
+@pytest.fixture
+def tracker(monkeypatch: pytest.MonkeyPatch) -> RecordingTracker:
+    recording = RecordingTracker()
+    monkeypatch.setattr(lifecycle, "make_tracker", lambda *a, **k: recording)
+    return recording
+
+
+def test_a_failing_body_is_recorded_without_its_message_and_the_tracker_finishes(tmp_path: Path, tracker: RecordingTracker) -> None:
+    cfg = compose_config(["tracking=none", "generator=copy", "eps=inf"])
+    spec = JobSpec.from_config(cfg)
+
+    def body(job: lifecycle.JobRun) -> None:
+        with job.timing("fit"):
+            raise RuntimeError("the patient John Doe, 43, ...")  # a third party's message may quote data
+
+    with pytest.raises(RuntimeError):
+        lifecycle.run_job(cfg, spec, tmp_path, body)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["status"] == "failed" and results["error"]["type"] == "RuntimeError"
+    assert "John" not in json.dumps(results) and "fit_s" in results["timing"]
+    assert tracker.finished == [True]
+
+
+def test_our_errors_keep_their_message_and_a_complete_job_is_skipped(tmp_path: Path, tracker: RecordingTracker) -> None:
+    cfg = compose_config(["tracking=none", "generator=copy", "eps=inf"])
+    spec = JobSpec.from_config(cfg)
+    with pytest.raises(DataError):
+        lifecycle.run_job(cfg, spec, tmp_path, lambda job: (_ for _ in ()).throw(DataError("train.jsonl line 3: no text")))
+    assert json.loads((tmp_path / "results.json").read_text())["error"] == {"type": "DataError",
+                                                                            "message": "train.jsonl line 3: no text"}
+    calls = []
+    assert lifecycle.run_job(cfg, spec, tmp_path, calls.append)["status"] == "complete"
+    assert lifecycle.run_job(cfg, spec, tmp_path, calls.append)["status"] == "complete"
+    assert len(calls) == 1 and tracker.finished == [True, False]  # the second run skipped: no tracker either
+
+
+def test_cli_failure_writes_failed_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    proc = run_cli([*tiny_dataset, "dataset.eval=" + str(tmp_path / "missing.jsonl"), "generator=copy", "eps=inf",
+                    "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "missing.jsonl" in proc.stderr
+    [path] = list((tmp_path / "out").rglob("results.json"))
+    results = json.loads(path.read_text())
+    assert results["status"] == "failed" and "missing.jsonl" in results["error"]["message"]
