@@ -1,21 +1,29 @@
-"""Abstract base classes of the four plugin kinds.
+"""Abstract base classes of the plugin kinds: datasets, generators, metrics, attacks, classifiers, trackers.
 
 A plugin is a class registered under an entry-point group (see
-`synbench.registry`). Its Hydra config node names it with `_plugin_: <name>`;
-every other key of the node is passed to the constructor as a keyword.
+`synbench.registry`), which must subclass its kind's base here. Its Hydra
+config node names it with `_plugin_: <name>`; every other key of the node is
+passed to the constructor as a keyword. `check_plugin_class` is called once
+when the registry loads a plugin, to reject a malformed declaration early.
 """
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from synbench.corpus import Corpus, Labels
 from synbench.embeddings import EncoderSpec
+from synbench.errors import PluginError
 from synbench.privacy import PrivacySpec
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+METRIC_SECTIONS = ("utility", "fidelity")
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,11 @@ class Generator(ABC):
 
     public_details: ClassVar[frozenset[str]] = frozenset()
 
+    @classmethod
+    def check_plugin_class(cls, name: str) -> None:
+        if not isinstance(cls.public_details, frozenset) or not all(isinstance(k, str) for k in cls.public_details):
+            raise PluginError(f"generator plugin '{name}': `public_details` must be a frozenset of detail names")
+
     @abstractmethod
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         """Train on the private corpus within `privacy`."""
@@ -114,6 +127,14 @@ class Metric(ABC):
     """
 
     section: ClassVar[str] = "fidelity"
+    # Keys whose direction is known: True when higher is better (the report ranks and marks by it).
+    higher_is_better: ClassVar[Mapping[str, bool]] = {}
+
+    @classmethod
+    def check_plugin_class(cls, name: str) -> None:
+        if cls.section not in METRIC_SECTIONS:
+            raise PluginError(f"metric plugin '{name}' declares section {cls.section!r}; "
+                              f"a metric writes to one of {', '.join(METRIC_SECTIONS)}")
 
     def non_dp_keys(self) -> frozenset[str]:
         """Output keys computed from private data (`ctx.train`) without noise; written only on opt-in."""
@@ -134,3 +155,42 @@ class Attack(ABC):
     @abstractmethod
     def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
         """One membership score per target text."""
+
+
+class Classifier(ABC):
+    """A downstream classifier for the utility metric. Registered under `synbench.classifiers`.
+
+    One call for single- and multi-label tasks: train on (texts, label
+    indicator matrix), return per-label scores; only the caller's decoding
+    differs (argmax vs threshold), so the two task kinds cannot drift apart.
+    """
+
+    @abstractmethod
+    def fit_predict(self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str],
+                    multi_label: bool, seed: int) -> np.ndarray:
+        """Scores of shape (len(eval_texts), n_labels): per-label probabilities (multi-label) or class probabilities.
+
+        `train_y` is a 0/1 matrix (n_train, n_labels) with at least one varying column and non-empty texts.
+        """
+
+
+class Tracker(ABC):
+    """Experiment tracking for one job. Registered under `synbench.trackers`.
+
+    Built with the job's `spec`, `job_dir` and sweep `group` besides its
+    config keys. It takes numbers, figures, and a `Corpus` only through
+    `log_samples`, which must refuse output that is not DP.
+    """
+
+    @abstractmethod
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...
+
+    @abstractmethod
+    def log_samples(self, synthetic: Corpus, report: FitReport) -> None: ...
+
+    @abstractmethod
+    def log_image(self, name: str, path: "Path") -> None: ...
+
+    @abstractmethod
+    def finish(self, failed: bool = False) -> None:
+        """End the run (also when the job failed, then marked so)."""

@@ -3,23 +3,41 @@
 Entry points are read as metadata only; a plugin's module is imported when
 the plugin is first used, so start-up stays fast however many are installed.
 Built-ins register through the same groups (in setup.cfg) as third parties.
+Loading checks that a plugin subclasses its kind's base class; an unknown
+name lists the available ones and suggests the closest.
 """
 from __future__ import annotations
 
+import difflib
 import inspect
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping, overload
 
 from synbench.errors import PluginError
+
+if TYPE_CHECKING:
+    from synbench.base import Attack, Classifier, DatasetLoader, Generator, Metric, Tracker
 
 KINDS: dict[str, str] = {
     "datasets": "synbench.datasets",
     "generators": "synbench.generators",
     "metrics": "synbench.metrics",
     "attacks": "synbench.attacks",
+    "classifiers": "synbench.classifiers",
+    "trackers": "synbench.trackers",
     "conf": "synbench.conf",
+}
+# The base class each kind's plugins must subclass (`conf` entries are config packages, not classes).
+BASES: dict[str, str] = {
+    "datasets": "DatasetLoader",
+    "generators": "Generator",
+    "metrics": "Metric",
+    "attacks": "Attack",
+    "classifiers": "Classifier",
+    "trackers": "Tracker",
 }
 PLUGIN_KEY = "_plugin_"
 
@@ -69,21 +87,44 @@ def available(kind: str) -> dict[str, PluginInfo]:
 
 
 def load(kind: str, name: str) -> Any:
-    """The object (usually a class) registered as `name` under `kind`."""
+    """The object registered as `name` under `kind`: for every kind but `conf`, a subclass of the kind's base."""
     plugins = _scan(kind)
     if name not in plugins:
         listed = ", ".join(plugins) or "(none installed)"
-        raise PluginError(f"unknown {kind[:-1]} plugin '{name}'; available: {listed}")
+        close = difflib.get_close_matches(name, list(plugins), n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        raise PluginError(f"unknown {kind[:-1]} plugin '{name}'{hint}; available: {listed}")
     info, ep = plugins[name]
     try:
-        return ep.load()
+        obj = ep.load()
     except ImportError as exc:
         raise PluginError(
             f"{kind[:-1]} plugin '{name}' from package '{info.package}' could not be imported "
             f"({exc}); reinstall that package with its dependencies"
         ) from exc
+    if kind in BASES:
+        base = getattr(import_module("synbench.base"), BASES[kind])
+        if not (inspect.isclass(obj) and issubclass(obj, base)):
+            raise PluginError(f"{kind[:-1]} plugin '{name}' from package '{info.package}' is {info.value}, which is not "
+                              f"a subclass of synbench.base.{base.__name__}; its authors must subclass it")
+        check = getattr(obj, "check_plugin_class", None)
+        if check is not None:
+            check(name)
+    return obj
 
 
+@overload
+def create(kind: Literal["datasets"], node: Mapping[str, Any], **extra: Any) -> "DatasetLoader": ...
+@overload
+def create(kind: Literal["generators"], node: Mapping[str, Any], **extra: Any) -> "Generator": ...
+@overload
+def create(kind: Literal["metrics"], node: Mapping[str, Any], **extra: Any) -> "Metric": ...
+@overload
+def create(kind: Literal["attacks"], node: Mapping[str, Any], **extra: Any) -> "Attack": ...
+@overload
+def create(kind: Literal["classifiers"], node: Mapping[str, Any], **extra: Any) -> "Classifier": ...
+@overload
+def create(kind: Literal["trackers"], node: Mapping[str, Any], **extra: Any) -> "Tracker": ...
 def create(kind: str, node: Mapping[str, Any], **extra: Any) -> Any:
     """Build the plugin a config node names with `_plugin_`, passing its other keys as keywords."""
     params = dict(node)

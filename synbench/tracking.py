@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping
 
-from synbench.base import FitReport
+from synbench.base import FitReport, Tracker
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.job import JobSpec, to_json
@@ -23,18 +23,11 @@ from synbench.job import JobSpec, to_json
 log = logging.getLogger(__name__)
 
 
-class Tracker(Protocol):
-    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...
-
-    def log_samples(self, synthetic: Corpus, report: FitReport) -> None: ...
-
-    def log_image(self, name: str, path: Path) -> None: ...
-
-    def finish(self, failed: bool = False) -> None: ...
-
-
-class NullTracker:
+class NullTracker(Tracker):
     """Tracks nothing (`tracking=none`)."""
+
+    def __init__(self, spec: JobSpec, job_dir: Path, group: str) -> None:
+        pass
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
         pass
@@ -49,11 +42,11 @@ class NullTracker:
         pass
 
 
-class WandbTracker:
+class WandbTracker(Tracker):
     """One W&B run per job, grouped per sweep, finished even when the job fails."""
 
-    def __init__(self, spec: JobSpec, job_dir: Path, group: str, mode: str, project: str,
-                 entity: str | None, log_samples: bool, n_samples: int) -> None:
+    def __init__(self, spec: JobSpec, job_dir: Path, group: str, mode: str = "offline", project: str = "synbench",
+                 entity: str | None = None, log_samples: bool = False, n_samples: int = 20) -> None:
         import wandb
 
         if mode not in ("offline", "online", "disabled"):
@@ -92,12 +85,8 @@ class WandbTracker:
 
 
 def make_tracker(node: Mapping[str, Any], spec: JobSpec, job_dir: Path, group: str) -> Tracker:
-    """The tracker a `tracking` config node asks for."""
-    params = dict(node)
-    backend = params.pop("backend", "none")
-    params.pop("log_private_stats", None)  # read by the tasks: it decides what they hand to the tracker
-    if backend == "none":
-        return NullTracker()
-    if backend == "wandb":
-        return WandbTracker(spec, job_dir, group, **params)
-    raise ConfigError(f"tracking.backend={backend!r} is unknown; use tracking=wandb or tracking=none")
+    """The tracker a `tracking` config node names (`_plugin_: wandb | none`, or a third party's)."""
+    from synbench import registry
+
+    params = {k: v for k, v in node.items() if k != "log_private_stats"}  # read by the tasks, not the tracker
+    return registry.create("trackers", params or {"_plugin_": "none"}, spec=spec, job_dir=job_dir, group=group)

@@ -15,7 +15,7 @@ from synbench import registry
 from synbench.base import MetricContext
 from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
-from synbench.errors import ConfigError
+from synbench.errors import ConfigError, PluginError
 from synbench.metrics.common import counter_js, js_divergence
 from synbench.metrics.entities import EntitiesMetric
 from synbench.metrics.length import LengthMetric
@@ -26,7 +26,7 @@ REQUIRED = {
     "utility": ("f1_micro", "f1_macro", "random_f1", "majority_f1", "real_f1", "n_unknown_labels", "n_missing_classes"),
     "fidelity": ("mauve", "mauve_std", "mauve_ref", "entity_div", "entity_div_ref", "length_div", "length_div_ref"),
 }
-TFIDF = {"kind": "tfidf", "name": "tfidf"}
+TFIDF = {"_plugin_": "tfidf", "name": "tfidf"}
 FAKE = EncoderSpec(name="fake", pretrained="fake")
 
 
@@ -250,10 +250,10 @@ def test_real_f1_is_kept_on_disk_between_jobs(tmp_path: Path) -> None:
 
 
 def test_classifier_config_errors_are_clear() -> None:
-    with pytest.raises(ConfigError, match="does not take 'nope'"):
+    with pytest.raises(PluginError, match="classifier plugin 'tfidf' does not take 'nope'"):
         UtilityMetric({**TFIDF, "nope": 1})
-    with pytest.raises(ConfigError, match="unknown"):
-        UtilityMetric({"kind": "svm"})
+    with pytest.raises(PluginError, match=r"unknown classifier plugin 'tfidd' \(did you mean 'tfidf'\?\)"):
+        UtilityMetric({"_plugin_": "tfidd"})
 
 
 # ---------------------------------------------------------------- config and job
@@ -263,10 +263,10 @@ def test_metrics_group_composes_and_builds() -> None:
     cfg = compose_config(["metrics=[utility,mauve,entities,length]", "classifier=bert_large"])
     assert set(cfg.metrics) == {"utility", "mauve", "entities", "length"}
     classifier = cfg.metrics.utility.classifier
-    assert (classifier.kind, classifier.pretrained, classifier.epochs, classifier.lr) == \
+    assert (classifier._plugin_, classifier.pretrained, classifier.epochs, classifier.lr) == \
         ("transformer", "bert-large-uncased", 5, 2e-5)
     utility = compose_config(["metrics=[utility]"]).metrics.utility
-    assert (utility.classifier.kind, utility.baselines, utility.baseline_folds) == ("tfidf", "eval", 5)
+    assert (utility.classifier._plugin_, utility.baselines, utility.baseline_folds) == ("tfidf", "eval", 5)
     assert registry.create("metrics", utility).non_dp_keys() == frozenset()
     train_mode = compose_config(["metrics=[utility]", "metrics.utility.baselines=train"]).metrics.utility
     assert "real_f1" in registry.create("metrics", train_mode).non_dp_keys()
@@ -294,7 +294,7 @@ def test_transformer_classifier_learns_offline_minilm() -> None:
     from synbench.metrics.transformer import TransformerClassifier
 
     train, real = sentiment(48), sentiment(24, offset=100)
-    metric = UtilityMetric({"kind": "transformer", "epochs": 4, "lr": 1e-4, "batch_size": 8, "max_length": 32},
+    metric = UtilityMetric({"_plugin_": "transformer", "epochs": 4, "lr": 1e-4, "batch_size": 8, "max_length": 32},
                            baselines="train")  # one real-data training instead of one per fold
     assert isinstance(metric.classifier, TransformerClassifier)
     out = metric(real, train, context(train))

@@ -52,3 +52,52 @@ def test_a_name_provided_twice_names_both_packages(monkeypatch: pytest.MonkeyPat
             registry.available("generators")
     finally:
         registry._scan.cache_clear()
+
+
+def fake_plugin(monkeypatch: pytest.MonkeyPatch, group: str, obj: object) -> None:
+    """Register `obj` as plugin 'fake' of `group` (through a real EntryPoint over this module)."""
+    globals()["_FAKE"] = obj
+    ep = EntryPoint(name="fake", value=f"{__name__}:_FAKE", group=group)._for(_Dist("pkg-fake"))  # type: ignore[attr-defined]
+    monkeypatch.setattr(registry, "entry_points", lambda group: [ep])
+    registry._scan.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def fresh_scan() -> object:
+    registry._scan.cache_clear()
+    yield
+    registry._scan.cache_clear()
+
+
+def test_a_plugin_must_subclass_its_kinds_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_plugin(monkeypatch, "synbench.generators", dict)
+    with pytest.raises(PluginError, match=r"'fake' from package 'pkg-fake' .* not a subclass of synbench.base.Generator"):
+        registry.load("generators", "fake")
+
+
+def test_a_metric_with_an_unknown_section_is_refused_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synbench.base import Metric
+
+    class Misfiled(Metric):
+        section = "privacy"
+
+        def __call__(self, real: object, synthetic: object, ctx: object) -> dict[str, float]:
+            return {}
+
+    fake_plugin(monkeypatch, "synbench.metrics", Misfiled)
+    with pytest.raises(PluginError, match="declares section 'privacy'; a metric writes to one of utility, fidelity"):
+        registry.load("metrics", "fake")
+
+
+def test_unknown_names_suggest_the_closest() -> None:
+    with pytest.raises(PluginError, match=r"unknown generator plugin 'dpgne' \(did you mean 'dpgen'\?\)"):
+        registry.load("generators", "dpgne")
+
+
+def test_classifiers_and_trackers_are_plugin_kinds() -> None:
+    from synbench.base import Classifier, Tracker
+
+    assert {"tfidf", "transformer"} <= set(registry.available("classifiers"))
+    assert {"none", "wandb"} <= set(registry.available("trackers"))
+    assert isinstance(registry.create("classifiers", {"_plugin_": "tfidf"}), Classifier)
+    assert isinstance(registry.create("trackers", {"_plugin_": "none"}, spec=None, job_dir=None, group="g"), Tracker)

@@ -5,31 +5,20 @@ per-label scores in [0, 1] for the eval texts. Single-label and multi-label
 tasks go through the same call; only the caller's decoding differs (argmax vs
 threshold), so the two task kinds cannot drift apart.
 
-`kind: tfidf` is the fast scikit-learn baseline; `kind: transformer`
+Classifiers are plugins (`synbench.classifiers`): `_plugin_: tfidf` is the
+fast scikit-learn baseline here; `_plugin_: transformer`
 (synbench.metrics.transformer, imported only when chosen) fine-tunes a
 Hugging Face encoder with Lightning.
 """
 from __future__ import annotations
 
-import dataclasses
 import warnings
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from synbench.errors import ConfigError
-
-
-class Classifier(ABC):
-    @abstractmethod
-    def fit_predict(self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str],
-                    multi_label: bool, seed: int) -> np.ndarray:
-        """Scores of shape (len(eval_texts), n_labels): per-label probabilities (multi-label) or class probabilities.
-
-        `train_y` is a 0/1 matrix (n_train, n_labels) with at least one varying column and non-empty texts.
-        """
+from synbench.base import Classifier
 
 
 @dataclass
@@ -63,23 +52,3 @@ class TfidfClassifier(Classifier):
             warnings.filterwarnings("ignore", message="Label .* is present in all training examples")
             model.fit(x_train, train_y)
         return np.asarray(model.predict_proba(vectorizer.transform(eval_texts)), dtype=float)
-
-
-def make_classifier(node: Mapping[str, Any]) -> Classifier:
-    """The classifier a `classifier` config node describes (`kind` picks the class; other keys are its fields)."""
-    params = dict(node)
-    kind = params.pop("kind", None)
-    if kind == "tfidf":
-        cls: type = TfidfClassifier
-    elif kind == "transformer":
-        from synbench.metrics.transformer import TransformerClassifier
-
-        cls = TransformerClassifier
-    else:
-        raise ConfigError(f"classifier.kind={kind!r} is unknown; choose tfidf or transformer (see conf/classifier/)")
-    fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(params) - fields)
-    if unknown:
-        raise ConfigError(f"classifier '{params.get('name', kind)}' does not take {', '.join(map(repr, unknown))}; "
-                          f"it takes: {', '.join(sorted(fields))}")
-    return cls(**params)

@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Sequence
 
 from synbench.base import MetricContext
-from synbench.metrics.common import FidelityMetric, counter_js, per_text, smoothing
+from synbench.metrics.common import TextFidelityMetric, counter_js, per_text, smoothing
 from synbench.nlp import load_spacy
 
 Entity = tuple[str, str]
@@ -38,7 +38,9 @@ def _normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-class EntitiesMetric(FidelityMetric):
+class EntitiesMetric(TextFidelityMetric):
+    higher_is_better = {"entity_div": False, "entity_label_div": False}
+
     def __init__(self, model: str = "en_core_web_sm", alpha: float = 0.5, batch_size: int = 64) -> None:
         self.model = model
         self.alpha = smoothing(alpha)

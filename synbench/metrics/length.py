@@ -24,7 +24,7 @@ import numpy as np
 
 from synbench.base import MetricContext
 from synbench.errors import ConfigError
-from synbench.metrics.common import FidelityMetric, js_divergence, per_text, smoothing
+from synbench.metrics.common import TextFidelityMetric, js_divergence, per_text, smoothing
 from synbench.nlp import tokenize
 
 TOKENIZERS = ("spacy", "whitespace")
@@ -41,7 +41,9 @@ def quantile_bin_counts(real: np.ndarray, synthetic: np.ndarray, n_bins: int) ->
     return counts(real), counts(synthetic)
 
 
-class LengthMetric(FidelityMetric):
+class LengthMetric(TextFidelityMetric):
+    higher_is_better = {"length_div": False}
+
     def __init__(self, tokenizer: str = "spacy", spacy_model: str = "en_core_web_sm", n_bins: int = 20,
                  alpha: float = 0.5) -> None:
         if tokenizer not in TOKENIZERS:

@@ -25,10 +25,12 @@ import numpy as np
 from synbench.base import MetricContext
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.metrics.common import FidelityMetric, embedding_cache
+from synbench.metrics.common import TextFidelityMetric, embedding_cache
 
 
-class MauveMetric(FidelityMetric):
+class MauveMetric(TextFidelityMetric):
+    higher_is_better = {"mauve": True}
+
     def __init__(
         self,
         num_buckets: int | str = "auto",

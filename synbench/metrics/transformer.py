@@ -22,9 +22,9 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
+from synbench.base import Classifier
 from synbench.embeddings import model_source
 from synbench.errors import ConfigError
-from synbench.metrics.classifiers import Classifier
 
 
 class FineTune(pl.LightningModule):

@@ -48,12 +48,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from synbench import __version__
+from synbench import __version__, registry
 from synbench.base import Metric, MetricContext
 from synbench.corpus import Corpus, Labels
 from synbench.errors import ConfigError
 from synbench.job import write_json_atomic
-from synbench.metrics.classifiers import make_classifier
 
 
 def indicator(labels: Sequence[Labels], label_space: Sequence[str]) -> tuple[np.ndarray, int]:
@@ -111,6 +110,7 @@ BASELINE_KEYS = frozenset({"majority_f1", "majority_f1_macro", "real_f1", "real_
 
 class UtilityMetric(Metric):
     section = "utility"
+    higher_is_better = {"f1_micro": True, "f1_macro": True}
 
     def __init__(self, classifier: Mapping[str, Any], threshold: float = 0.5, random_draws: int = 10,
                  baselines: str = "eval", baseline_folds: int = 5) -> None:
@@ -121,7 +121,7 @@ class UtilityMetric(Metric):
         if isinstance(baseline_folds, bool) or not isinstance(baseline_folds, int) or baseline_folds < 2:
             raise ConfigError(f"metrics.utility.baseline_folds={baseline_folds!r} must be an integer >= 2")
         self.node = dict(classifier)
-        self.classifier = make_classifier(self.node)
+        self.classifier = registry.create("classifiers", self.node)
         self.threshold = float(threshold)
         self.random_draws = max(1, int(random_draws))
         self.baselines = baselines
