@@ -1,6 +1,8 @@
 """`Corpus`: an immutable, labelled collection of documents."""
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -82,6 +84,13 @@ class Corpus:
             multi_label=self.multi_label,
             name=name or self.name,
         )
+
+    def digest(self) -> str:
+        """A stable hash of the documents and their labels, in order: caches and checkpoints key on it, never on text."""
+        h = hashlib.sha256()
+        for text, labels in zip(self.texts, self.labels):
+            h.update(hashlib.sha256(json.dumps([text, list(labels)]).encode()).digest())
+        return h.hexdigest()[:24]
 
     def label_matrix(self) -> np.ndarray:
         """Binary indicator matrix, shape (n_docs, n_labels), in `label_space` order."""

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +106,20 @@ def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str])
 def test_experiment_configs_compose(tmp_path: Path, name: str) -> None:
     proc = run_cli(["--config-dir", str(REPO / "experiments"), "--config-name", name, "--cfg", "job"], cwd=tmp_path)
     assert f"sweep: {name}" in proc.stdout
+
+
+def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
+    """Hydra's own discovery (as its example plugin tests itself), in a fresh process that never imports synbench.app.
+
+    The repository root goes first on the path, as a regular install lays out the `hydra_plugins` namespace
+    (an editable install hides it behind an import hook, which is why the app also registers the class).
+    """
+    code = ("from hydra.core.plugins import Plugins\n"
+            "from hydra.plugins.search_path_plugin import SearchPathPlugin\n"
+            "import sys\n"
+            "assert 'synbench.app' not in sys.modules\n"
+            "print([p.__name__ for p in Plugins.instance().discover(SearchPathPlugin)])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "SynBenchSearchPathPlugin" in proc.stdout

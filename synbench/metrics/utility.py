@@ -99,8 +99,7 @@ def fingerprint(payload: Any, *corpora: Corpus) -> str:
     """A stable hash of a JSON-able payload and corpora's texts and labels."""
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
     for corpus in corpora:
-        for text, labels in zip(corpus.texts, corpus.labels):
-            digest.update(hashlib.sha256(json.dumps([text, list(labels)]).encode()).digest())
+        digest.update(corpus.digest().encode())
     return digest.hexdigest()[:24]
 
 
