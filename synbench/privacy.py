@@ -34,6 +34,8 @@ DELTA_RULES: dict[str, Callable[[int], float]] = {
     "1/(N ln N)": lambda n: 1.0 / (n * math.log(n)),  # AUG-PE's setting, for paper replication
 }
 DEFAULT_DELTA_RULE = "1/N^2"
+# How far a generator's reported epsilon or delta may exceed the budget (float tolerance of accountants' solvers).
+EPS_TOLERANCE = 1e-6
 
 
 def check_delta_setting(delta: float | str | None) -> None:

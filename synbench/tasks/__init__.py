@@ -10,6 +10,7 @@ from synbench.errors import ConfigError
 TASKS: dict[str, str] = {
     "audit": "synbench.tasks.audit",
     "benchmark": "synbench.tasks.benchmark",
+    "new_plugin": "synbench.tasks.new_plugin",
     "plugins": "synbench.tasks.plugins",
 }
 

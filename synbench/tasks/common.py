@@ -11,10 +11,8 @@ from synbench import registry
 from synbench.base import FitReport, Splits
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError, SynBenchError
-from synbench.privacy import NoiseSource, PrivacySpec
+from synbench.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
 
-# A generator may not report more epsilon or delta than it was given (float tolerance of accountants' solvers).
-EPS_TOLERANCE = 1e-6
 
 
 class Stopwatch(dict):

@@ -1,0 +1,119 @@
+"""`task=new_plugin`: write a minimal installable plugin package from the templates in `synbench.templates`.
+
+    python -m synbench task=new_plugin plugin.kind=generator plugin.name=mygen plugin.dest=./synbench-mygen
+
+The package holds one class (the smallest honest implementation of its kind),
+its Hydra config file, the two entry points (its kind's group and
+`synbench.conf`), a README, and a test that runs the conformance kit
+(`synbench.testing`) on it. After `pip install -e <dest>` the core finds it by
+name, with no change to SynBench. The scaffold never overwrites a file.
+"""
+from __future__ import annotations
+
+import importlib.util
+import keyword
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from string import Template
+from typing import Iterator
+
+from omegaconf import DictConfig
+
+from synbench import registry
+from synbench.errors import ConfigError
+from synbench.job import JobSpec
+
+TEMPLATE_SUFFIX = ".tmpl"
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What differs between plugin kinds in a scaffolded package."""
+
+    registry_kind: str  # the registry's kind, whose entry-point group the class registers in
+    conf_group: str  # the Hydra config group its YAML file goes to
+    check: str  # the conformance kit's function for it
+    select: str  # the command line that uses it, with {name}
+
+    @property
+    def group(self) -> str:
+        return registry.KINDS[self.registry_kind]
+
+
+KINDS: dict[str, Kind] = {
+    "generator": Kind("generators", "generator", "check_generator", "generator={name}"),
+    "metric": Kind("metrics", "metrics", "check_metric", "metrics=[{name}]"),
+    "attack": Kind("attacks", "attack", "check_attack", "task=audit attack={name}"),
+    "dataset": Kind("datasets", "dataset", "check_dataset", "dataset={name} dataset.path=/path/to/data.jsonl"),
+}
+
+
+def template_values(kind: str, name: str) -> dict[str, str]:
+    """The placeholders of the templates for plugin `name` of `kind`."""
+    spec = KINDS[kind]
+    package = f"synbench_{name}"
+    return {
+        "kind": kind, "name": name, "package": package, "dist": package.replace("_", "-"), "module": kind,
+        "class_name": "".join(part.capitalize() for part in name.split("_")) + kind.capitalize(),
+        "group": spec.group, "conf_group": spec.conf_group, "check": spec.check, "select": spec.select.format(name=name),
+    }
+
+
+def check_request(kind: str, name: object, dest: Path) -> None:
+    """A clear error, before anything is written, for an unknown kind, a bad or taken name, or a used folder."""
+    if kind not in KINDS:
+        raise ConfigError(f"plugin.kind={kind!r} is not supported; choose one of {', '.join(KINDS)}")
+    if not isinstance(name, str) or not NAME.fullmatch(name) or keyword.iskeyword(name):
+        raise ConfigError(f"plugin.name={name!r} is invalid: use a lowercase Python identifier (letters, digits, "
+                          "underscores; a letter first), for example plugin.name=mygen")
+    taken = registry.available(KINDS[kind].registry_kind).get(name)
+    if taken is not None:
+        raise ConfigError(f"a {kind} plugin named '{name}' is already registered by package '{taken.package}'; "
+                          "choose another plugin.name")
+    package = template_values(kind, name)["package"]
+    if importlib.util.find_spec(package) is not None:
+        raise ConfigError(f"a Python package '{package}' is already installed; choose another plugin.name")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise ConfigError(f"plugin.dest={dest} already exists and is not an empty folder; the scaffold never "
+                          "overwrites files: choose a new folder with plugin.dest=..., or remove that one")
+
+
+def _templates(folder: Traversable, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Traversable]]:
+    """(relative path parts, file) of every template below `folder`."""
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.is_dir():
+            yield from _templates(entry, (*prefix, entry.name))
+        elif entry.name.endswith(TEMPLATE_SUFFIX):
+            yield (*prefix, entry.name), entry
+
+
+def scaffold(kind: str, name: object, dest: Path) -> list[Path]:
+    """Write the plugin package for `name` of `kind` into `dest` (new or empty); returns the files written."""
+    check_request(kind, name, dest)
+    assert isinstance(name, str)
+    values = template_values(kind, name)
+    root = files("synbench.templates")
+    written = []
+    for folder in ("common", kind):
+        for parts, template in _templates(root / folder):
+            renamed = [values["package"] if p == "PACKAGE" else p.replace("NAME", name) for p in parts]
+            target = dest.joinpath(*renamed[:-1], renamed[-1].removesuffix(TEMPLATE_SUFFIX))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(Template(template.read_text(encoding="utf-8")).substitute(values), encoding="utf-8")
+            written.append(target)
+    return written
+
+
+def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
+    plugin = cfg.plugin
+    name = plugin.name
+    dest = Path(plugin.dest if plugin.dest is not None else f"synbench-{name}").expanduser().resolve()
+    written = scaffold(str(plugin.kind), name, dest)
+    values = template_values(str(plugin.kind), str(name))
+    print(f"wrote the {plugin.kind} plugin '{name}' (package {values['dist']}) to {dest}:")
+    print("\n".join(f"  {path.relative_to(dest)}" for path in written))
+    print(f"next:\n  pip install -e {dest}\n  python -m pytest {dest / 'tests'}\n  python -m synbench {values['select']}")

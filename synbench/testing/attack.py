@@ -1,0 +1,57 @@
+"""`check_attack`: the contracts of a `synbench.base.Attack`, checked from outside.
+
+The audit stacks one score per target and run into a matrix and reads ROC
+curves off it, so the kit checks that scores are one finite number per
+target, that a target's score does not depend on its position in the list,
+and, as a sanity check of direction ("larger means member"), that a release
+which contains the member targets verbatim scores them above the
+non-members on average.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from synbench.base import Attack
+from synbench.corpus import Corpus
+from synbench.testing.corpora import public_corpus
+from synbench.testing.checks import begin
+
+N_TARGETS = 12  # members and as many non-members
+
+
+def check_attack(factory: Callable[[], Attack]) -> None:
+    """Check that the attacks `factory()` builds keep the `Attack` contracts; raise `ConformanceError` if not."""
+    _, checks = begin("attack", factory, Attack)
+    member_docs = public_corpus(part=0).subset(range(N_TARGETS))
+    members = member_docs.texts
+    non_members = public_corpus(part=1).texts[:N_TARGETS]
+    targets = [t for pair in zip(members, non_members) for t in pair]  # member, non-member, member, ...
+    filler = public_corpus(part=2)
+    synthetic = Corpus.build([*members, *filler.texts], [*member_docs.labels, *filler.labels], filler.label_space,
+                             name="copy-like-release")
+    references = [public_corpus(part=3, name="reference-0"), public_corpus(part=4, name="reference-1")]
+
+    def score(texts: list[str]) -> np.ndarray:
+        with checks.running("score", "score(targets, synthetic, references)"):
+            out = factory().score(texts, synthetic, references)
+        if not isinstance(out, np.ndarray) or out.shape != (len(texts),) or out.dtype.kind not in "fiu":
+            checks.stop("scores", f"score() of {len(texts)} targets returned {type(out).__name__} "
+                        f"{getattr(out, 'shape', '')} {getattr(out, 'dtype', '')}",
+                        "return a 1-d numpy array of floats, one score per target, in the targets' order")
+        if not np.all(np.isfinite(out)):
+            checks.stop("scores", f"score() returned {int(np.sum(~np.isfinite(out)))} non-finite score(s)",
+                        "return finite scores (clip or smooth log-probabilities): ROC thresholds need an order")
+        return out.astype(float)
+
+    scores = score(targets)
+    if not np.allclose(score(targets[::-1])[::-1], scores, rtol=1e-6, atol=1e-9):
+        checks.fail("target-order", "scores changed when the same targets came in reverse order",
+                    "score each target on its own: the score of a target may not depend on the other targets or their order")
+    member_mean, non_member_mean = scores[0::2].mean(), scores[1::2].mean()
+    if not member_mean > non_member_mean:
+        checks.fail("direction", f"on a release that contains the member targets verbatim, members scored "
+                    f"{member_mean:.4g} on average and non-members {non_member_mean:.4g}",
+                    "return larger scores for likelier members (the audit reads larger as member)")
+    checks.done()

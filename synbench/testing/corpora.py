@@ -1,0 +1,79 @@
+"""The kit's own small public corpora, and sentinels planted in a copy that plays the private set.
+
+The texts are made from fixed word lists here (short drug-review-like
+sentences over three labels), so they are public, need no download, and are
+the same on every machine. `part` selects disjoint slices of the same
+distribution, for checks that need several corpora (real against synthetic,
+members against non-members). Sentinels are distinctive made-up words: if
+one turns up where only public values may go, private text has leaked.
+"""
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+
+from synbench.corpus import Corpus
+
+LABELS = ("relief", "side_effect", "no_effect")
+_SUBJECTS = ("the new dose", "this tablet", "the evening pill", "my inhaler", "the cream", "the syrup")
+_RELIEF = (("eased", "cleared up", "calmed"), ("my headache", "the joint pain", "my cough", "the itching"),
+           ("within a day", "after a week", "by the morning"))
+_SIDE_EFFECT = (("made me dizzy", "gave me a rash", "upset my stomach", "kept me awake"),
+                ("every night", "for two days", "after each dose"))
+_NO_EFFECT = (("did nothing for", "barely touched", "never helped"), ("my headache", "the joint pain", "my cough", "the itching"),
+              ("even at full strength", "after a month", "at all"))
+# A fixed shuffle of each label's sentences: slices of it are disjoint parts that mix every template.
+_ORDER_SEED = 20260513
+
+
+def _sentences(label: str) -> list[str]:
+    """Every sentence the word lists make for `label` (two-label documents join a relief and a side effect)."""
+    if label == "relief":
+        parts = [(s, *rest) for s, rest in product(_SUBJECTS, product(*_RELIEF))]
+    elif label == "side_effect":
+        parts = [(s, *rest) for s, rest in product(_SUBJECTS, product(*_SIDE_EFFECT))]
+    elif label == "no_effect":
+        parts = [(s, *rest) for s, rest in product(_SUBJECTS, product(*_NO_EFFECT))]
+    else:  # relief and side effect together
+        parts = [(s, v, o, "but it", e) for s, v, o, e in product(_SUBJECTS, *_RELIEF[:2], _SIDE_EFFECT[0])]
+    texts = [" ".join(p) for p in parts]
+    return [texts[i] for i in np.random.default_rng(_ORDER_SEED).permutation(len(texts))]
+
+
+def public_corpus(*, multi_label: bool = False, per_label: int = 12, part: int = 0, name: str | None = None) -> Corpus:
+    """A small labelled corpus, public and deterministic: `per_label` documents of each label, interleaved.
+
+    The label space is `LABELS`. With `multi_label`, a fourth group of
+    documents carries two labels (`relief` and `side_effect`). Parts
+    0, 1, 2, ... hold disjoint documents (up to 6 parts of 12 per label).
+    """
+    groups: list[tuple[tuple[str, ...], list[str]]] = [((label,), _sentences(label)) for label in LABELS]
+    if multi_label:
+        groups.append((("relief", "side_effect"), _sentences("relief+side_effect")))
+    smallest = min(len(texts) for _, texts in groups)
+    if per_label < 1 or (part + 1) * per_label > smallest:
+        raise ValueError(f"public_corpus has {smallest} documents per label: part={part} x per_label={per_label} does not fit")
+    texts: list[str] = []
+    labels: list[tuple[str, ...]] = []
+    for i in range(part * per_label, (part + 1) * per_label):
+        for labelset, sentences in groups:
+            texts.append(sentences[i])
+            labels.append(labelset)
+    name = name or f"synbench-testing-{'multi' if multi_label else 'single'}-{part}"
+    return Corpus.build(texts, labels, LABELS, multi_label=multi_label, name=name)
+
+
+def plant_sentinels(corpus: Corpus, every: int = 4) -> tuple[Corpus, tuple[str, ...]]:
+    """A copy of `corpus` with a distinct made-up word appended to document 0 and every `every`-th one after it.
+
+    Returns the copy and its sentinels (lowercase; search case-insensitively).
+    """
+    sentinels: list[str] = []
+    texts = list(corpus.texts)
+    for i in range(0, len(texts), every):
+        sentinels.append(f"qzsentinel{len(sentinels):03d}vk")
+        texts[i] = f"{texts[i]} {sentinels[-1]}"
+    planted = Corpus(ids=corpus.ids, texts=tuple(texts), labels=corpus.labels, label_space=corpus.label_space,
+                     multi_label=corpus.multi_label, name=corpus.name)
+    return planted, tuple(sentinels)
