@@ -87,6 +87,10 @@ class Generator(ABC):
     """
 
     public_details: ClassVar[frozenset[str]] = frozenset()
+    # False only for a declared non-private control (`copy`): it may answer a private request with
+    # epsilon_spent = inf, and results mark the job `"non_private_control": true`. Any other generator
+    # that does so fails the job.
+    private: ClassVar[bool] = True
 
     @classmethod
     def check_plugin_class(cls, name: str) -> None:

@@ -147,6 +147,7 @@ def new_results(spec: JobSpec) -> dict[str, Any]:
         "job_key": spec.key,
         "noise": None,
         "label_space_inferred": False,
+        "non_private_control": False,
         "non_dp_outputs": [],
         **{section: {} for section in SECTIONS},
         "config": spec.config,

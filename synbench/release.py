@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 RESULT_FIELDS = frozenset({
     "task", "dataset", "generator", "epsilon", "delta", "epsilon_spent", "seed", "status", "job_key",
     "noise", "label_space_inferred", "non_dp_outputs", "generation", "utility", "fidelity", "audit", "timing", "config",
+    "non_private_control",  # the generator declares itself not DP (`copy`): its epsilon_spent is inf at any eps
     "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
 })
 # The core's own `generation` keys per task; a generator adds the keys it declares in `public_details`.

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -235,6 +236,21 @@ def test_drugreview_condition_drops_unlabelled_rows() -> None:
     splits = DrugReviewDataset(label="condition").load(0)
     assert 580 < len(splits.train) < 600 and 360 < len(splits.eval) < 379
     assert not any("</span>" in label for label in splits.train.label_space)
+
+
+def test_drugreview_multilabel_is_the_rating_plus_condition_groups() -> None:
+    """The constructed multi-label task: one rating per review, plus 0 to 2 condition groups from the public mapping."""
+    node = OmegaConf.to_container(OmegaConf.load(CONF / "drugreview_multilabel.yaml"))
+    splits = registry.create("datasets", node).load(0)
+    train = splits.train
+    assert train.multi_label and (len(train), len(splits.eval)) == (600, 379)
+    assert all(sum(label in SENTIMENT for label in ls) == 1 for ls in train.labels + splits.eval.labels)
+    sizes = Counter(len(ls) for ls in train.labels)
+    assert set(sizes) == {1, 2, 3} and sizes[2] > sizes[1] > sizes[3]
+    groups = node["condition_groups"]
+    assert set(train.label_space) == set(SENTIMENT) | set(groups)
+    with pytest.raises(DataError, match="not in the label space"):
+        DrugReviewDataset(label_space=SENTIMENT, condition_groups={"womens_health": ["Birth Control"]}).load(0)
 
 
 @pytest.mark.parametrize("path", sorted(CONF.glob("*.yaml")), ids=lambda p: p.stem)

@@ -42,7 +42,7 @@ def test_poisson_plan_runs_and_is_charged_exactly(n: int, batch_size: int) -> No
     plan = PoissonPlan(n, batch_size, epochs=1)
     eps, delta = 4.0, 1 / max(n, 2) ** 2
     acct = "prv" if n * batch_size < 5000 else "rdp"  # PRV on long histories costs seconds per bisection step
-    cal = accounting.calibrate(eps, delta, plan.sample_rate, plan.steps, acct, 0.0)
+    cal = accounting.calibrate(eps, delta, plan.sample_rate, plan.steps, acct, None)
     steps, history = one_epoch(plan, cal.noise_multiplier, acct)
     assert steps == plan.steps == plan.steps_per_epoch
     assert history == [(cal.noise_multiplier, plan.sample_rate, plan.steps)]  # the rate reported is the rate charged

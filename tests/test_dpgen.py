@@ -7,6 +7,7 @@ fitted on nothing). The real SmolLM2 path is the slow test at the end.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +18,18 @@ import torch
 
 from synbench import registry
 from synbench.corpus import Corpus
+from synbench.data.files import FileDataset
+from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, label_sets
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator, accounting
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
-from synbench.generators.dpgen.sampling import label_plan
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma
 
 LABELS = ("neg", "pos")
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -76,7 +79,9 @@ def test_epsilon_matches_opacus_and_dp_accounting(method: str, with_labels: bool
     from opacus.accountants import create_accountant
 
     sigma, q, steps, delta = 1.1, 0.02, 500, 1e-5
-    history = accounting.job_history(sigma, q, steps, 12.0 if with_labels else 0.0)
+    labels = LabelSetBudget(12.0, 2, 1e-6, "marginals") if with_labels else None
+    history = accounting.job_history([(sigma, q, steps)], labels)
+    assert history[:1] == ([(12.0, 1.0, 2)] if with_labels else [(sigma, q, steps)])
     ours = accounting.epsilon(history, delta, method)
     stepped = create_accountant(mechanism=method)  # the way the training loop feeds it: one step at a time
     for noise, rate, count in history:
@@ -86,14 +91,20 @@ def test_epsilon_matches_opacus_and_dp_accounting(method: str, with_labels: bool
     assert ours == pytest.approx(independent_epsilon(history, delta, method), rel=0.02)
 
 
-def test_calibration_meets_the_budget_with_the_label_histogram_inside() -> None:
+@pytest.mark.parametrize("multi_label", [False, True])
+def test_calibration_meets_the_budget_with_the_label_sets_inside(multi_label: bool) -> None:
     eps, delta, q, steps = 4.0, 1 / 600**2, 1 / 3, 3
-    cal = accounting.calibrate(eps, delta, q, steps, "prv", 0.05)
-    assert cal.label_sigma == pytest.approx(gaussian_sigma(0.05 * eps, delta))
-    total = accounting.epsilon(accounting.job_history(cal.noise_multiplier, q, steps, cal.label_sigma), delta, "prv")
+    labels = LabelSetConfig().calibrate(0.05 * eps, delta, multi_label)
+    select = 0.1 * delta if multi_label else 0.0
+    assert labels.delta_select == pytest.approx(select) and labels.gaussians == (2 if multi_label else 1)
+    assert labels.sigma == pytest.approx(gaussian_sigma(0.05 * eps, delta - select, labels.gaussians))
+    cal = accounting.calibrate(eps, delta, q, steps, "prv", labels)
+    at_delta = accounting.job_delta(delta, labels)
+    assert at_delta == pytest.approx(delta - select) and at_delta + labels.delta_select <= delta  # never above the job's
+    total = accounting.epsilon(accounting.job_history([(cal.noise_multiplier, q, steps)], labels), at_delta, "prv")
     assert total == pytest.approx(cal.planned_epsilon) and eps * 0.99 <= total <= eps
-    without_labels = accounting.calibrate(eps, delta, q, steps, "prv", 0.0)
-    assert without_labels.noise_multiplier < cal.noise_multiplier  # the histogram costs DP-SGD some budget
+    without_labels = accounting.calibrate(eps, delta, q, steps, "prv", None)
+    assert without_labels.noise_multiplier < cal.noise_multiplier  # the label sets cost DP-SGD some budget
     with pytest.raises(ConfigError, match="accountant"):
         accounting.check_accountant("gdp")
 
@@ -199,6 +210,30 @@ def test_without_dp_the_same_pipeline_runs(tiny_model: dict[str, Any]) -> None:
     assert len(gen.sample(4)) == 4
 
 
+def multi_label_corpus() -> Corpus:
+    """The 60 training notes of the multi-label fixture (4 labels, 9 label sets, 1 to 3 labels per note)."""
+    return FileDataset(name="ml", train=str(FIXTURES / "multilabel_train.jsonl"), eval=str(FIXTURES / "multilabel_eval.jsonl"),
+                       multi_label=True, label_space=["cardiac", "renal", "respiratory", "diabetes"]).load(0).train
+
+
+def test_multi_label_data_is_written_with_dp_label_sets(tiny_model: dict[str, Any], tmp_path: Path) -> None:
+    """Label sets by partition selection in the same ledger as DP-SGD; the checkpoint keeps only the noisy release."""
+    docs = multi_label_corpus()
+    gen = generator(tiny_model, workdir=str(tmp_path), label_budget_share=0.5)
+    report = gen.fit(docs, spec(8.0, n=len(docs), noise_seed=0), seed=0)
+    d, delta = report.details, 1 / len(docs) ** 2
+    assert report.epsilon_spent <= 8.0 and report.delta == pytest.approx(delta)
+    assert d["label_delta_select"] == pytest.approx(0.1 * delta) and d["label_mechanisms"] == 2 and d["label_threshold"] > 1
+    assert d["label_multi_sets_released"] >= 1 and set(d) <= DPGenGenerator.public_details
+    synthetic = gen.sample(40)
+    assert synthetic.multi_label and sum(len(ls) > 1 for ls in synthetic.labels) >= 5
+    state = (tmp_path / "dpgen" / "dpgen.json").read_text()
+    assert '"label_release"' in state and "Note 0" not in state
+    exact = generator(tiny_model, label_budget_share=0.5)
+    exact.fit(docs, spec(math.inf, n=len(docs)), seed=0)  # eps=inf: exactly the private label-set distribution
+    assert Counter(exact.sample(len(docs)).labels) == Counter(label_sets(docs))
+
+
 def first_batch_empty_seed(n: int, sample_rate: float) -> int:
     """A replication noise seed whose first Poisson mask over n documents selects none of them."""
     import torch
@@ -224,7 +259,7 @@ def test_noise_is_secret_unless_a_noise_seed_is_given(tiny_model: dict[str, Any]
         gen = generator(tiny_model, lr=1e-2)
         report = gen.fit(corpus(), spec(4.0, noise_seed=noise_seed), seed=0)
         weights = torch.cat([p.detach().flatten() for p in gen._model.parameters()])
-        return gen._label_weights, report.private_stats["batch_size"], weights
+        return np.asarray(gen._labels.weights), report.private_stats["batch_size"], weights
 
     secret = [fit(None) for _ in range(2)]
     assert not np.array_equal(secret[0][0], secret[1][0])  # label histogram noise
@@ -244,21 +279,17 @@ def test_the_plan_is_what_runs_and_what_is_charged_at_n186_b2(tiny_model: dict[s
     assert report.epsilon_spent <= 4.0
 
 
-def test_label_counts_come_from_the_noisy_histogram_and_sum_to_n() -> None:
-    weights = np.array([30.2, 9.7, 0.0])
-    plan = label_plan(101, ("a", "b", "c"), weights)
-    assert len(plan) == 101 and plan.count(("c",)) == 0 and plan.count(("a",)) > plan.count(("b",))
-    assert len(label_plan(7, ("a", "b", "c"), None)) == 7
-    assert label_plan(3, ("a", "b"), None, {("a", "b"): 2, ("b",): 1}) == [("a", "b"), ("a", "b"), ("b",)]
-    with pytest.raises(ConfigError):
-        label_plan(4, ("a", "b"), None, {("a",): 3})
-
-
 def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         generator(tiny_model, grad_sample_mode="functorch")
     with pytest.raises(ConfigError, match="dpgen.yaml"):
         registry.create("generators", {"_plugin_": "dpgen", "model": tiny_model, "epoch": 3})
+    with pytest.raises(ConfigError, match="label_prior"):
+        generator(tiny_model, label_prior="histogram")
+    with pytest.raises(ConfigError, match="label_budget_share.*uniform"):
+        generator(tiny_model, label_budget_share=0.0)
+    with pytest.raises(ConfigError, match="label_sets.tail"):
+        generator(tiny_model, label_sets={"tail": "sets"})
 
 
 @pytest.mark.slow

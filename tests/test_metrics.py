@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -16,15 +17,17 @@ from synbench.base import MetricContext
 from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
 from synbench.errors import ConfigError, PluginError
-from synbench.metrics.common import counter_js, js_divergence
+from synbench.metrics.common import counter_js, js_divergence, matched_sample, real_halves
 from synbench.metrics.entities import EntitiesMetric
+from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
 from synbench.metrics.mauve import MauveMetric
 from synbench.metrics.utility import UtilityMetric, decode, f1_micro_macro
 
 REQUIRED = {
     "utility": ("f1_micro", "f1_macro", "random_f1", "majority_f1", "real_f1", "n_unknown_labels", "n_missing_classes"),
-    "fidelity": ("mauve", "mauve_std", "mauve_ref", "entity_div", "entity_div_ref", "length_div", "length_div_ref"),
+    "fidelity": ("mauve", "mauve_std", "mauve_ref", "entity_div", "entity_div_ref", "length_div", "length_div_ref",
+                 "label_cardinality_div", "label_cardinality_div_ref", "label_multi_share_syn", "label_set_div"),
 }
 TFIDF = {"_plugin_": "tfidf", "name": "tfidf"}
 FAKE = EncoderSpec(name="fake", pretrained="fake")
@@ -113,6 +116,31 @@ def test_entity_divergence_known_answers() -> None:
     assert other["entity_label_div"] > same["entity_label_div_ref"] + 0.5
     assert other["entities_per_doc_syn"] < 0.5 < other["entities_per_doc_real"]
     assert ctx.cache[f"entities:{metric.model}"]  # parsed once, kept for the next metric
+
+
+def test_label_metric_known_answers() -> None:
+    space = ("a", "b", "c")
+    sets = [["a"], ["a", "b"], ["b", "c"], ["a", "b", "c"]]
+    real = corpus([f"r{i}" for i in range(40)], [sets[i % 4] for i in range(40)], space, multi=True)
+    one_label = corpus([f"s{i}" for i in range(40)], [[space[i % 3]] for i in range(40)], space, multi=True)
+    metric, ctx = LabelsMetric(), context()
+    assert metric.compare(metric.corpus_features(real, ctx), metric.corpus_features(real, ctx), ctx) == \
+        {"label_cardinality_div": 0.0, "label_set_div": 0.0}
+    same = metric(real, real, ctx)
+    single = metric(real, one_label, ctx)
+    # both sides of the score: real half B against a seeded sample of |A| = 20 synthetic documents
+    half_a, half_b = real_halves(40, 0)
+    b_sizes = Counter(len(real.labels[i]) for i in half_b)
+    sampled = Counter(len(real.labels[i]) for i in matched_sample(40, len(half_a), 0))
+    assert same["label_cardinality_div"] == pytest.approx(counter_js(b_sizes, sampled, 0.5)) and same["label_cardinality_div"] < 0.1
+    assert single["label_cardinality_div"] == pytest.approx(counter_js(b_sizes, {1: 20}, 0.5))
+    assert single["label_cardinality_div"] > 0.3 > single["label_cardinality_div_ref"] == same["label_cardinality_div_ref"]
+    assert single["label_set_div"] > 0.3 > same["label_set_div"]
+    assert same["label_multi_share_real"] == 0.75 and same["label_cardinality_mean_real"] == pytest.approx(2.0)
+    assert single["label_multi_share_syn"] == 0.0 and single["label_cardinality_mean_syn"] == 1.0
+    # the order and repeats of a document's labels do not change its set
+    shuffled_labels = corpus([f"r{i}" for i in range(40)], [sets[i % 4][::-1] * 2 for i in range(40)], space, multi=True)
+    assert metric(real, shuffled_labels, ctx)["label_set_div"] == same["label_set_div"]
 
 
 def test_mauve_identical_high_unrelated_low_embedded_once(fake_encoder: FakeEncoder) -> None:
@@ -260,8 +288,8 @@ def test_classifier_config_errors_are_clear() -> None:
 
 
 def test_metrics_group_composes_and_builds() -> None:
-    cfg = compose_config(["metrics=[utility,mauve,entities,length]", "classifier=bert_large"])
-    assert set(cfg.metrics) == {"utility", "mauve", "entities", "length"}
+    cfg = compose_config(["classifier=bert_large"])  # the default list: every built-in metric
+    assert set(cfg.metrics) == {"utility", "mauve", "entities", "length", "labels"}
     classifier = cfg.metrics.utility.classifier
     assert (classifier._plugin_, classifier.pretrained, classifier.epochs, classifier.lr) == \
         ("transformer", "bert-large-uncased", 5, 2e-5)
@@ -270,13 +298,13 @@ def test_metrics_group_composes_and_builds() -> None:
     assert registry.create("metrics", utility).non_dp_keys() == frozenset()
     train_mode = compose_config(["metrics=[utility]", "metrics.utility.baselines=train"]).metrics.utility
     assert "real_f1" in registry.create("metrics", train_mode).non_dp_keys()
-    for name in ("mauve", "entities", "length"):
+    for name in ("mauve", "entities", "length", "labels"):
         assert registry.create("metrics", cfg.metrics[name]).section == "fidelity"
 
 
 def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> None:
     run_cli([*tiny_dataset, "generator=copy", "eps=inf", "tracking=none", f"output_root={tmp_path / 'out'}",
-             "metrics=[utility,mauve,entities,length]", "metrics.mauve.kmeans_seeds=2"], cwd=tmp_path)
+             "metrics=[utility,mauve,entities,length,labels]", "metrics.mauve.kmeans_seeds=2"], cwd=tmp_path)
     [results_file] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(results_file.read_text())
     for section, keys in REQUIRED.items():

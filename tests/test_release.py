@@ -23,17 +23,24 @@ PRIVATE_IN_TRACKER = (b"fit/", b"train_loss", b"train_tokens", b"real_f1", b"maj
 
 
 def test_check_budget_fails_a_private_request_answered_with_inf() -> None:
-    with pytest.raises(SynBenchError, match="'leaky'.*epsilon_spent=inf"):
-        check_budget(FitReport(math.inf, 1e-6), PrivacySpec(2.0, 1e-6), "leaky")
-    check_budget(FitReport(math.inf, 1e-6), PrivacySpec(math.inf, 1e-6), "copy")  # no DP asked, none given
+    from synbench.generators.copy import CopyGenerator
+    from synbench.generators.public import PublicGenerator
+
+    with pytest.raises(SynBenchError, match="'leaky'.*epsilon_spent=inf.*without declaring"):
+        check_budget(FitReport(math.inf, 1e-6), PrivacySpec(2.0, 1e-6), PublicGenerator.__new__(PublicGenerator), "leaky")
+    check_budget(FitReport(math.inf, 1e-6), PrivacySpec(math.inf, 1e-6), PublicGenerator.__new__(PublicGenerator), "p")
+    check_budget(FitReport(math.inf, 0.0), PrivacySpec(2.0, 1e-6), CopyGenerator(), "copy")  # a declared control
 
 
 def test_check_budget_fails_a_delta_above_the_requested_one() -> None:
+    from synbench.generators.copy import CopyGenerator
+
+    gen = CopyGenerator()
     with pytest.raises(SynBenchError, match="'loose'.*delta=1e-05"):
-        check_budget(FitReport(2.0, 1e-5), PrivacySpec(2.0, 1e-6), "loose")
+        check_budget(FitReport(2.0, 1e-5), PrivacySpec(2.0, 1e-6), gen, "loose")
     with pytest.raises(SynBenchError, match="'greedy'.*epsilon=2.1"):
-        check_budget(FitReport(2.1, 1e-6), PrivacySpec(2.0, 1e-6), "greedy")
-    check_budget(FitReport(2.0, 1e-6), PrivacySpec(2.0, 1e-6), "exact")
+        check_budget(FitReport(2.1, 1e-6), PrivacySpec(2.0, 1e-6), gen, "greedy")
+    check_budget(FitReport(2.0, 1e-6), PrivacySpec(2.0, 1e-6), gen, "exact")
 
 
 def test_undeclared_details_are_dropped_and_an_unknown_field_is_a_violation(caplog: pytest.LogCaptureFixture) -> None:

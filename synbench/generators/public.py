@@ -23,8 +23,9 @@ from tqdm.auto import tqdm
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.errors import ConfigError
+from synbench.dp import label_sets
 from synbench.models import LoadedModel, load_causal_lm
-from synbench.privacy import PrivacySpec, allocate
+from synbench.privacy import PrivacySpec
 
 DEFAULT_PROMPT = "Write one short text from a {domain} dataset, with the label \"{label}\". Reply with the text only."
 
@@ -63,22 +64,21 @@ class PublicGenerator(Generator):
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.batch_size, self.num_threads = batch_size, num_threads
         self._label_space: tuple[str, ...] | None = None
+        self._multi_label = False
         self._seed = 0
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
-        """Keep the public label space and the seed; no document text is read."""
-        self._label_space, self._seed = corpus.label_space, seed
+        """Keep the public label space (and whether the task is multi-label) and the seed; no document is read."""
+        self._label_space, self._multi_label, self._seed = corpus.label_space, corpus.multi_label, seed
         return FitReport(epsilon_spent=0.0, delta=0.0, details={"control": "public", "model": json.loads(self.model_json).get("name")})
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         if self._label_space is None:
             raise ConfigError("generator 'public': sample() called before fit()")
-        if label_counts is None:
-            per_label = allocate(n, np.ones(len(self._label_space)))
-            label_counts = {(label,): int(k) for label, k in zip(self._label_space, per_label)}
-        plan = [labels for labels, k in label_counts.items() for _ in range(k)]
+        plan = label_sets.plan(n, label_sets.uniform(self._label_space), self._label_space, self._multi_label,
+                               np.random.default_rng(self._seed), label_counts)
         texts = self._write(plan)
-        return Corpus.build(texts, plan, self._label_space, name="public-synthetic")
+        return Corpus.build(texts, plan, self._label_space, multi_label=self._multi_label, name="public-synthetic")
 
     @torch.inference_mode()
     def _write(self, plan: list[Labels]) -> list[str]:

@@ -1,5 +1,6 @@
 """What the fidelity metrics share: the smoothed Jensen–Shannon divergence, the
-real-vs-real reference design (`FidelityMetric`), and the per-job caches in
+real-vs-real reference design (`FidelityMetric`, and `TextFidelityMetric` for
+metrics of the texts alone), and the per-job caches in
 `MetricContext.cache`.
 
 The caches are why a corpus is embedded and parsed once per job: embeddings
@@ -110,7 +111,7 @@ def embedding_cache(ctx: MetricContext) -> EmbeddingCache:
 
 
 class FidelityMetric(Metric):
-    """A comparison of real and synthetic text through per-document features, with its real-vs-real reference.
+    """A comparison of real and synthetic documents through per-document features, with its real-vs-real reference.
 
     Both values compare against real eval half B with equally many documents
     on the other side: half A for the reference (`<key>_ref`), a seeded sample
@@ -119,15 +120,16 @@ class FidelityMetric(Metric):
     sample size, so a full-size score next to a half-size reference would
     flatter every generator; with the same real side and sizes, a generator
     whose output is distributed like real text scores the reference in
-    expectation. Subclasses say how to featurize texts and compare two feature
-    lists; `describe` adds plain descriptive values.
+    expectation. Subclasses say how to featurize a corpus (its texts: see
+    `TextFidelityMetric`; or its labels) and compare two feature lists;
+    `describe` adds plain descriptive values.
     """
 
     section = "fidelity"
 
     @abstractmethod
-    def features(self, texts: Sequence[str], ctx: MetricContext) -> Sequence[Any] | np.ndarray:
-        """One feature (row, tuple, number) per text, in order."""
+    def corpus_features(self, corpus: Corpus, ctx: MetricContext) -> Sequence[Any] | np.ndarray:
+        """One feature (row, tuple, number) per document, in order."""
 
     @abstractmethod
     def compare(self, real: Any, synthetic: Any, ctx: MetricContext) -> dict[str, float]:
@@ -140,8 +142,8 @@ class FidelityMetric(Metric):
     def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
         half_a, half_b = real_halves(len(real), ctx.seed)
         sample = matched_sample(len(synthetic), len(half_a), ctx.seed)
-        f_real = self.features(real.texts, ctx)
-        f_syn = self.features([synthetic.texts[i] for i in sample], ctx)
+        f_real = self.corpus_features(real, ctx)
+        f_syn = self.corpus_features(synthetic.subset(sample), ctx)
         side = take(f_real, half_b)
         reference = self.compare(side, take(f_real, half_a), ctx)
         return {
@@ -149,3 +151,14 @@ class FidelityMetric(Metric):
             **{key + REF_SUFFIX: value for key, value in reference.items()},
             **self.describe(f_real, f_syn),
         }
+
+
+class TextFidelityMetric(FidelityMetric):
+    """A fidelity metric of the texts alone (MAUVE, entities, lengths)."""
+
+    @abstractmethod
+    def features(self, texts: Sequence[str], ctx: MetricContext) -> Sequence[Any] | np.ndarray:
+        """One feature (row, tuple, number) per text, in order."""
+
+    def corpus_features(self, corpus: Corpus, ctx: MetricContext) -> Sequence[Any] | np.ndarray:
+        return self.features(corpus.texts, ctx)

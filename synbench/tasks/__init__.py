@@ -12,6 +12,7 @@ TASKS: dict[str, str] = {
     "benchmark": "synbench.tasks.benchmark",
     "new_plugin": "synbench.tasks.new_plugin",
     "plugins": "synbench.tasks.plugins",
+    "report": "synbench.tasks.report",
 }
 
 

@@ -78,7 +78,7 @@ class SubsetRunner:
         seed = int(np.random.SeedSequence([self.spec.seed, k]).generate_state(1)[0])
         privacy = replace(self.privacy, noise=self.privacy.noise.for_run(k))
         report = generator.fit(private, privacy, seed)
-        check_budget(report, privacy, self.spec.generator)
+        check_budget(report, privacy, generator, self.spec.generator)
         synthetic = generator.sample(self.n_synthetic)
         if self.audit.save_synthetic:
             write_corpus_jsonl(self.folder / f"run_{k:03d}.synthetic.jsonl", synthetic)

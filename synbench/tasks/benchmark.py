@@ -33,7 +33,7 @@ def benchmark(job: JobRun) -> None:
     log.info("fitting generator '%s' on %d private documents (eps=%s)", spec.generator, len(splits.train), privacy.epsilon)
     with timing("fit"):
         report = generator.fit(splits.train, privacy, spec.seed)
-    check_budget(report, privacy, spec.generator)
+    check_budget(report, privacy, generator, spec.generator)
     n = int(cfg.task.n_synthetic or len(splits.train))
     with timing("sample"):
         synthetic = generator.sample(n)
@@ -45,6 +45,7 @@ def benchmark(job: JobRun) -> None:
         epsilon_spent=report.epsilon_spent,
         noise=privacy.noise.mode,
         label_space_inferred=splits.label_space_inferred,
+        non_private_control=not type(generator).private,
         generation={
             "n_private": len(splits.train),
             "n_eval": len(splits.eval),

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 from synbench import registry
-from synbench.base import FitReport, Splits
+from synbench.base import FitReport, Generator, Splits
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError, SynBenchError
 from synbench.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
@@ -59,16 +59,22 @@ def log_private_stats(cfg: DictConfig) -> bool:
     return bool(OmegaConf.select(cfg, "tracking.log_private_stats", default=False))
 
 
-def check_budget(report: FitReport, privacy: PrivacySpec, generator: str) -> None:
-    """Fail the job when a generator answered a private request with more than it was given."""
+def check_budget(report: FitReport, privacy: PrivacySpec, generator: Generator, name: str) -> None:
+    """Fail the job when a generator answered a private request with more than it was given.
+
+    Only a generator that declares itself a non-private control (`private =
+    False`) may answer a private request with epsilon_spent = inf.
+    """
     fix = "its accountant or calibration is wrong; report this to the plugin's authors"
     if not privacy.is_private:
         return
     if not report.is_private:
-        raise SynBenchError(f"generator '{generator}' was asked for eps={privacy.epsilon} but reports epsilon_spent=inf "
-                            f"(no DP): a non-private control (such as `copy`) runs with eps=inf; otherwise {fix}")
+        if not type(generator).private:
+            return
+        raise SynBenchError(f"generator '{name}' was asked for eps={privacy.epsilon} but reports epsilon_spent=inf "
+                            f"(no DP) without declaring itself a non-private control (`private = False`): {fix}")
     if report.epsilon_spent > privacy.epsilon * (1 + EPS_TOLERANCE):
-        raise SynBenchError(f"generator '{generator}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: {fix}")
+        raise SynBenchError(f"generator '{name}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: {fix}")
     if report.delta > privacy.delta * (1 + EPS_TOLERANCE):
-        raise SynBenchError(f"generator '{generator}' reports delta={report.delta:.3g}, more than the job's delta="
+        raise SynBenchError(f"generator '{name}' reports delta={report.delta:.3g}, more than the job's delta="
                             f"{privacy.delta:.3g}: generators must use the delta the core passes in PrivacySpec; {fix}")

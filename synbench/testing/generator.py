@@ -58,21 +58,23 @@ class _Private:
 
 
 def check_generator(factory: Callable[[], Generator], *, corpus: Corpus | None = None, epsilon: float = 2.0,
-                    multi_label: bool = True, private: bool = True, seed: int = 0) -> None:
+                    multi_label: bool = True, private: bool | None = None, seed: int = 0) -> None:
     """Check that the generators `factory()` builds keep the `Generator` contracts; raise `ConformanceError` if not.
 
     `factory` returns a fresh, unfitted generator on each call (a class with
     default arguments will do). The kit fits on its own small public corpora:
     single-label and, with `multi_label` (pass False for a generator that only
     supports single-label tasks), multi-label; or on `corpus` instead, when
-    given. `epsilon` is the budget of the private fits. `private=False` is for
-    a non-private control such as `copy`, which may only run with eps=inf: the
-    kit then checks the contracts that do not involve a budget or noise.
+    given. `epsilon` is the budget of the private fits. `private` defaults to
+    the class's declaration (`Generator.private`); a declared non-private
+    control such as `copy` is checked only on the contracts that do not
+    involve a budget or noise.
     Every contract is checked and all broken ones are reported together.
     """
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon={epsilon} must be a finite positive budget for the private fits")
     first, checks = begin("generator", factory, Generator)
+    private = type(first).private if private is None else private
     run = _GeneratorRun(checks, factory, epsilon if private else math.inf, private, seed)
     run.sample_before_fit(first)
     corpora = [corpus] if corpus is not None else [public_corpus()] + ([public_corpus(multi_label=True)] if multi_label else [])
@@ -178,8 +180,8 @@ class _GeneratorRun:
         eps, delta = report.epsilon_spent, report.delta
         if not math.isfinite(eps) or eps < 0:
             self.checks.fail("budget-epsilon", f"fit() {where} reported epsilon_spent={eps} for a private request",
-                             "meet a private request with the finite epsilon your accountant computed; a non-private "
-                             "control (like `copy`) runs only with eps=inf: check it with private=False")
+                             "meet a private request with the finite epsilon your accountant computed; only a declared "
+                             "non-private control (class attribute private = False, like `copy`) may report inf")
         elif eps > privacy.epsilon * (1 + EPS_TOLERANCE):
             self.checks.fail("budget-epsilon", f"fit() {where} reported epsilon_spent={eps:.6g}, more than eps={privacy.epsilon:g}",
                              "calibrate the noise so that all mechanisms that read private data together (composition "

@@ -4,8 +4,12 @@ This module is the template for a third-party SynBench generator. It is small
 but really DP. Privacy argument, for neighbouring corpora that differ by
 adding or removing one document:
 
-1. Label histogram (`synbench.privacy.noisy_label_histogram`): a document adds
-   its label indicator scaled to L2 norm 1.
+1. Label sets (`synbench.dp.label_sets`, the plan every SynBench generator
+   shares): a document adds 1 to the count of its one label set. Single-label
+   data: one Gaussian mechanism over the public labels. Multi-label data:
+   Gaussian partition selection of the frequent sets (their noisy counts),
+   which adds `delta_select` to delta, plus by default a second Gaussian
+   mechanism, DP per-label marginals for the sets not released.
 2. Token matrix (labels x public vocabulary): a document with k labels and
    m distinct token ids (m <= `max_tokens_per_doc`) adds 1/sqrt(k*m) to each
    of its k*m cells, so its contribution has L2 norm exactly 1, however long
@@ -14,8 +18,11 @@ adding or removing one document:
    document adds 1 to one bin.
 
 Each is a Gaussian mechanism of L2 sensitivity 1 with the same noise scale
-sigma, and three of them compose to sqrt(3)/sigma-GDP (Dong, Roth & Su 2019),
-so `gaussian_sigma(eps, delta, compositions=3)` meets (eps, delta) exactly.
+sigma, and k of them (k = 3, or 4 with the marginals) compose to
+sqrt(k)/sigma-GDP (Dong, Roth & Su 2019), so
+`gaussian_sigma(eps, delta - delta_select, compositions=k)` meets
+(eps, delta - delta_select) exactly, and the selection's delta_select
+(0 for single-label data) brings the total to the job's delta.
 The tokenizer and vocabulary are public (never fitted on private data);
 everything after the noise (clipping at 0, normalising, sampling, decoding)
 is post-processing and costs no budget.
@@ -25,16 +32,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import groupby
 from typing import Any, Mapping
 
 import numpy as np
 
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
+from synbench.dp.label_sets import LabelSetConfig, LabelSetRelease, plan as label_plan, release as release_label_sets
 from synbench.errors import ConfigError
-from synbench.privacy import PrivacySpec, allocate, gaussian_sigma, gdp_epsilon, noisy_label_histogram
+from synbench.privacy import PrivacySpec, gaussian_sigma, gdp_epsilon
 
-MECHANISMS = 3
+TEXT_MECHANISMS = 2  # the token matrix and the length histogram; the label sets add theirs
 
 
 @lru_cache(maxsize=1)
@@ -70,7 +79,7 @@ class _Model:
 
     label_space: tuple[str, ...]
     multi_label: bool
-    label_weights: np.ndarray  # noisy label histogram, clipped at 0
+    labels: LabelSetRelease  # the released label sets (and tail marginals)
     token_probs: np.ndarray  # (labels, vocabulary), each row sums to 1
     length_probs: np.ndarray  # over lengths min_length..max_length
     rng: np.random.Generator  # sampling stream (post-processing), seeded from fit's seed
@@ -82,12 +91,18 @@ class DPUnigramGenerator(Generator):
     Constructor keywords are the keys of `conf/generator/example.yaml`:
     `max_tokens_per_doc` bounds the distinct tokens a document contributes
     (its first occurrences), `max_length` truncates documents and tops the
-    length bins, `min_length` is the shortest length sampled.
+    length bins, `min_length` is the shortest length sampled, `label_sets`
+    is the shared label-set mechanism's config (delta split, tail).
     """
 
-    public_details = frozenset({"sigma", "mechanisms", "vocab_size"})
+    public_details = frozenset({
+        "sigma", "mechanisms", "vocab_size",  # plan values
+        "label_noise_std", "label_mechanisms", "label_delta_select", "label_threshold", "label_tail",  # of the label sets
+        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",  # the release (DP)
+    })
 
-    def __init__(self, max_tokens_per_doc: int = 64, max_length: int = 128, min_length: int = 5) -> None:
+    def __init__(self, max_tokens_per_doc: int = 64, max_length: int = 128, min_length: int = 5,
+                 label_sets: Mapping[str, Any] | None = None) -> None:
         if max_tokens_per_doc < 1:
             raise ConfigError(f"generator.max_tokens_per_doc={max_tokens_per_doc} is invalid: use a positive integer")
         if not 1 <= min_length <= max_length:
@@ -95,6 +110,7 @@ class DPUnigramGenerator(Generator):
         self.max_tokens_per_doc = int(max_tokens_per_doc)
         self.max_length = int(max_length)
         self.min_length = int(min_length)
+        self.label_config = LabelSetConfig.from_node(label_sets)
         self._model: _Model | None = None
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
@@ -106,24 +122,28 @@ class DPUnigramGenerator(Generator):
         The noise comes from the job's secret `privacy.noise`; `seed` drives
         only the sampling of text from the released statistics.
         """
-        delta = privacy.delta
-        sigma = gaussian_sigma(privacy.epsilon, delta, compositions=MECHANISMS)
+        delta, multi = privacy.delta, corpus.multi_label
+        mechanisms = TEXT_MECHANISMS + self.label_config.gaussians(multi)
+        at_delta = delta - self.label_config.delta_select(delta, multi, privacy.is_private)
+        sigma = gaussian_sigma(privacy.epsilon, at_delta, compositions=mechanisms)
         noise_rng = privacy.noise.numpy("example_unigram")
 
         def release(exact: np.ndarray) -> np.ndarray:
             return np.clip(exact + noise_rng.normal(0.0, sigma, exact.shape), 0.0, None)
 
         tokens, length_hist = self.exact_statistics(corpus)
-        label_weights = noisy_label_histogram(corpus, sigma, privacy.noise)
+        budget = self.label_config.budget(sigma, delta, multi)
+        labels = release_label_sets(corpus, budget, privacy.noise)
         noisy_tokens = release(tokens)
         # A label whose noisy row is all zero borrows the pooled unigram of all labels.
         pooled = normalise(noisy_tokens.sum(axis=0))
         token_probs = np.array([normalise(row) if row.sum() > 0 else pooled for row in noisy_tokens]).reshape(tokens.shape)
-        self._model = _Model(corpus.label_space, corpus.multi_label, label_weights, token_probs, normalise(release(length_hist)), np.random.default_rng(seed))
+        self._model = _Model(corpus.label_space, multi, labels, token_probs, normalise(release(length_hist)), np.random.default_rng(seed))
         return FitReport(
-            epsilon_spent=gdp_epsilon(math.sqrt(MECHANISMS) / sigma, delta) if sigma > 0 else math.inf,
+            epsilon_spent=gdp_epsilon(math.sqrt(mechanisms) / sigma, at_delta) if sigma > 0 else math.inf,
             delta=delta,
-            details={"sigma": sigma, "mechanisms": MECHANISMS, "vocab_size": tokens.shape[1]},
+            details={"sigma": sigma, "mechanisms": mechanisms, "vocab_size": tokens.shape[1], **budget.details(),
+                     **labels.details()},
         )
 
     def exact_statistics(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
@@ -147,14 +167,15 @@ class DPUnigramGenerator(Generator):
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         """`n` documents: per label set, lengths from the noisy length histogram, tokens i.i.d. from its unigram.
 
-        Without `label_counts`, n is split over single labels in proportion
-        to the noisy label histogram. A label set of several labels draws
+        Without `label_counts`, the label sets come from the released DP plan
+        (`synbench.dp.label_sets.plan`). A label set of several labels draws
         from the mean of its labels' unigrams.
         """
         model = self._model
         if model is None:
             raise RuntimeError("DPUnigramGenerator.sample called before fit")
-        plan = self._plan(model, n, label_counts)
+        plan = [(labels, len(list(group))) for labels, group in
+                groupby(label_plan(n, model.labels, model.label_space, model.multi_label, model.rng, label_counts))]
         tokenizer, vocab_ids, _ = public_vocabulary()
         lengths = self.min_length + model.rng.choice(len(model.length_probs), size=n, p=model.length_probs)
         label_row = {label: j for j, label in enumerate(model.label_space)}
@@ -175,17 +196,3 @@ class DPUnigramGenerator(Generator):
             multi_label=model.multi_label,
             name="example-synthetic",
         )
-
-    @staticmethod
-    def _plan(model: _Model, n: int, label_counts: Mapping[Labels, int] | None) -> list[tuple[Labels, int]]:
-        """(label set, count) pairs summing to n, from `label_counts` or the noisy label weights."""
-        if label_counts is None:
-            return [((label,), int(k)) for label, k in zip(model.label_space, allocate(n, model.label_weights)) if k > 0]
-        plan = [(tuple(labels), int(k)) for labels, k in label_counts.items() if k > 0]
-        if sum(k for _, k in plan) != n or any(k < 0 for k in label_counts.values()):
-            raise ValueError(f"label_counts must be non-negative and sum to n={n}")
-        for labels, _ in plan:
-            unknown = [label for label in labels if label not in model.label_space]
-            if not labels or unknown or (len(labels) > 1 and not model.multi_label):
-                raise ValueError(f"label_counts key {labels!r} is not a valid label set for label space {model.label_space}")
-        return plan

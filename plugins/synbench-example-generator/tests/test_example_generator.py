@@ -82,8 +82,10 @@ def test_label_counts_are_followed(corpus: Corpus) -> None:
     gen.fit(corpus, spec(1.0), seed=0)
     wanted = {("pos",): 3, ("neg",): 9}
     assert Counter(gen.sample(12, label_counts=wanted).labels) == wanted
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="add up to n=5"):
         gen.sample(5, label_counts=wanted)
+    with pytest.raises(ConfigError, match="single-label"):
+        gen.sample(2, label_counts={("pos", "neg"): 2})
 
 
 def test_without_dp_the_pipeline_is_exact(corpus: Corpus) -> None:
@@ -106,6 +108,21 @@ def test_multi_label_sets_draw_from_their_labels(corpus: Corpus) -> None:
     synthetic = gen.sample(4, label_counts={("pos", "neg"): 4})
     assert synthetic.multi_label and set(synthetic.labels) == {("pos", "neg")}
     assert words(synthetic.texts) <= words(tuple(POS + NEG))
+
+
+def test_multi_label_data_gets_a_dp_plan_of_label_sets() -> None:
+    """Sets from partition selection (4 Gaussian mechanisms with the tail's marginals), charged at delta - delta_select."""
+    texts = POS * 20 + NEG * 20 + [f"{p} but {n}" for p, n in zip(POS, NEG)] * 20
+    multi = Corpus.build(texts, [["pos"]] * 60 + [["neg"]] * 60 + [["pos", "neg"]] * 60, ["pos", "neg"], multi_label=True)
+    gen = DPUnigramGenerator()
+    report = gen.fit(multi, spec(4.0, delta=1e-4), seed=0)
+    d = report.details
+    assert d["mechanisms"] == 4 and d["label_delta_select"] == pytest.approx(1e-5) and report.delta == 1e-4
+    assert report.epsilon_spent == pytest.approx(4.0, abs=1e-6)  # read at delta - delta_select, total delta the job's
+    assert d["label_sets_released"] == 3 and d["label_multi_sets_released"] == 1  # every set has 60 >> threshold
+    assert set(d) <= DPUnigramGenerator.public_details
+    synthetic = gen.sample(30)
+    assert synthetic.multi_label and 5 <= sum(len(ls) == 2 for ls in synthetic.labels) <= 15
 
 
 def test_noise_is_secret_unless_seeded(corpus: Corpus) -> None:

@@ -1,17 +1,20 @@
-"""Privacy accounting for one DP-Gen job: DP-SGD steps plus the noisy label histogram.
+"""Privacy accounting for one DP-Gen job: DP-SGD steps plus the DP label-set plan.
 
 Both are Gaussian mechanisms, so they go into one Opacus accountant history
 of `(noise_multiplier, sample_rate, steps)` entries: T steps of the
-Poisson-subsampled Gaussian at rate q, and the label histogram as one
-un-subsampled step (rate 1, L2 sensitivity 1, noise std `label_sigma`).
-The whole job's epsilon is read from that composed history, with the same
-accountant (PRV by default, RDP selectable) that Opacus uses during training.
+Poisson-subsampled Gaussian at rate q, and the label-set release
+(`synbench.dp.label_sets`) as one or two un-subsampled steps (rate 1, L2
+sensitivity 1, noise std `labels.sigma`). The whole job's epsilon is read
+from that composed history, with the same accountant (PRV by default, RDP
+selectable) that Opacus uses during training, at delta - delta_select: for
+multi-label data, partition selection of the label sets adds delta_select
+to delta, so the job's total delta is its configured one.
 
-Budget split: `label_budget_share` s gives the histogram alone the noise
-that makes it (s * eps, delta)-DP (analytic Gaussian mechanism); the DP-SGD
-noise multiplier is then the smallest one for which the composed history
-meets (eps, delta). Composition under PRV/RDP is tighter than adding
-epsilons, so DP-SGD gets slightly more than (1 - s) * eps in effect.
+Budget split: `label_budget_share` s gives the label release alone the noise
+that makes it (s * eps, delta)-DP; the DP-SGD noise multiplier is then the
+smallest one for which the composed history meets (eps, delta). Composition
+under PRV/RDP is tighter than adding epsilons, so DP-SGD gets slightly more
+than (1 - s) * eps in effect.
 """
 from __future__ import annotations
 
@@ -20,11 +23,10 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
+from synbench.dp.label_sets import History, LabelSetBudget
 from synbench.errors import ConfigError
-from synbench.privacy import gaussian_sigma
 
 DPSGD_ACCOUNTANTS = ("prv", "rdp")
-History = list[tuple[float, float, int]]
 # Largest noise multiplier the search tries; above it the budget is too small for the planned steps.
 MAX_SIGMA = 1e4
 
@@ -51,21 +53,14 @@ def epsilon(history: History, delta: float, accountant: str) -> float:
         return float(acct.get_epsilon(delta=delta))
 
 
-def label_sigma(eps: float, delta: float, share: float) -> float:
-    """Noise std of the label histogram that spends the share `share` of eps (0 means no histogram)."""
-    if not 0.0 <= share < 1.0:
-        raise ConfigError(f"generator.label_budget_share={share} must lie in [0, 1)")
-    return gaussian_sigma(share * eps, delta) if share > 0 else 0.0
+def job_history(dpsgd: History, labels: LabelSetBudget | None) -> History:
+    """The accountant history of a whole job: the label-set release (if any) and the DP-SGD entries."""
+    return (labels.history() if labels is not None else []) + dpsgd
 
 
-def label_history(label_noise: float) -> History:
-    """The label histogram as one Gaussian step at sample rate 1 (nothing when there is no histogram)."""
-    return [(label_noise, 1.0, 1)] if label_noise > 0 else []
-
-
-def job_history(sigma: float, sample_rate: float, steps: int, label_noise: float) -> History:
-    """The accountant history of a whole job: the label histogram (if any) and the DP-SGD steps."""
-    return label_history(label_noise) + [(sigma, sample_rate, steps)]
+def job_delta(delta: float, labels: LabelSetBudget | None) -> float:
+    """The delta the accountant reads the job's epsilon at: the job's, less what label-set selection spends."""
+    return delta - (labels.delta_select if labels is not None else 0.0)
 
 
 @dataclass(frozen=True)
@@ -73,7 +68,6 @@ class Calibration:
     """What calibration chose, and the epsilon the accountant gives for the planned job."""
 
     noise_multiplier: float
-    label_sigma: float
     sample_rate: float
     steps: int
     planned_epsilon: float
@@ -81,19 +75,19 @@ class Calibration:
 
 @lru_cache(maxsize=64)  # a pure function of its numbers, and each PRV evaluation takes about a second
 def calibrate(eps: float, delta: float, sample_rate: float, steps: int, accountant: str,
-              label_share: float, rel_tol: float = 0.005) -> Calibration:
+              labels: LabelSetBudget | None, rel_tol: float = 0.005) -> Calibration:
     """The smallest DP-SGD noise multiplier (within `rel_tol` of eps) whose job history meets (eps, delta).
 
     Bisection on sigma, as Opacus' `get_noise_multiplier` does, but over the
-    composed history so the label histogram is paid for in the same ledger.
+    composed history so the label-set release is paid for in the same ledger.
     The returned sigma is always on the safe side (planned epsilon <= eps).
     """
     if not math.isfinite(eps):
-        return Calibration(0.0, 0.0, sample_rate, steps, math.inf)
-    lab = label_sigma(eps, delta, label_share)
+        return Calibration(0.0, sample_rate, steps, math.inf)
+    at_delta = job_delta(delta, labels)
 
     def eps_at(sigma: float) -> float:
-        return epsilon(job_history(sigma, sample_rate, steps, lab), delta, accountant)
+        return epsilon(job_history([(sigma, sample_rate, steps)], labels), at_delta, accountant)
 
     lo, hi = 0.0, 1.0
     while (e_hi := eps_at(hi)) > eps:
@@ -110,4 +104,4 @@ def calibrate(eps: float, delta: float, sample_rate: float, steps: int, accounta
             hi, e_hi = mid, e_mid
         else:
             lo = mid
-    return Calibration(hi, lab, sample_rate, steps, e_hi)
+    return Calibration(hi, sample_rate, steps, e_hi)

@@ -12,6 +12,7 @@ import torch
 from torch.utils.data import Dataset
 
 from synbench.corpus import Corpus
+from synbench.dp.label_sets import label_sets
 from synbench.errors import ConfigError
 
 IGNORE = -100  # label id that cross-entropy skips
@@ -41,7 +42,7 @@ class DocumentDataset(Dataset):
         if tokenizer.eos_token_id is None:
             raise ConfigError("the model's tokenizer has no EOS token; DP-Gen needs one to end documents")
         self.examples: list[Example] = []
-        for text, labels in zip(corpus.texts, corpus.labels):
+        for text, labels in zip(corpus.texts, label_sets(corpus)):  # label-space order, as the sampling plan writes them
             prefix = tokenizer(control_code(labels), add_special_tokens=False)["input_ids"]
             body = tokenizer(text, add_special_tokens=False)["input_ids"]
             room = max_seq_len - len(prefix) - 1

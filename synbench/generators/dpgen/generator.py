@@ -1,8 +1,9 @@
 """`generator=dpgen`: DP fine-tuning of a causal LM (Opacus DP-SGD in Lightning), then label-conditioned sampling.
 
-Budget: one accountant history holds the whole job, the noisy label histogram
-(`label_prior: histogram`, its share set by `label_budget_share`) and every
-DP-SGD step; see `accounting`. `label_prior: uniform` spends nothing on labels.
+Budget: one accountant history holds the whole job, the DP label-set plan
+(`label_prior: dp`, its share set by `label_budget_share`, its mechanism in
+`synbench.dp.label_sets`) and every DP-SGD step; see `accounting`.
+`label_prior: uniform` spends nothing on labels.
 `eps=inf` runs the same pipeline without DP and reports epsilon_spent = inf.
 """
 from __future__ import annotations
@@ -19,13 +20,14 @@ import torch
 
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
+from synbench.dp import label_sets
 from synbench.dp.poisson import PoissonPlan, charged_history
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import accounting, weights
 from synbench.generators.dpgen.data import Collator, DocumentDataset
-from synbench.generators.dpgen.sampling import generate, label_plan
+from synbench.generators.dpgen.sampling import generate
 from synbench.models import load_causal_lm
-from synbench.privacy import NoiseSource, PrivacySpec, noisy_label_histogram
+from synbench.privacy import NoiseSource, PrivacySpec
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +54,9 @@ class DPGenSettings:
     loss_on: str = "text"
     max_seq_len: int = 128
     max_train_docs: int | None = None
-    label_prior: str = "histogram"
+    label_prior: str = "dp"
     label_budget_share: float = 0.05
+    label_sets: Mapping[str, Any] | None = None
     temperature: float = 0.9
     top_p: float = 1.0
     max_new_tokens: int = 256
@@ -65,7 +68,7 @@ class DPGenSettings:
     num_threads: int | None = None
 
     def __post_init__(self) -> None:
-        choices = {"grad_sample_mode": ("hooks", "ghost"), "label_prior": ("histogram", "uniform"),
+        choices = {"grad_sample_mode": ("hooks", "ghost"), "label_prior": ("dp", "uniform"),
                    "strategy": ("auto", "dpddp"), "accelerator": ("auto", "cpu", "gpu")}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
@@ -73,16 +76,26 @@ class DPGenSettings:
         for key in ("epochs", "batch_size", "physical_batch_size", "max_seq_len", "max_new_tokens", "sample_batch_size"):
             if int(getattr(self, key)) < 1:
                 raise ConfigError(f"generator.{key} must be at least 1")
+        if self.label_prior == "dp" and not 0.0 < self.label_budget_share < 1.0:
+            raise ConfigError(f"generator.label_budget_share={self.label_budget_share} must lie strictly between 0 and 1 "
+                              "(label_prior=uniform spends nothing on labels)")
+        self.label_config()
+
+    def label_config(self) -> label_sets.LabelSetConfig:
+        """The `label_sets` node (delta split, tail) as the shared mechanism's config."""
+        return label_sets.LabelSetConfig.from_node(self.label_sets)
 
 
 class DPGenGenerator(Generator):
     public_details = frozenset({
         # the plan and the accounting (all fixed before training, or outputs of the accountant)
         "epsilon_spent", "delta", "accountant", "noise", "secure_mode", "noise_multiplier", "sample_rate",
-        "planned_steps", "steps", "epochs", "expected_batch_size", "label_prior", "label_budget_share",
-        "label_noise_std", "fine_tuning", "grad_sample_mode", "trainable_params", "n_train_docs", "loss_on",
+        "planned_steps", "steps", "epochs", "expected_batch_size", "label_budget_share", "label_noise_std",
+        "label_mechanisms", "label_delta_select", "label_threshold", "label_tail", "fine_tuning", "grad_sample_mode",
+        "trainable_params", "n_train_docs", "loss_on",
         "resumed", "attn_implementation", "model_source", "checkpoint", "train_s",
-        # statistics of the (DP) synthetic output
+        # statistics of DP outputs: the released label sets and the synthetic text
+        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",
         "n_generated", "n_empty_generated", "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
     })
 
@@ -96,7 +109,7 @@ class DPGenGenerator(Generator):
         self._model: Any = None
         self._tokenizer: Any = None
         self._corpus: Corpus | None = None
-        self._label_weights: np.ndarray | None = None
+        self._labels: label_sets.LabelSetRelease | None = None
         self._seed = 0
         self.details: dict[str, Any] = {}
 
@@ -128,9 +141,9 @@ class DPGenGenerator(Generator):
                 weights.save(self.checkpoint, model, state, s.lora is not None)
         self._model = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
         self._tokenizer, self._corpus, self._seed = loaded.tokenizer, corpus, seed
-        self._label_weights = None if state["label_weights"] is None else np.asarray(state["label_weights"], dtype=float)
+        self._labels = label_sets.LabelSetRelease.from_json(state["label_release"])
         eps_spent = float(state["epsilon_spent"])
-        self.details = {k: v for k, v in state.items() if k not in ("fingerprint", "label_weights")}
+        self.details = {k: v for k, v in state.items() if k not in ("fingerprint", "label_release")}
         self.details["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
         return FitReport(epsilon_spent=eps_spent, delta=delta, details=self.details, private_stats=private_stats)
 
@@ -140,10 +153,11 @@ class DPGenGenerator(Generator):
         Outputs are at most `min(max_new_tokens, max_seq_len)` tokens: beyond the
         training length the model has never seen a document go on, nor end.
         """
-        if self._model is None or self._corpus is None:
+        if self._model is None or self._corpus is None or self._labels is None:
             raise ConfigError("generator 'dpgen': sample() called before fit()")
         s, corpus = self.settings, self._corpus
-        plan = label_plan(n, corpus.label_space, self._label_weights, label_counts)
+        plan = label_sets.plan(n, self._labels, corpus.label_space, corpus.multi_label, np.random.default_rng(self._seed),
+                               label_counts)
         limit = min(s.max_new_tokens, s.max_seq_len)
         texts, stats = generate(self._model, self._tokenizer, plan, batch_size=s.sample_batch_size, max_new_tokens=limit,
                                 temperature=s.temperature, top_p=s.top_p, seed=self._seed)
@@ -178,10 +192,11 @@ class DPGenGenerator(Generator):
         pl.seed_everything(seed, verbose=False)  # weight init and dropout; no privacy mechanism reads the global RNG
         dataset = DocumentDataset(train, tokenizer, s.max_seq_len)
         plan = PoissonPlan(len(dataset), s.batch_size, s.epochs)
-        share = s.label_budget_share if s.label_prior == "histogram" else 0.0
-        cal = accounting.calibrate(privacy.epsilon, delta, plan.sample_rate, plan.steps, privacy.accountant, share)
-        label_weights = (noisy_label_histogram(corpus, cal.label_sigma, privacy.noise)
-                         if s.label_prior == "histogram" else None)
+        share = s.label_budget_share if s.label_prior == "dp" else 0.0
+        labels = s.label_config().calibrate(share * privacy.epsilon, delta, corpus.multi_label) if share else None
+        cal = accounting.calibrate(privacy.epsilon, delta, plan.sample_rate, plan.steps, privacy.accountant, labels)
+        released = (label_sets.release(corpus, labels, privacy.noise) if labels is not None
+                    else label_sets.uniform(corpus.label_space))
         cfg = TrainConfig(epochs=s.epochs, batch_size=s.batch_size, physical_batch_size=s.physical_batch_size, lr=s.lr,
                           weight_decay=s.weight_decay, max_grad_norm=s.max_grad_norm, warmup_steps=s.warmup_steps,
                           grad_sample_mode=s.grad_sample_mode, accountant=privacy.accountant,
@@ -195,15 +210,16 @@ class DPGenGenerator(Generator):
             if charged != [(cal.noise_multiplier, plan.sample_rate, plan.steps)]:
                 raise RuntimeError(f"dpgen: the accountant charged {charged}, not the planned "
                                    f"{(cal.noise_multiplier, plan.sample_rate, plan.steps)}")
-            eps_spent = accounting.epsilon(accounting.label_history(cal.label_sigma) + charged, delta, privacy.accountant)
+            eps_spent = accounting.epsilon(accounting.job_history(charged, labels), accounting.job_delta(delta, labels),
+                                           privacy.accountant)
         else:
             eps_spent = math.inf
         return {
             "epsilon_spent": eps_spent, "delta": delta, "accountant": privacy.accountant,
             "noise_multiplier": cal.noise_multiplier, "sample_rate": cal.sample_rate, "planned_steps": cal.steps,
             "steps": module.steps_taken(), "epochs": s.epochs, "expected_batch_size": s.batch_size,
-            "label_prior": s.label_prior, "label_budget_share": share, "label_noise_std": cal.label_sigma,
-            "label_weights": None if label_weights is None else label_weights.tolist(),
+            "label_budget_share": share, **(labels.details() if labels is not None else {}), **released.details(),
+            "label_release": released.to_json(),
             "fine_tuning": "lora" if s.lora is not None else "full", "grad_sample_mode": s.grad_sample_mode,
             "trainable_params": weights.trainable_count(model), "n_train_docs": len(dataset), "loss_on": s.loss_on,
             "train_s": round(train_s, 3), "noise": privacy.noise.mode, "secure_mode": privacy.noise.secure_mode,

@@ -1,4 +1,6 @@
-"""Label-conditioned sampling: which label sets to write, and batched generation with a KV cache.
+"""Label-conditioned sampling: batched generation with a KV cache from the label sets of a plan.
+
+Which label sets to write is the shared DP plan (`synbench.dp.label_sets.plan`).
 
 Generation is Hugging Face `generate` on left-padded batches of control-code
 prompts (prompts are sorted by label set, so most batches need no padding at
@@ -9,38 +11,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 from synbench.corpus import Labels
 from synbench.errors import ConfigError
 from synbench.generators.dpgen.data import control_code
-from synbench.privacy import allocate
-
-
-def label_plan(n: int, label_space: Sequence[str], weights: np.ndarray | None,
-               label_counts: Mapping[Labels, int] | None = None) -> list[Labels]:
-    """The label set of each of the `n` documents to write, grouped by label set.
-
-    Given `label_counts` are used as they are. Otherwise `n` is split over the
-    single labels of `label_space` in proportion to `weights` (the noisy
-    histogram), or uniformly when `weights` is None. For multi-label data
-    this conditions each synthetic document on one label: the DP histogram
-    holds per-label marginals, not the (private, combinatorial) label sets.
-    """
-    if label_counts is not None:
-        if sum(label_counts.values()) != n:
-            raise ConfigError(f"label_counts add up to {sum(label_counts.values())}, not n={n}")
-        unknown = {label for labels in label_counts for label in labels} - set(label_space)
-        if unknown:
-            raise ConfigError(f"label_counts name labels outside the label space: {sorted(unknown)}")
-        return [tuple(labels) for labels, k in label_counts.items() for _ in range(int(k))]
-    w = np.ones(len(label_space)) if weights is None else np.asarray(weights, dtype=float)
-    counts = allocate(n, w)
-    return [(label,) for label, k in zip(label_space, counts) for _ in range(int(k))]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,128 @@
+"""The paper's utility and fidelity table: per dataset, one row per generator x epsilon, plus baseline rows.
+
+The headline columns are F1, MAUVE and every metric key whose direction a
+registered metric declares (`Metric.higher_is_better`, a class attribute:
+the metric modules import their heavy libraries lazily, so reading it is
+cheap); the best value per epsilon is bold. Every other `utility.*` and
+`fidelity.*` key goes to a second table, so nothing a job measured is
+dropped. Baseline rows come from the jobs' own baseline keys: random,
+majority and real-data F1, and the real-vs-real reference (`<key>_ref`) of
+each fidelity column. A baseline is the same for every generator and epsilon
+of one seed, so it is averaged per seed first and the interval is over seeds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from synbench import registry
+from synbench.errors import PluginError
+from synbench.report.load import COMPLETE, task_jobs
+from synbench.report.stats import Estimate, estimate, format_eps
+from synbench.report.table import Cell, Table, groups, markers, metric_cell
+
+TASK = "benchmark"
+SECTIONS = ("utility", "fidelity")
+LEAD = ("utility.f1_micro", "utility.f1_macro", "fidelity.mauve")
+# Baseline row label -> the utility key of its micro F1 (its macro F1 is `<key>_macro`).
+BASELINES = (("random", "random_f1"), ("majority", "majority_f1"), ("real data", "real_f1"))
+REFERENCE = "real vs real"
+HEAD = ("generator", "ε", "seeds")
+
+
+@dataclass(frozen=True)
+class DatasetTables:
+    dataset: str
+    main: Table
+    other: Table | None
+
+
+def metric_directions() -> dict[str, bool]:
+    """`<section>.<key>` -> whether higher is better, from every registered metric class that imports."""
+    directions: dict[str, bool] = {}
+    for name in registry.available("metrics"):
+        try:
+            cls = registry.load("metrics", name)
+        except PluginError:  # a broken plugin costs its arrows, not the report
+            continue
+        directions.update({f"{cls.section}.{key}": bool(up) for key, up in cls.higher_is_better.items()})
+    return directions
+
+
+def header(column: str, directions: dict[str, bool]) -> str:
+    arrow = "" if column not in directions else " ↑" if directions[column] else " ↓"
+    return column.split(".", 1)[1] + arrow
+
+
+def baseline_sources(columns: list[str]) -> list[tuple[str, dict[str, str]]]:
+    """Baseline rows: label and, per shown column, the results column its value comes from."""
+    rows = [(label, {"utility.f1_micro": f"utility.{key}", "utility.f1_macro": f"utility.{key}_macro"})
+            for label, key in BASELINES]
+    return rows + [(REFERENCE, {c: f"{c}_ref" for c in columns if c.startswith("fidelity.")})]
+
+
+def baseline_estimate(jobs: pd.DataFrame, source: str, confidence: float) -> Estimate | None:
+    """A baseline over seeds: one value per seed (it does not depend on generator or epsilon), then the interval."""
+    if source not in jobs:
+        return None
+    return estimate(jobs.groupby("seed")[source].mean(), confidence)
+
+
+def split_columns(jobs: pd.DataFrame, directions: dict[str, bool]) -> tuple[list[str], list[str]]:
+    """(headline columns, other columns) among the metric keys these jobs hold; baseline keys go to baseline rows."""
+    present = [c for c in jobs.columns if c.split(".", 1)[0] in SECTIONS and jobs[c].notna().any()]
+    main = [c for c in LEAD if c in present] + sorted(c for c in present if c in directions and c not in LEAD)
+    used = {source for _, sources in baseline_sources(main) for source in sources.values()}
+    return main, sorted(c for c in present if c not in main and c not in used)
+
+
+def generator_rows(jobs: pd.DataFrame, columns: list[str], directions: dict[str, bool],
+                   confidence: float) -> list[tuple[Cell, ...]]:
+    """One row per generator x epsilon; per epsilon, the best value of each directed column is marked (unless all tie)."""
+    rows: list[tuple[float, list[Cell], list[Estimate | None]]] = []
+    for (generator, eps), group in groups(jobs, ["generator", "epsilon"]):
+        found = [metric_cell(group, c, confidence) for c in columns]
+        label = [Cell(f"{generator}{markers(group.all)}"), Cell(format_eps(eps)), group.seeds_cell()]
+        rows.append((eps, label + [cell for cell, _ in found], [value for _, value in found]))
+    for j, column in enumerate(columns):
+        if column not in directions:
+            continue
+        for eps in {row[0] for row in rows}:
+            candidates = [(cells, values[j]) for e, cells, values in rows if e == eps]
+            means = [(value.mean, cells) for cells, value in candidates if value is not None]
+            best = (max if directions[column] else min)((m for m, _ in means), default=None)
+            if any(mean != best for mean, _ in means):  # a tie of all marks nothing
+                for mean, cells in means:
+                    if mean == best:
+                        cells[len(HEAD) + j] = Cell(cells[len(HEAD) + j].text, "best")
+    return [tuple(cells) for _, cells, _ in rows]
+
+
+def baseline_rows(jobs: pd.DataFrame, columns: list[str], confidence: float) -> list[tuple[Cell, ...]]:
+    """The random, majority, real-data and real-vs-real rows, where the jobs report them."""
+    done = jobs[jobs["status"] == COMPLETE]
+    out = []
+    for label, sources in baseline_sources(columns):
+        found = {c: baseline_estimate(done, sources[c], confidence) for c in columns if c in sources}
+        if any(found.values()):
+            seeds = Cell(str(done["seed"].nunique()), "baseline")
+            cells = [Cell(str(found[c]) if found.get(c) else "", "baseline") for c in columns]
+            out.append((Cell(label, "baseline"), Cell("", "baseline"), seeds, *cells))
+    return out
+
+
+def benchmark_tables(frame: pd.DataFrame, confidence: float) -> list[DatasetTables]:
+    """Per dataset: the headline table with baselines, and the table of every other metric key."""
+    directions = metric_directions()
+    out = []
+    for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
+        jobs = group.all
+        main, other = split_columns(group.complete, directions)
+        table = Table(HEAD + tuple(header(c, directions) for c in main),
+                      tuple(generator_rows(jobs, main, directions, confidence) + baseline_rows(jobs, main, confidence)),
+                      f"{dataset}: utility and fidelity")
+        rest = Table(HEAD + tuple(header(c, directions) for c in other),
+                     tuple(generator_rows(jobs, other, directions, confidence)), f"{dataset}: other metric keys")
+        out.append(DatasetTables(str(dataset), table, rest if other else None))
+    return out

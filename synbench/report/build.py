@@ -1,0 +1,111 @@
+"""A sweep's report: `report.md` and `report.html` in the sweep folder, from its `results.json` files.
+
+Reads what a job releases and nothing else: the results files (through
+`load`) and the audit's own ROC image next to them. Synthetic corpora,
+audit designs and caches in the same folders are never opened, so no private
+text can reach a report. Figures for the Markdown go to `report_figures/`;
+the HTML page embeds them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from synbench.job import write_text_atomic
+from synbench.report.audit import TASK as AUDIT
+from synbench.report.audit import audit_table, bound_note, roc_images
+from synbench.report.benchmark import TASK as BENCHMARK
+from synbench.report.benchmark import benchmark_tables
+from synbench.report.load import COMPLETE, load_results, task_jobs
+from synbench.report.plots import lower_bound_vs_nominal, metric_vs_eps
+from synbench.report.render import Block, Details, Gallery, Heading, Image, Notes, Text, to_html, to_markdown
+from synbench.report.stats import interval_note
+from synbench.report.table import incomplete_table, marker_notes
+
+MARKDOWN_FILE = "report.md"
+HTML_FILE = "report.html"
+FIGURES_DIR = "report_figures"
+
+
+@dataclass
+class Document:
+    """The blocks of a report and the figures its Markdown refers to (file name -> PNG)."""
+
+    blocks: list[Block] = field(default_factory=list)
+    figures: dict[str, bytes] = field(default_factory=dict)
+
+    def figure(self, caption: str, png: bytes | None, name: str) -> None:
+        if png is not None:
+            file_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".png"
+            self.figures[file_name] = png
+            self.blocks.append(Image(caption, png, f"{FIGURES_DIR}/{file_name}"))
+
+
+def overview(frame: pd.DataFrame, root: Path) -> str:
+    """One sentence: how many jobs the report covers, by status and task."""
+    statuses = ", ".join(f"{n} {status}" for status, n in frame["status"].value_counts().sort_index().items())
+    tasks = ", ".join(f"{task} ({n})" for task, n in frame["task"].value_counts().sort_index().items())
+    return f"{len(frame)} results.json file(s) under {root}: {statuses or 'none'}; by task: {tasks or 'none'}."
+
+
+def benchmark_section(doc: Document, frame: pd.DataFrame, confidence: float) -> None:
+    doc.blocks.append(Heading(2, "Utility and fidelity"))
+    tables = benchmark_tables(frame, confidence)
+    if not tables:
+        doc.blocks.append(Text("No benchmark results in this sweep."))
+    for found in tables:
+        doc.blocks += [Heading(3, found.dataset), found.main]
+        jobs = task_jobs(frame, BENCHMARK)
+        jobs = jobs[jobs["dataset"] == found.dataset]
+        doc.figure(f"{found.dataset}: F1 and MAUVE against nominal ε per generator (horizontal lines: baselines)",
+                   metric_vs_eps(jobs, confidence), f"metrics_vs_eps_{found.dataset}")
+        if found.other is not None:
+            doc.blocks.append(Details("Other metric keys", (found.other,)))
+
+
+def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: float) -> None:
+    doc.blocks.append(Heading(2, "Privacy audit"))
+    table = audit_table(frame, confidence)
+    if table is None:
+        doc.blocks.append(Text("No audit results in this sweep."))
+        return
+    doc.blocks += [table, Text(bound_note(frame))]
+    doc.figure("eps_emp_lower against nominal ε (finite ε only); above the line y = x is a violation",
+               lower_bound_vs_nominal(frame, confidence), "eps_lower_vs_nominal")
+    rocs = tuple(Image(caption, (root / href).read_bytes(), href) for href, caption in roc_images(frame))
+    if rocs:
+        doc.blocks += [Heading(3, "ROC against the DP region, per audit job"), Gallery(rocs)]
+
+
+def build(root: Path, confidence: float, title: str) -> Document:
+    """The whole report of the sweep folder `root`."""
+    frame = load_results(root)
+    doc = Document([Heading(1, title), Text(overview(frame, root)), Text(interval_note(confidence))])
+    notes = marker_notes(frame)
+    if notes:
+        doc.blocks.append(Notes(tuple(notes)))
+    benchmark_section(doc, frame, confidence)
+    audit_section(doc, root, frame, confidence)
+    doc.blocks.append(Heading(2, "Jobs not complete"))
+    unfinished = incomplete_table(frame)
+    doc.blocks.append(unfinished if unfinished is not None else Text("Every job has final results."))
+    others = sorted(set(frame.loc[frame["status"] == COMPLETE, "task"]) - {BENCHMARK, AUDIT})
+    if others:
+        doc.blocks.append(Text(f"Complete results of task(s) {', '.join(others)} are counted above but not tabulated."))
+    return doc
+
+
+def write_report(root: Path, confidence: float = 0.95, title: str | None = None) -> tuple[Path, Path]:
+    """Write `report.md` (with `report_figures/`) and the self-contained `report.html` into `root`."""
+    title = title or f"SynBench report: {root.name}"
+    doc = build(root, confidence, title)
+    for name, png in doc.figures.items():
+        (root / FIGURES_DIR).mkdir(exist_ok=True)
+        (root / FIGURES_DIR / name).write_bytes(png)
+    markdown, page = root / MARKDOWN_FILE, root / HTML_FILE
+    write_text_atomic(markdown, to_markdown(doc.blocks))
+    write_text_atomic(page, to_html(doc.blocks, title))
+    return markdown, page

@@ -1,0 +1,218 @@
+"""`task=report`: tables and plots of a sweep from its results.json files only, as Markdown and self-contained HTML.
+
+The sweep is written by hand, so every expected cell is known: two
+generators x eps {1, 4, inf} x two seeds of `benchmark`, two audits (one
+whose lower bound exceeds its nominal eps), one failed job, and private-
+looking files beside the results that the report must never read.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import run_cli
+from synbench.audit.plot import plot_roc
+from synbench.audit.roc import RocCurve
+from synbench.report import write_report
+
+SENTINEL = "PATIENT-ZZQX-7731 private discharge note"
+SWEEP = "toy"
+EPS = {"1": 1.0, "4": 4.0, "inf": "inf"}
+F1 = {"alpha": 0.5, "beta": 0.3}  # seed 0 at eps=1; +0.1 per seed, +0.05 per step up in eps
+
+
+def write_job(root: Path, task: str, name: str, results: dict[str, Any]) -> Path:
+    job = root / task / name
+    job.mkdir(parents=True)
+    (job / "results.json").write_text(json.dumps({"task": task, "dataset": "toyset", "delta": 1e-5, "noise": "secure",
+                                                  "non_dp_outputs": [], "label_space_inferred": False,
+                                                  "config": {"note": "x"}, **results}))
+    (job / "synthetic.jsonl").write_text(json.dumps({"text": SENTINEL, "label": ["pos"]}) + "\n")
+    return job
+
+
+def benchmark_results(generator: str, step: int, eps: float | str, seed: int) -> dict[str, Any]:
+    f1 = F1[generator] + 0.05 * step + 0.1 * seed
+    return {"generator": generator, "epsilon": eps, "seed": seed, "status": "complete",
+            "utility": {"f1_micro": f1, "f1_macro": f1 - 0.2, "random_f1": 0.33 + 0.02 * seed, "random_f1_macro": 0.3,
+                        "majority_f1": 0.5, "majority_f1_macro": 0.2, "real_f1": 0.8 + 0.02 * seed, "real_f1_macro": 0.6,
+                        "n_train": 30},
+            "fidelity": {"mauve": 0.2 + 0.2 * step - F1[generator] / 5, "mauve_ref": 0.9, "entity_div": 0.3,
+                         "entity_div_ref": 0.1, "length_div": 0.4, "length_div_ref": 0.05, "length_mean_syn": 42.0}}
+
+
+def audit_results(generator: str, eps: float, lower: float) -> dict[str, Any]:
+    return {"generator": generator, "epsilon": eps, "seed": 0, "status": "complete",
+            "audit": {"mode": "k_subsets", "auc": 0.9, "tpr_at_fpr_0.001": 0.05, "tpr_at_fpr_0.01": 0.2,
+                      "tpr_at_fpr_0.1": 0.6, "eps_emp": lower + 0.5, "eps_emp_lower": lower, "confidence": 0.95}}
+
+
+def roc_png(path: Path) -> None:
+    """The ROC image task=audit writes, of a strong attack on 50 targets."""
+    members = np.arange(100) % 2 == 0
+    scores = members + np.random.default_rng(0).normal(0, 0.6, 100)
+    plot_roc(RocCurve.from_scores(scores, members), path, nominal_eps=1.0, delta=1e-5)
+
+
+@pytest.fixture
+def sweep(tmp_path: Path) -> Path:
+    root = tmp_path / "outputs" / SWEEP
+    for generator in F1:
+        for step, (name, eps) in enumerate(EPS.items()):
+            for seed in (0, 1):
+                results = benchmark_results(generator, step, eps, seed)
+                if generator == "beta" and name == "4" and seed == 1:
+                    results["noise"] = "seeded"
+                if generator == "alpha" and name == "inf":
+                    results["non_dp_outputs"] = ["utility.real_f1"]
+                write_job(root, "benchmark", f"eps={name},generator={generator},seed={seed}", results)
+    write_job(root, "benchmark", "eps=1,generator=gamma", {
+        "generator": "gamma", "epsilon": 1.0, "seed": 0, "status": "failed", "utility": {}, "fidelity": {},
+        "error": {"type": "DataError", "message": "train.jsonl line 3: no text"}})
+    roc_png(write_job(root, "audit", "eps=1,generator=alpha", audit_results("alpha", 1.0, 1.8)) / "audit_roc.png")
+    write_job(root, "audit", "eps=4,generator=beta", audit_results("beta", 4.0, 0.4))
+    write_job(root, "audit", "eps=4,generator=copy", audit_results("copy", 4.0, 4.96) | {"non_private_control": True})
+    write_job(root, "audit", "eps=2,generator=beta", {"generator": "beta", "epsilon": 2.0, "seed": 0, "status": "running",
+                                                      "audit": {}, "config": {"audit": {"mode": "one_run"}}})
+    (root / "benchmark" / "broken").mkdir()
+    (root / "benchmark" / "broken" / "results.json").write_text('{"task": "benchmark", "status": "compl')
+    (root / "audit" / "eps=1,generator=alpha" / "runs").mkdir()
+    (root / "audit" / "eps=1,generator=alpha" / "runs" / "run_0.json").write_text(json.dumps({"text": SENTINEL}))
+    return root
+
+
+def md_tables(markdown: str) -> dict[str, dict[str, list[str]]]:
+    """Each Markdown table by its caption: the header row under 'header', the others keyed by the cells before
+    'seeds' ('alpha 1', 'toyset beta k_subsets 4'), or by their first cell."""
+    tables: dict[str, dict[str, list[str]]] = {}
+    for line in markdown.splitlines():
+        if re.fullmatch(r"\*[^*].*\*", line):
+            rows = tables[line.strip("*")] = {}
+        elif line.startswith("| ") and not rows:
+            rows["header"] = [c.strip() for c in line[2:-2].split(" | ")]
+        elif line.startswith("| "):
+            cells = [c.strip() for c in line[2:-2].split(" | ")]
+            rows[" ".join(cells[:rows["header"].index("seeds")] if "seeds" in rows["header"] else cells[:1]).strip()] = cells
+    return tables
+
+
+def test_report_task_writes_tables_with_intervals_baselines_failures_and_violations(sweep: Path) -> None:
+    run_cli(["task=report", f"sweep={SWEEP}", f"output_root={sweep.parent}", "tracking=none"], cwd=sweep.parent)
+    markdown = (sweep / "report.md").read_text()
+    page = (sweep / "report.html").read_text()
+    tables = md_tables(markdown)
+    rows, audit = tables["toyset: utility and fidelity"], tables["privacy audit"]
+    assert [name for name in tables if name.endswith("utility and fidelity")] == ["toyset: utility and fidelity"]
+    # two seeds 0.50 and 0.60: mean 0.550, half-width t(0.975, 1) * s / sqrt(2) = 12.706 * 0.05 = 0.635
+    assert rows["alpha 1"][:5] == ["alpha", "1", "2", "**0.550 ± 0.635**", "**0.350 ± 0.635**"]
+    assert rows["beta 1"][3] == "0.350 ± 0.635" and rows["beta 1"][6] == "0.300 ± 0.000"  # a tie marks nothing
+    assert rows["alpha† ∞"][3] == "**0.650 ± 0.635**" and rows["beta‡ 4"][0] == "beta‡"
+    assert [row[:5] for key, row in rows.items() if key.startswith("*")] == [
+        ["*random*", "", "*2*", "*0.340 ± 0.127*", "*0.300 ± 0.000*"],
+        ["*majority*", "", "*2*", "*0.500 ± 0.000*", "*0.200 ± 0.000*"],
+        ["*real data*", "", "*2*", "*0.810 ± 0.127*", "*0.600 ± 0.000*"], ["*real vs real*", "", "*2*", "", ""]]
+    assert rows["*real vs real*"][5:] == ["*0.900 ± 0.000*", "*0.100 ± 0.000*", "*0.050 ± 0.000*"]
+    assert rows["gamma 1"][2:5] == ["0 (+1 failed)", "– (failed)", "– (failed)"]
+    assert rows["header"][3:] == ["f1_micro ↑", "f1_macro ↑", "mauve ↑", "entity_div ↓", "length_div ↓"]
+    assert tables["toyset: other metric keys"]["alpha 1"][3:] == ["42 ± 0.000", "30 ± 0.000"]
+    unfinished = tables["jobs without final results"]
+    assert unfinished["benchmark/eps=1,generator=gamma"][-2:] == ["failed", "DataError: train.jsonl line 3: no text"]
+    assert unfinished["audit/eps=2,generator=beta"][-2] == "running"
+    assert unfinished["benchmark/broken"][-2:] == ["unreadable", "results.json unreadable (JSONDecodeError)"]
+    assert audit["toyset alpha k_subsets 1"][5:] == ["0.900", "0.050", "0.200", "0.600", "2.300", "**⚠ 1.800**",
+                                                     "**⚠ VIOLATION**"]
+    assert audit["toyset beta k_subsets 4"][-2:] == ["0.400", "no"]
+    assert audit["toyset copy¶ k_subsets 4"][-2:] == ["4.960", "n/a (non-private control)"]
+    assert audit["toyset beta one_run 2"][4:] == ["0 (+1 running)"] + ["– (running)"] * 7
+    for note in ("† not DP", "‡ seeded noise", "¶ non-private control", "Student t"):
+        assert note in markdown, note
+    assert "length_mean_syn" in markdown and "<details>" in page  # the other keys, folded away in HTML
+    assert page.count("data:image/png;base64,") == 3  # F1/MAUVE vs eps, bound vs nominal, one audit ROC
+    assert 'class="violation"' in page and "<link" not in page and "<script" not in page
+    assert all((sweep / "report_figures" / name).is_file() for name in re.findall(r"report_figures/([^>]+)>", markdown))
+    for text in (markdown, page):
+        assert SENTINEL not in text and "PATIENT" not in text
+
+
+def test_a_sweep_without_results_is_a_clear_error(tmp_path: Path) -> None:
+    proc = run_cli(["task=report", "sweep=nothing", f"output_root={tmp_path}", "tracking=none"], cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "no results.json under" in proc.stderr and "sweep=<name>" in proc.stderr
+
+
+def test_the_report_opens_only_results_and_roc_images(sweep: Path) -> None:
+    """An audit hook records every file the report opens inside the sweep folder."""
+    opened: list[Path] = []
+    recording = [True]
+
+    def hook(event: str, args: tuple) -> None:
+        if recording[0] and event == "open" and isinstance(args[0], (str, Path)) and str(args[0]).startswith(str(sweep)):
+            opened.append(Path(args[0]))
+
+    sys.addaudithook(hook)  # hooks cannot be removed; this one stops recording after the call
+    try:
+        written = write_report(sweep)
+    finally:
+        recording[0] = False
+    outputs = {p.name for p in written} | {p.name for p in (sweep / "report_figures").iterdir()}
+    read = {p.name for p in opened if p.name not in outputs and not p.name.startswith(".report.")}
+    assert read == {"results.json", "audit_roc.png"}
+
+
+def test_the_report_imports_no_generator_model_or_dataset_code(sweep: Path) -> None:
+    code = ("import sys; from pathlib import Path; from synbench.report import write_report; "
+            f"write_report(Path({str(sweep)!r})); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'datasets') "
+            "or m.startswith(('synbench.generators', 'synbench.data', 'synbench.audit'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
+class Cells(HTMLParser):
+    """The text of every <td> of a page, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[str] = []
+        self.inside = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "td":
+            self.inside, _ = True, self.cells.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside = self.inside and tag != "td"
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.cells[-1] += data
+
+
+def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> None:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("the `chromium` binary is not installed (Debian: apt-get install -y chromium)")
+    _, page = write_report(sweep)
+    shot = tmp_path / "report.png"
+    browser = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+               f"--user-data-dir={tmp_path / 'profile'}"]
+    subprocess.run([*browser, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
+                   check=True, capture_output=True, timeout=60)
+    dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], check=True, capture_output=True, text=True, timeout=60).stdout
+    pixels = np.asarray(Image.open(shot).convert("RGB"))
+    assert pixels.shape[:2] == (2000, 1400)
+    assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200 and (pixels < 200).any(axis=2).mean() > 0.01
+    parser = Cells()
+    parser.feed(dom)
+    for cell in ("0.550 ± 0.635", "0.340 ± 0.127", "– (failed)", "– (running)", "VIOLATION",
+                 "DataError: train.jsonl line 3: no text"):
+        assert cell in parser.cells, cell
