@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -66,6 +67,12 @@ class FitReport:
     details: Mapping[str, Any] = field(default_factory=dict)
     private_stats: Mapping[str, float | Sequence[float]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Read-only copies: a report is a record of what the fit spent, not a dict a later call may change."""
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        stats = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in self.private_stats.items()}
+        object.__setattr__(self, "private_stats", MappingProxyType(stats))
+
     @property
     def is_private(self) -> bool:
         return math.isfinite(self.epsilon_spent)
@@ -104,6 +111,10 @@ class Generator(ABC):
     @abstractmethod
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         """Write `n` synthetic documents (exactly `label_counts` per label set, if given)."""
+
+    def sampling_details(self) -> Mapping[str, Any]:
+        """Statistics of the last `sample` call (its output is DP, so they are too); keys declared in `public_details`."""
+        return {}
 
 
 @dataclass

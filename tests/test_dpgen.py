@@ -186,8 +186,10 @@ def test_fit_and_sample_end_to_end_and_resume(tiny_model: dict[str, Any], tmp_pa
     assert set(d) <= DPGenGenerator.public_details
     synthetic = gen.sample(13)
     assert len(synthetic) == 13 and {ls for ls in synthetic.labels} <= {("neg",), ("pos",)}
-    assert d["n_generated"] == 13 and d["n_empty_generated"] == sum(not t for t in synthetic.texts)
-    assert d["generate_s"] > 0 and d["generated_tokens"] <= 13 * 12
+    sampled = gen.sampling_details()
+    assert sampled["max_new_tokens"] == 12 and 0 < sampled["generated_tokens"] <= 13 * 12
+    assert set(sampled) <= DPGenGenerator.public_details and "generated_tokens" not in d  # the report is not mutated
+    assert sampled["generate_s"] > 0
 
     again = generator(tiny_model, workdir=str(tmp_path), temperature=0.7).fit(corpus(), spec(2.0), seed=0)
     assert again.details["resumed"] is True and again.epsilon_spent == report.epsilon_spent
@@ -303,4 +305,11 @@ def test_smollm2_fit_and_sample(tmp_path: Path) -> None:
     report = gen.fit(corpus(), spec(4.0), seed=0)
     assert report.epsilon_spent <= 4.0 and report.details["steps"] == 2
     synthetic = gen.sample(4)
-    assert len(synthetic) == 4 and gen.details["generated_tokens"] > 0
+    assert len(synthetic) == 4 and gen.sampling_details()["generated_tokens"] > 0
+
+
+def test_dpgen_conforms_to_the_generator_contract(tiny_model: dict[str, Any]) -> None:
+    """The conformance kit plugin authors run, on DP-Gen itself (tiny model, secret and replication noise)."""
+    from synbench.testing import check_generator
+
+    check_generator(lambda: generator(tiny_model, max_seq_len=48, max_new_tokens=6, sample_batch_size=32))

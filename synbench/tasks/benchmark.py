@@ -51,7 +51,7 @@ def benchmark(job: JobRun) -> None:
             "n_eval": len(splits.eval),
             "n_synthetic": len(synthetic),
             "n_empty": n_empty(synthetic),
-            **release.public_details(generator, spec.generator, report.details),
+            **release.public_details(generator, spec.generator, {**report.details, **generator.sampling_details()}),
             **private_scalars,
         },
     )

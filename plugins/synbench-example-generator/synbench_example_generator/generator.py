@@ -173,7 +173,7 @@ class DPUnigramGenerator(Generator):
         """
         model = self._model
         if model is None:
-            raise RuntimeError("DPUnigramGenerator.sample called before fit")
+            raise ConfigError("generator 'example': sample() called before fit()")
         plan = [(labels, len(list(group))) for labels, group in
                 groupby(label_plan(n, model.labels, model.label_space, model.multi_label, model.rng, label_counts))]
         tokenizer, vocab_ids, _ = public_vocabulary()

@@ -14,6 +14,7 @@ from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.registry import create
+from synbench.testing import check_generator
 from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
 
 POS = ["the movie was great and fun", "a great film with a fun plot", "i loved the great acting"]
@@ -145,5 +146,10 @@ def test_invalid_settings_are_config_errors() -> None:
 
 
 def test_sample_before_fit_fails() -> None:
-    with pytest.raises(RuntimeError):
+    with pytest.raises(ConfigError, match="before fit"):
         DPUnigramGenerator().sample(1)
+
+
+def test_conforms_to_the_synbench_generator_contract() -> None:
+    """SynBench's conformance kit: budget, delta, secret noise, label_counts, no private text in details, ..."""
+    check_generator(DPUnigramGenerator)

@@ -96,7 +96,7 @@ class DPGenGenerator(Generator):
         "resumed", "attn_implementation", "model_source", "checkpoint", "train_s",
         # statistics of DP outputs: the released label sets and the synthetic text
         "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",
-        "n_generated", "n_empty_generated", "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
+        "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
     })
 
     def __init__(self, model: Mapping[str, Any], workdir: str | None = None, **settings: Any) -> None:
@@ -111,7 +111,7 @@ class DPGenGenerator(Generator):
         self._corpus: Corpus | None = None
         self._labels: label_sets.LabelSetRelease | None = None
         self._seed = 0
-        self.details: dict[str, Any] = {}
+        self._sampling: dict[str, Any] = {}
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         s = self.settings
@@ -124,8 +124,9 @@ class DPGenGenerator(Generator):
         trained_by = {k: v for k, v in asdict(s).items() if k not in SAMPLING_KEYS}
         key = weights.fingerprint({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
                                    "accountant": privacy.accountant, "seed": seed, "noise": asdict(privacy.noise),
-                                   "data": weights.corpus_digest(corpus.texts, corpus.labels)})
+                                   "data": corpus.digest()})
         loaded = load_causal_lm(self.model_node, self._device())
+        torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
         model = weights.prepare_trainable(loaded.model, s.lora)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
         private_stats: dict[str, Any] = {}  # kept in memory only, never in the checkpoint
@@ -143,12 +144,12 @@ class DPGenGenerator(Generator):
         self._tokenizer, self._corpus, self._seed = loaded.tokenizer, corpus, seed
         self._labels = label_sets.LabelSetRelease.from_json(state["label_release"])
         eps_spent = float(state["epsilon_spent"])
-        self.details = {k: v for k, v in state.items() if k not in ("fingerprint", "label_release")}
-        self.details["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
-        return FitReport(epsilon_spent=eps_spent, delta=delta, details=self.details, private_stats=private_stats)
+        details = {k: v for k, v in state.items() if k not in ("fingerprint", "label_release")}
+        details["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
+        return FitReport(epsilon_spent=eps_spent, delta=delta, details=details, private_stats=private_stats)
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
-        """`n` documents; the generation stats go into the fit report's `details` (the task writes them after sampling).
+        """`n` documents; their generation statistics are `sampling_details()`.
 
         Outputs are at most `min(max_new_tokens, max_seq_len)` tokens: beyond the
         training length the model has never seen a document go on, nor end.
@@ -161,9 +162,12 @@ class DPGenGenerator(Generator):
         limit = min(s.max_new_tokens, s.max_seq_len)
         texts, stats = generate(self._model, self._tokenizer, plan, batch_size=s.sample_batch_size, max_new_tokens=limit,
                                 temperature=s.temperature, top_p=s.top_p, seed=self._seed)
-        self.details.update(stats.as_details(), max_new_tokens=limit)
+        self._sampling = {**stats.as_details(), "max_new_tokens": limit}
         return Corpus.build(texts, plan, corpus.label_space, ids=[f"dpgen-{i}" for i in range(len(texts))],
                             multi_label=corpus.multi_label, name="dpgen-synthetic")
+
+    def sampling_details(self) -> Mapping[str, Any]:
+        return dict(self._sampling)
 
     def _train_docs(self, corpus: Corpus, noise: NoiseSource) -> Corpus:
         """The documents DP-SGD trains on: all, or a uniform subset of `max_train_docs` (a demo-size knob).

@@ -30,8 +30,6 @@ class SampleStats:
 
     def as_details(self) -> dict[str, Any]:
         return {
-            "n_generated": self.n,
-            "n_empty_generated": self.n_empty,
             "generated_tokens": self.new_tokens,
             "generate_s": round(self.generate_s, 3),
             "generate_tokens_per_s": round(self.new_tokens / max(self.generate_s, 1e-9), 2),

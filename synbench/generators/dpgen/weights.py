@@ -92,13 +92,3 @@ def load(folder: Path, model: nn.Module, lora: bool) -> None:
 def fingerprint(payload: Mapping[str, Any]) -> str:
     """A stable hash of what determines a trained model (settings, budget, seed and a digest of the data)."""
     return hashlib.sha256(json.dumps(to_json(payload), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def corpus_digest(texts: Any, labels: Any) -> str:
-    """A digest of the private training data; it stays in the job folder, the data never does."""
-    h = hashlib.sha256()
-    for text, ls in zip(texts, labels):
-        h.update(text.encode())
-        h.update(b"\x1f" + "\t".join(ls).encode() + b"\x1e")
-    return h.hexdigest()[:16]
-
