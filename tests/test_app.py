@@ -102,10 +102,19 @@ def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str])
     assert math.isinf(float(json.loads(text)["epsilon"]))
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "experiments").glob("*.yaml")))
-def test_experiment_configs_compose(tmp_path: Path, name: str) -> None:
-    proc = run_cli(["--config-dir", str(REPO / "experiments"), "--config-name", name, "--cfg", "job"], cwd=tmp_path)
-    assert f"sweep: {name}" in proc.stdout
+@pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml")))
+def test_experiment_configs_compose(name: str) -> None:
+    """Every experiment composes as `+experiment=<name>`, names its sweep after itself, and has a valid grid."""
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"+experiment={name}"], return_hydra_config=True)
+        assert cfg.sweep == name
+        params = dict(cfg.hydra.sweeper.params)
+        assert params, "an experiment is a sweep: hydra.sweeper.params is empty"
+        for key, values in params.items():  # every swept value composes as an override of its own
+            for value in str(values).split(","):
+                compose(config_name="config", overrides=[f"+experiment={name}", f"{key}={value}"])
 
 
 def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
@@ -123,3 +132,25 @@ def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "SynBenchSearchPathPlugin" in proc.stdout
+
+
+def test_a_sweep_survives_a_failing_job_reports_it_and_reruns_only_it(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    missing = tmp_path / "missing.jsonl"
+    train = next(o for o in tiny_dataset if o.startswith("dataset.train=")).split("=", 1)[1]
+    args = ["-m", *[o for o in tiny_dataset if not o.startswith("dataset.train=")], f"dataset.train={train},{missing}",
+            "generator=copy", "eps=inf", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "sweep=faults"]
+    first = run_cli(args, cwd=tmp_path, check=False)
+    assert first.returncode != 0 and "1 of 2 job(s) did not complete" in first.stderr
+    assert "FAILED benchmark/" in first.stdout and "missing.jsonl" in first.stdout  # one line per failed job
+    results = {p.parent.name: json.loads(p.read_text()) for p in (tmp_path / "out" / "faults").rglob("results.json")}
+    assert sorted(r["status"] for r in results.values()) == ["complete", "failed"]
+    failed = next(r for r in results.values() if r["status"] == "failed")
+    assert failed["error"]["type"] == "DataError"
+    second = run_cli(args, cwd=tmp_path, check=False)
+    assert second.returncode != 0 and "skipping" in second.stdout + second.stderr  # the complete job is not redone
+
+
+def test_a_sweep_over_settings_warns_that_selection_uses_private_data(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    proc = run_cli(["-m", *tiny_dataset, "generator=copy", "eps=inf", "tracking=none", "metrics=[]",
+                    f"output_root={tmp_path / 'out'}", "task.n_synthetic=5,6"], cwd=tmp_path)
+    assert "varies task.n_synthetic" in proc.stderr and "no job's epsilon covers" in proc.stderr

@@ -15,6 +15,9 @@ TASKS: dict[str, str] = {
     "report": "synbench.tasks.report",
 }
 
+# Tasks that run a job through `lifecycle.run_job` and so own a results.json (the others only print or write files).
+JOB_TASKS = frozenset({"audit", "benchmark"})
+
 
 def get_task(name: str) -> Callable[..., object]:
     if name not in TASKS:

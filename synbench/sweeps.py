@@ -1,0 +1,81 @@
+"""Sweeps that survive faults: a Hydra callback that warns about tuning and ends with a table of the jobs.
+
+A multirun goes on past a failing job (the app records the failure in the
+job's `results.json`); at the end this callback prints one line per job of
+the sweep folder and exits non-zero, naming each failed job, when any
+failed. Re-running the same command re-runs only failed and missing jobs
+(complete ones are skipped by their `job_key`).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from synbench.job import RESULTS_FILE
+
+
+# Keys a benchmark sweeps by design (and `dataset.*`, other data): a sweep over anything else, such as
+# `generator.lr`, picks among settings on the same private data.
+COMPARED = frozenset({"eps", "seed", "task", "generator", "sweep", "output_root"})
+
+
+def swept_keys(config: DictConfig) -> list[str]:
+    """The keys a multirun varies: comma lists or sweep functions on the command line, and the sweeper's params."""
+    keys = {str(k) for k in (OmegaConf.select(config, "hydra.sweeper.params") or {})}
+    for override in OmegaConf.select(config, "hydra.overrides.task") or []:
+        key, _, value = str(override).partition("=")
+        if "," in value or value.startswith(("range(", "choice(", "interval(", "glob(")):
+            keys.add(key.lstrip("+~"))
+    return sorted(keys)
+
+
+def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:
+    """One row per `results.json` under the sweep folder: where, what, status and the headline figure."""
+    rows = []
+    for path in sorted(sweep_dir.rglob(RESULTS_FILE)):
+        try:
+            r = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            rows.append({"job": str(path.parent.relative_to(sweep_dir)), "status": "unreadable"})
+            continue
+        headline = r.get("utility", {}).get("f1_micro", r.get("audit", {}).get("eps_emp_lower"))
+        rows.append({"job": str(path.parent.relative_to(sweep_dir)), "task": r.get("task"), "generator": r.get("generator"),
+                     "eps": r.get("epsilon"), "seed": r.get("seed"), "status": r.get("status"),
+                     "eps_spent": r.get("epsilon_spent"), "headline": headline, "error": r.get("error")})
+    return rows
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else ("-" if value is None else str(value))
+
+
+class SweepCallback(Callback):
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        tuned = [k for k in swept_keys(config) if k not in COMPARED and not k.startswith("dataset")]
+        if tuned:
+            # Printed, not logged: Hydra sets up logging per job, after this point.
+            print(f"synbench: warning: this sweep varies {', '.join(tuned)} over the same private data: picking its "
+                  "best run is itself a use of the private data that no job's epsilon covers (tune on public or "
+                  "held-out data, or account for the selection)", file=sys.stderr)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        rows = job_rows(sweep_dir)
+        print(f"\nsweep {sweep_dir}: {len(rows)} job(s)")
+        print(f"{'task':<10} {'generator':<12} {'eps':>6} {'seed':>4} {'status':<10} {'eps_spent':>9} {'F1 / eps_lb':>11}")
+        for row in rows:
+            print(f"{_cell(row.get('task')):<10} {_cell(row.get('generator')):<12} {_cell(row.get('eps')):>6} "
+                  f"{_cell(row.get('seed')):>4} {_cell(row.get('status')):<10} {_cell(row.get('eps_spent')):>9} "
+                  f"{_cell(row.get('headline')):>11}")
+        failed = [row for row in rows if row.get("status") != "complete"]
+        for row in failed:
+            error = row.get("error") or {}
+            print(f"FAILED {row['job']}: {error.get('type', row.get('status'))}: {error.get('message', '')}")
+        if failed:
+            raise SystemExit(f"synbench: {len(failed)} of {len(rows)} job(s) did not complete; run the same command "
+                             "again to re-run only those")
