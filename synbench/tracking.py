@@ -21,6 +21,8 @@ from synbench.errors import ConfigError
 from synbench.job import JobSpec, to_json
 
 log = logging.getLogger(__name__)
+# What a job logs once at its end: each run's summary holds the final value (W&B's sweep views read summaries).
+SUMMARY_METRICS = ("utility/*", "fidelity/*", "audit/*", "timing/*", "epsilon_spent")
 
 
 class NullTracker(Tracker):
@@ -56,11 +58,15 @@ class WandbTracker(Tracker):
         self._n_samples = n_samples
         # Passing mode to init (not WANDB_MODE) keeps the choice to this run, not the whole process.
         os.environ.setdefault("WANDB_SILENT", "true")
+        # Flat keys first, so W&B's grouping and parallel-coordinates views work on a sweep without editing.
+        flat = {"dataset": spec.dataset, "generator": spec.generator, "eps": spec.epsilon, "seed": spec.seed, "task": spec.task}
         self.run = wandb.init(
             project=project, entity=entity, group=group, mode=mode, dir=str(job_dir),
-            name=job_dir.name, job_type=spec.task, config=to_json(spec.config),
+            name=job_dir.name, job_type=spec.task, config=to_json({**flat, **spec.config}),
             reinit="finish_previous",
         )
+        for pattern in SUMMARY_METRICS:
+            self.run.define_metric(pattern, summary="last")
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
         numeric = {k: v for k, v in metrics.items() if isinstance(v, (int, float))}

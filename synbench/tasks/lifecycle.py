@@ -46,6 +46,35 @@ def error_record(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": "not recorded (it may quote data); see the job's log"}
 
 
+# (section, key, label, reference keys as (label, section.key)) of the figures a person reads first.
+HEADLINES = (
+    ("utility", "f1_micro", "F1 micro", (("random", "utility.random_f1"), ("majority", "utility.majority_f1"),
+                                         ("real", "utility.real_f1"))),
+    ("fidelity", "mauve", "MAUVE", (("real vs real", "fidelity.mauve_ref"),)),
+    ("fidelity", "label_cardinality_div", "label-cardinality JS", (("real vs real", "fidelity.label_cardinality_div_ref"),)),
+    ("audit", "auc", "attack AUC", ()),
+    ("audit", "eps_emp_lower", "eps_emp lower bound", (("nominal eps", "epsilon"),)),
+)
+
+
+def summary(results: dict[str, Any]) -> str:
+    """A few lines for the terminal: the budget spent and the headline figures beside their reference rows."""
+    def value(path: str) -> Any:
+        section, _, key = path.partition(".")
+        return results.get(section, {}).get(key) if key else results.get(section)
+
+    def show(v: Any) -> str:
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    lines = [f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: eps={show(results.get('epsilon'))}, "
+             f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"]
+    for section, key, label, refs in HEADLINES:
+        if key in results.get(section, {}):
+            ref = ", ".join(f"{name} {show(value(path))}" for name, path in refs if value(path) is not None)
+            lines.append(f"  {label}: {show(results[section][key])}" + (f" ({ref})" if ref else ""))
+    return "\n".join(lines)
+
+
 def run_job(cfg: DictConfig, spec: JobSpec, job_dir: Path, body: Callable[[JobRun], None]) -> dict[str, Any]:
     """Run `body` as the job in `job_dir`, unless its results are already complete; returns the results."""
     if is_complete(job_dir, spec):
@@ -59,6 +88,7 @@ def run_job(cfg: DictConfig, spec: JobSpec, job_dir: Path, body: Callable[[JobRu
         job.results["status"] = "complete"
         job.save()
         failed = False
+        print(summary(job.results))
         log.info("results: %s", job_dir / RESULTS_FILE)
         return job.results
     except BaseException as exc:
