@@ -26,8 +26,10 @@ RESULT_FIELDS = frozenset({
 })
 # The core's own `generation` keys per task; a generator adds the keys it declares in `public_details`.
 GENERATION_FIELDS = {
-    "benchmark": frozenset({"n_private", "n_eval", "n_synthetic", "n_empty"}),
-    "audit": frozenset({"n_runs", "runs_resumed", "n_private", "n_aux", "n_synthetic", "n_empty", "planned_private_size"}),
+    "benchmark": frozenset({"n_private", "n_eval", "n_synthetic", "n_empty", "n_degenerate", "empty_share",
+                            "degenerate_share"}),
+    "audit": frozenset({"n_runs", "runs_resumed", "n_private", "n_aux", "n_synthetic", "n_empty", "n_degenerate",
+                        "degenerate_share", "planned_private_size"}),
 }
 TRACKER_PREFIX = "tracker:"  # a `non_dp_outputs` entry for a per-step curve that went to the tracker only
 

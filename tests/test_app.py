@@ -68,7 +68,7 @@ def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset:
         ("eps=0", "eps=0"),
         ("eps=-1", "eps=-1"),
         ("delta=1.5", "delta=1.5"),
-        ("generator._plugin_=nosuchgen", "available: copy"),
+        ("generator._plugin_=nosuchgen", "unknown generator plugin 'nosuchgen'; available: "),
         ("dataset.text_field=body", "body"),
     ],
 )
@@ -154,3 +154,37 @@ def test_a_sweep_over_settings_warns_that_selection_uses_private_data(tmp_path: 
     proc = run_cli(["-m", *tiny_dataset, "generator=copy", "eps=inf", "tracking=none", "metrics=[]",
                     f"output_root={tmp_path / 'out'}", "task.n_synthetic=5,6"], cwd=tmp_path)
     assert "varies task.n_synthetic" in proc.stderr and "no job's epsilon covers" in proc.stderr
+
+
+def test_the_wandb_sweep_config_runs_valid_overrides() -> None:
+    """Every parameter value of the W&B sweep file composes as the `key=value` override its agent passes."""
+    import yaml
+
+    sweep = yaml.safe_load((REPO / "experiments" / "wandb_sweep_demo.yaml").read_text())
+    assert sweep["command"][2:4] == ["-m", "synbench"] and "${args_no_hyphens}" in sweep["command"]
+    fixed = [arg for arg in sweep["command"] if "=" in arg and not arg.startswith("$")]
+    for key, spec in sweep["parameters"].items():
+        for value in spec["values"]:
+            cfg = compose_config([*fixed, f"{key}={value}"])
+            assert str(cfg[key] if key != "generator" else cfg.generator._plugin_) == str(value)
+
+
+def test_cluster_launchers_compose() -> None:
+    """The SLURM launcher (an optional extra, hydra-submitit-launcher) composes with a SynBench job."""
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="pip install '.[cluster]' for SLURM sweeps")
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["hydra/launcher=submitit_slurm", "+experiment=paper_psytar_dpgen"],
+                      return_hydra_config=True)
+    assert "submitit" in cfg.hydra.launcher._target_ and cfg.sweep == "paper_psytar_dpgen"
+
+
+def test_a_parallel_sweep_with_joblib_and_wandb_offline(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    """Two jobs at once in joblib's worker processes, each with its own offline W&B run, both finished."""
+    run_cli(["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *tiny_dataset, "generator=copy", "eps=inf",
+             "tracking=wandb", "metrics=[length]", "seed=0,1", "sweep=par", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    results = [json.loads(p.read_text()) for p in (tmp_path / "out" / "par").rglob("results.json")]
+    assert sorted(r["seed"] for r in results) == [0, 1] and all(r["status"] == "complete" for r in results)
+    runs = list((tmp_path / "out" / "par").rglob("offline-run-*"))
+    assert len(runs) == 2 and all(list(run.glob("*.wandb")) for run in runs)

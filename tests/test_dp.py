@@ -9,7 +9,7 @@ from opacus.utils.batch_memory_manager import wrap_data_loader
 from torch.utils.data import default_collate
 
 from synbench.dp.poisson import PoissonPlan, charged_history, make_private, poisson_loader
-from synbench.generators.dpgen import accounting
+from synbench.dp import accounting
 from synbench.privacy import NoiseSource
 
 # (186, 2) planned 93 steps, ran 92 and was charged 1/92 under Opacus' own loader; 99 and 105 fail the same way.

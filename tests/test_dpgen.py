@@ -21,7 +21,8 @@ from synbench.corpus import Corpus
 from synbench.data.files import FileDataset
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, label_sets
 from synbench.errors import ConfigError
-from synbench.generators.dpgen import DPGenGenerator, accounting
+from synbench.dp import accounting
+from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
 from synbench.generators.dpgen.weights import prepare_trainable

@@ -11,41 +11,18 @@ empirical epsilon lower bound near 0); anything else is a bug in the audit.
 """
 from __future__ import annotations
 
-import json
-from contextlib import contextmanager
-from functools import lru_cache
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
-import torch
-from tqdm.auto import tqdm
 
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
-from synbench.errors import ConfigError
 from synbench.dp import label_sets
-from synbench.models import LoadedModel, load_causal_lm
+from synbench.errors import ConfigError
+from synbench.lm.backends import ChatRequest, LocalBackend
 from synbench.privacy import PrivacySpec
 
 DEFAULT_PROMPT = "Write one short text from a {domain} dataset, with the label \"{label}\". Reply with the text only."
-
-
-@lru_cache(maxsize=1)
-def _load(model_json: str, device: str) -> LoadedModel:
-    """The public model, loaded once per process: its weights are never changed, so every run may share them."""
-    return load_causal_lm(json.loads(model_json), device)
-
-
-@contextmanager
-def _torch_threads(n: int | None) -> Iterator[None]:
-    """PyTorch CPU threads for a block, restored afterwards (the setting is process-wide)."""
-    before = torch.get_num_threads()
-    if n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class PublicGenerator(Generator):
@@ -59,10 +36,9 @@ class PublicGenerator(Generator):
             raise ConfigError("generator.max_new_tokens and generator.batch_size must be at least 1")
         if "{label}" not in prompt:
             raise ConfigError("generator.prompt must contain {label} (and may contain {domain})")
-        self.model_json = json.dumps(dict(model), sort_keys=True)
+        self.backend = LocalBackend(model, batch_size=batch_size, num_threads=num_threads)
         self.domain, self.prompt = domain, prompt
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
-        self.batch_size, self.num_threads = batch_size, num_threads
         self._label_space: tuple[str, ...] | None = None
         self._multi_label = False
         self._seed = 0
@@ -70,7 +46,7 @@ class PublicGenerator(Generator):
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         """Keep the public label space (and whether the task is multi-label) and the seed; no document is read."""
         self._label_space, self._multi_label, self._seed = corpus.label_space, corpus.multi_label, seed
-        return FitReport(epsilon_spent=0.0, delta=0.0, details={"control": "public", "model": json.loads(self.model_json).get("name")})
+        return FitReport(epsilon_spent=0.0, delta=0.0, details={"control": "public", "model": self.backend.name})
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         if self._label_space is None:
@@ -80,21 +56,8 @@ class PublicGenerator(Generator):
         texts = self._write(plan)
         return Corpus.build(texts, plan, self._label_space, multi_label=self._multi_label, name="public-synthetic")
 
-    @torch.inference_mode()
     def _write(self, plan: list[Labels]) -> list[str]:
-        """One text per label set of `plan`, generated in batches (left-padded prompts, KV cache)."""
-        loaded = _load(self.model_json, "cuda" if torch.cuda.is_available() else "cpu")
-        tok, model = loaded.tokenizer, loaded.model
-        device = next(model.parameters()).device
-        torch.manual_seed(self._seed)
-        texts: list[str] = []
-        with _torch_threads(self.num_threads):
-            for i in tqdm(range(0, len(plan), self.batch_size), desc="public sample", unit="batch"):
-                chats = [[{"role": "user", "content": self.prompt.format(domain=self.domain, label=", ".join(labels))}]
-                         for labels in plan[i:i + self.batch_size]]
-                prompts = [tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) for chat in chats]
-                enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-                out = model.generate(**enc, do_sample=True, temperature=self.temperature, top_p=self.top_p,
-                                     max_new_tokens=self.max_new_tokens, pad_token_id=tok.pad_token_id)
-                texts.extend(t.strip() for t in tok.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True))
-        return texts
+        """One text per label set of `plan`, from the shared batched local backend (chat template, KV cache)."""
+        requests = [ChatRequest(self.prompt.format(domain=self.domain, label=", ".join(labels))) for labels in plan]
+        return self.backend.complete(requests, max_new_tokens=self.max_new_tokens, temperature=self.temperature,
+                                     top_p=self.top_p, seed=self._seed)

@@ -30,7 +30,8 @@ from synbench.base import Attack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.job import JobSpec, write_corpus_jsonl, write_json_atomic
-from synbench.tasks.common import check_budget, load_splits, n_empty, node, privacy_spec
+from synbench.quality import output_health
+from synbench.tasks.common import check_budget, load_splits, node, privacy_spec
 from synbench.tasks.lifecycle import JobRun, run_job
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ class SubsetRunner:
         scores = self.attack.score(self.targets, synthetic, self.references)
         record = {"job_key": self.spec.key, "design": self.digest, "epsilon_spent": report.epsilon_spent,
                   "delta": report.delta, "n_private": len(private), "n_synthetic": len(synthetic),
-                  "n_empty": n_empty(synthetic), "scores": scores.tolist()}
+                  **output_health(synthetic.texts), "scores": scores.tolist()}
         write_json_atomic(self.folder / f"run_{k:03d}.json", record)  # written last: its presence means done
         return record
 
@@ -124,7 +125,8 @@ def audit_job(job: JobRun) -> None:
                        label_space_inferred=splits.label_space_inferred, generation={
         "n_runs": len(runs), "runs_resumed": resumed, "n_private": len(design.private), "n_aux": len(design.aux),
         "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
-        "n_empty": sum(r["n_empty"] for r in runs)})
+        "n_empty": sum(r["n_empty"] for r in runs), "n_degenerate": sum(r.get("n_degenerate", 0) for r in runs),
+        "degenerate_share": float(np.mean([r.get("degenerate_share", 0.0) for r in runs]))})
     job.results["audit"].update(summary)
     job.tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
     job.tracker.log_image("audit/roc", plot)

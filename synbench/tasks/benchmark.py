@@ -13,7 +13,8 @@ from synbench.base import MetricContext
 from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
 from synbench.job import JobSpec, write_corpus_jsonl
-from synbench.tasks.common import check_budget, load_splits, log_private_stats, n_empty, node, privacy_spec
+from synbench.quality import output_health
+from synbench.tasks.common import check_budget, load_splits, log_private_stats, node, privacy_spec
 from synbench.tasks.lifecycle import JobRun, run_job
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ def benchmark(job: JobRun) -> None:
             "n_private": len(splits.train),
             "n_eval": len(splits.eval),
             "n_synthetic": len(synthetic),
-            "n_empty": n_empty(synthetic),
+            **output_health(synthetic.texts),
             **release.public_details(generator, spec.generator, {**report.details, **generator.sampling_details()}),
             **private_scalars,
         },

@@ -9,7 +9,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from synbench import registry
 from synbench.base import FitReport, Generator, Splits
-from synbench.corpus import Corpus
 from synbench.errors import ConfigError, SynBenchError
 from synbench.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
 
@@ -30,11 +29,6 @@ class Stopwatch(dict):
 def node(cfg: DictConfig, key: str) -> dict[str, Any]:
     value = OmegaConf.select(cfg, key)
     return OmegaConf.to_container(value, resolve=True) if value is not None else {}  # type: ignore[return-value]
-
-
-def n_empty(corpus: Corpus) -> int:
-    """Documents with no text but whitespace: counted, never dropped, so a failing generator shows."""
-    return sum(1 for t in corpus.texts if not t.strip())
 
 
 def load_splits(cfg: DictConfig, seed: int) -> Splits:

@@ -9,8 +9,6 @@ Budget: one accountant history holds the whole job, the DP label-set plan
 from __future__ import annotations
 
 import logging
-import math
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -21,9 +19,10 @@ import torch
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
-from synbench.dp.poisson import PoissonPlan, charged_history
+from synbench.dp.job import DPSGD_DETAILS, DPSGDSettings, JobBudget
+from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
-from synbench.generators.dpgen import accounting, weights
+from synbench.generators.dpgen import weights
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.sampling import generate
 from synbench.models import load_causal_lm
@@ -39,63 +38,26 @@ SAMPLING_KEYS = frozenset({"temperature", "top_p", "max_new_tokens", "sample_bat
 
 
 @dataclass(frozen=True)
-class DPGenSettings:
+class DPGenSettings(DPSGDSettings):
     """Every `generator.*` key but `model` and `workdir`; conf/generator/dpgen.yaml documents each."""
 
-    epochs: int = 1
-    batch_size: int = 64
-    physical_batch_size: int = 8
-    lr: float = 1e-4
-    weight_decay: float = 0.01
-    warmup_steps: int = 0
-    max_grad_norm: float = 1.0
     lora: Mapping[str, Any] | None = field(default_factory=lambda: dict(PAPER_LORA))
-    grad_sample_mode: str = "hooks"
     loss_on: str = "text"
     max_seq_len: int = 128
     max_train_docs: int | None = None
-    label_prior: str = "dp"
-    label_budget_share: float = 0.05
-    label_sets: Mapping[str, Any] | None = None
     temperature: float = 0.9
     top_p: float = 1.0
     max_new_tokens: int = 256
     sample_batch_size: int = 32
-    accelerator: str = "auto"
-    devices: int = 1
-    strategy: str = "auto"
-    precision: str = "32-true"
-    num_threads: int | None = None
 
-    def __post_init__(self) -> None:
-        choices = {"grad_sample_mode": ("hooks", "ghost"), "label_prior": ("dp", "uniform"),
-                   "strategy": ("auto", "dpddp"), "accelerator": ("auto", "cpu", "gpu")}
-        for key, allowed in choices.items():
-            if getattr(self, key) not in allowed:
-                raise ConfigError(f"generator.{key}={getattr(self, key)!r} must be one of {', '.join(allowed)}")
-        for key in ("epochs", "batch_size", "physical_batch_size", "max_seq_len", "max_new_tokens", "sample_batch_size"):
-            if int(getattr(self, key)) < 1:
-                raise ConfigError(f"generator.{key} must be at least 1")
-        if self.label_prior == "dp" and not 0.0 < self.label_budget_share < 1.0:
-            raise ConfigError(f"generator.label_budget_share={self.label_budget_share} must lie strictly between 0 and 1 "
-                              "(label_prior=uniform spends nothing on labels)")
-        self.label_config()
-
-    def label_config(self) -> label_sets.LabelSetConfig:
-        """The `label_sets` node (delta split, tail) as the shared mechanism's config."""
-        return label_sets.LabelSetConfig.from_node(self.label_sets)
+    def positive_keys(self) -> tuple[str, ...]:
+        return (*super().positive_keys(), "max_seq_len", "max_new_tokens", "sample_batch_size")
 
 
 class DPGenGenerator(Generator):
-    public_details = frozenset({
-        # the plan and the accounting (all fixed before training, or outputs of the accountant)
-        "epsilon_spent", "delta", "accountant", "noise", "secure_mode", "noise_multiplier", "sample_rate",
-        "planned_steps", "steps", "epochs", "expected_batch_size", "label_budget_share", "label_noise_std",
-        "label_mechanisms", "label_delta_select", "label_threshold", "label_tail", "fine_tuning", "grad_sample_mode",
-        "trainable_params", "n_train_docs", "loss_on",
-        "resumed", "attn_implementation", "model_source", "checkpoint", "train_s",
-        # statistics of DP outputs: the released label sets and the synthetic text
-        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",
+    public_details = DPSGD_DETAILS | frozenset({
+        "fine_tuning", "loss_on", "resumed", "attn_implementation", "model_source", "checkpoint",
+        # statistics of the synthetic text
         "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
     })
 
@@ -115,17 +77,14 @@ class DPGenGenerator(Generator):
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         s = self.settings
-        if s.num_threads:
-            torch.set_num_threads(int(s.num_threads))
-        if privacy.is_private:
-            accounting.check_accountant(privacy.accountant)
+        s.begin_fit(privacy)
         delta = privacy.delta
         train = self._train_docs(corpus, privacy.noise)
         trained_by = {k: v for k, v in asdict(s).items() if k not in SAMPLING_KEYS}
         key = weights.fingerprint({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
                                    "accountant": privacy.accountant, "seed": seed, "noise": asdict(privacy.noise),
                                    "data": corpus.digest()})
-        loaded = load_causal_lm(self.model_node, self._device())
+        loaded = load_causal_lm(self.model_node, s.device())
         torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
         model = weights.prepare_trainable(loaded.model, s.lora)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
@@ -181,49 +140,24 @@ class DPGenGenerator(Generator):
         idx = np.sort(noise.numpy("dpgen_train_subset").choice(len(corpus), size=int(limit), replace=False))
         return corpus.subset(idx)
 
-    def _device(self) -> torch.device:
-        gpu = torch.cuda.is_available() and self.settings.accelerator in ("auto", "gpu")
-        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if gpu else torch.device("cpu")
-
     def _train(self, model: Any, tokenizer: Any, corpus: Corpus, train: Corpus, privacy: PrivacySpec,
                delta: float, seed: int) -> dict[str, Any]:
         import pytorch_lightning as pl
 
-        from synbench.generators.dpgen.distributed import DPDDPStrategy
-        from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
+        from synbench.generators.dpgen.module import DPGenModule, fit_module
 
         s = self.settings
         pl.seed_everything(seed, verbose=False)  # weight init and dropout; no privacy mechanism reads the global RNG
         dataset = DocumentDataset(train, tokenizer, s.max_seq_len)
-        plan = PoissonPlan(len(dataset), s.batch_size, s.epochs)
-        share = s.label_budget_share if s.label_prior == "dp" else 0.0
-        labels = s.label_config().calibrate(share * privacy.epsilon, delta, corpus.multi_label) if share else None
-        cal = accounting.calibrate(privacy.epsilon, delta, plan.sample_rate, plan.steps, privacy.accountant, labels)
-        released = (label_sets.release(corpus, labels, privacy.noise) if labels is not None
-                    else label_sets.uniform(corpus.label_space))
-        cfg = TrainConfig(epochs=s.epochs, batch_size=s.batch_size, physical_batch_size=s.physical_batch_size, lr=s.lr,
-                          weight_decay=s.weight_decay, max_grad_norm=s.max_grad_norm, warmup_steps=s.warmup_steps,
-                          grad_sample_mode=s.grad_sample_mode, accountant=privacy.accountant,
-                          noise_multiplier=cal.noise_multiplier if privacy.is_private else None, noise=privacy.noise)
-        module = DPGenModule(model, dataset, Collator(tokenizer.pad_token_id, s.loss_on), cfg)
-        device = next(model.parameters()).device
-        train_s = fit_module(module, accelerator="gpu" if device.type == "cuda" else "cpu", devices=s.devices,
-                             strategy=DPDDPStrategy() if s.strategy == "dpddp" else "auto", precision=s.precision)
-        if privacy.is_private:
-            charged = charged_history(module.privacy_engine)
-            if charged != [(cal.noise_multiplier, plan.sample_rate, plan.steps)]:
-                raise RuntimeError(f"dpgen: the accountant charged {charged}, not the planned "
-                                   f"{(cal.noise_multiplier, plan.sample_rate, plan.steps)}")
-            eps_spent = accounting.epsilon(accounting.job_history(charged, labels), accounting.job_delta(delta, labels),
-                                           privacy.accountant)
-        else:
-            eps_spent = math.inf
+        budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
+        released = budget.release_labels(corpus, privacy)
+        module = DPGenModule(model, dataset, Collator(tokenizer.pad_token_id, s.loss_on), s.train_config(privacy, budget))
+        train_s = fit_module(module, **s.trainer_kwargs(next(model.parameters()).device))
         return {
-            "epsilon_spent": eps_spent, "delta": delta, "accountant": privacy.accountant,
-            "noise_multiplier": cal.noise_multiplier, "sample_rate": cal.sample_rate, "planned_steps": cal.steps,
+            "epsilon_spent": budget.spent(privacy, module.privacy_engine, "dpgen"), "delta": delta,
+            "accountant": privacy.accountant, **budget.details(),
             "steps": module.steps_taken(), "epochs": s.epochs, "expected_batch_size": s.batch_size,
-            "label_budget_share": share, **(labels.details() if labels is not None else {}), **released.details(),
-            "label_release": released.to_json(),
+            **released.details(), "label_release": released.to_json(),
             "fine_tuning": "lora" if s.lora is not None else "full", "grad_sample_mode": s.grad_sample_mode,
             "trainable_params": weights.trainable_count(model), "n_train_docs": len(dataset), "loss_on": s.loss_on,
             "train_s": round(train_s, 3), "noise": privacy.noise.mode, "secure_mode": privacy.noise.secure_mode,

@@ -1,4 +1,4 @@
-"""Privacy accounting for one DP-Gen job: DP-SGD steps plus the DP label-set plan.
+"""Privacy accounting for one DP-SGD job (DP-Gen, DP-Diffusion, ...): DP-SGD steps plus the DP label-set plan.
 
 Both are Gaussian mechanisms, so they go into one Opacus accountant history
 of `(noise_multiplier, sample_rate, steps)` entries: T steps of the
@@ -35,7 +35,7 @@ def check_accountant(name: str) -> str:
     """DP-SGD needs an accountant for the subsampled Gaussian: PRV (tight numerical) or RDP."""
     if name not in DPSGD_ACCOUNTANTS:
         raise ConfigError(
-            f"accountant={name!r} cannot account DP-SGD in generator 'dpgen'; use accountant=prv (default) or accountant=rdp"
+            f"accountant={name!r} cannot account DP-SGD; use accountant=prv (default) or accountant=rdp"
         )
     return name
 

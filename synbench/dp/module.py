@@ -1,0 +1,239 @@
+"""The shared DP-SGD training core: a Lightning module that trains any `nn.Module` on any per-sample loss.
+
+Clients (DP-Gen's causal LM, DP-Diffusion's denoiser, a DP classifier) give
+a model, a dataset, a collate function and a `PerSampleLoss`; the core does
+the rest, identically for all of them:
+
+- Manual optimisation. Opacus owns the step: with Poisson sampling a logical
+  batch is split into physical batches (`BatchMemoryManager`'s loader), and
+  the DP optimizer clips and accumulates on every physical batch but adds noise
+  and updates only at the end of the logical batch. Lightning's automatic loop
+  would count, schedule and log per physical batch instead, and ghost clipping
+  needs its own loss object's `backward`.
+- `make_private` runs in `configure_optimizers`: Lightning calls it after the
+  strategy has moved the model to its device (and, with `strategy=dpddp`,
+  wrapped it in Opacus' DPDDP), and before it asks for `train_dataloader`, which
+  then returns the Poisson loader built from this module's own data (masks from
+  the job's secret `NoiseSource`). Hooks attach without wrapping
+  (`wrap_model=False`), so the model stays a plain model for sampling afterwards.
+- Ghost clipping: the client's per-sample losses are wrapped in Opacus'
+  `DPTensorFastGradientClipping`, whose `backward` runs both passes; so any
+  loss written as a [B] tensor of per-example losses works in both modes.
+- The Trainer runs with `use_distributed_sampler=False` so Lightning never
+  replaces the Poisson sampler, and the loader is handed over without a
+  length so Lightning runs each epoch until the sampler is exhausted (its
+  length is only an estimate under Poisson sampling, and stopping at it would
+  cut a logical batch in half).
+- An empty Poisson batch (the first included) is replaced by the client's
+  null batch, whose gradient is zero: the step still adds the calibrated
+  noise and is charged, as the mechanism requires.
+- `eps=inf` is the same pipeline (same Poisson logical batches, same physical
+  split, same loss scaling) with a plain optimizer and no PrivacyEngine.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import pytorch_lightning as pl
+import torch
+from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as DPDDP
+from opacus.utils.batch_memory_manager import wrap_data_loader
+from torch.utils.data import DataLoader, Dataset
+
+from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
+from synbench.privacy import NoiseSource
+
+log = logging.getLogger(__name__)
+
+Batch = Mapping[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int
+    batch_size: int  # expected logical batch size: Poisson sample rate = 1 / ceil(N / batch_size) (`PoissonPlan`)
+    physical_batch_size: int
+    lr: float
+    weight_decay: float
+    max_grad_norm: float
+    warmup_steps: int
+    grad_sample_mode: str  # hooks | ghost
+    accountant: str
+    noise_multiplier: float | None  # None: no DP
+    noise: NoiseSource  # secret source of the DP-SGD noise and the Poisson masks
+
+
+class PerSampleLoss(ABC):
+    """What a client of the core defines: one loss per example (the privacy unit), and a null batch.
+
+    The loss of example i must depend on example i alone (and on randomness
+    that is not a privacy mechanism), so its gradient is that example's
+    per-sample gradient and clipping bounds the sensitivity.
+    """
+
+    @abstractmethod
+    def __call__(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
+        """Per-example losses, shape [B]."""
+
+    @abstractmethod
+    def null_batch(self) -> Batch:
+        """One row with exactly zero gradient: stands in for an empty Poisson batch."""
+
+    @abstractmethod
+    def count(self, batch: Batch) -> tuple[int, int]:
+        """(examples that carry loss, tokens) in `batch`: statistics of private data, kept in `private_stats` only."""
+
+
+class LogicalBatchSignal:
+    """Stands in for the DP optimizer's skip queue when training without DP: marks the end of each logical batch."""
+
+    def __init__(self) -> None:
+        self.queue: list[bool] = []
+
+    def signal_skip_step(self, do_skip: bool = True) -> None:
+        self.queue.append(do_skip)
+
+
+class Unsized:
+    """An iterable over a loader without `__len__`, so Lightning iterates until the sampler stops."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self.loader = loader
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.loader)
+
+
+def is_empty(batch: Any) -> bool:
+    return not batch or next(iter(batch.values())).shape[0] == 0
+
+
+class DPSGDModule(pl.LightningModule):
+    """DP-SGD (or, with `noise_multiplier=None`, the same pipeline without DP) of `model` under `loss`."""
+
+    def __init__(self, model: torch.nn.Module, dataset: Dataset, collate: Callable[[Sequence[Any]], Any],
+                 cfg: TrainConfig, loss: PerSampleLoss) -> None:
+        super().__init__()
+        self.model = model
+        self.dataset = dataset
+        self.collate = collate
+        self.loss = loss
+        self.cfg = cfg
+        self.automatic_optimization = False
+        self.privacy_engine: Any = None
+        self.hooks: Any = None
+        self.criterion: Any = None  # ghost clipping's DP loss (its module and optimizer wrap our per-sample losses)
+        self.signal: Any = None
+        # Statistics of private data without noise: kept in memory for the fit report's `private_stats`,
+        # never logged here (not even to the progress bar).
+        self.train_loss: list[float] = []
+        self.batch_sizes: list[int] = []  # examples per logical batch: varies under Poisson sampling
+        self.tokens_seen = 0
+        self.plan = PoissonPlan(len(dataset), cfg.batch_size, cfg.epochs)  # type: ignore[arg-type]
+        self._loader: Unsized | None = None
+        self._chunk_losses: list[tuple[float, int]] = []
+
+    @property
+    def private(self) -> bool:
+        return self.cfg.noise_multiplier is not None
+
+    def configure_optimizers(self) -> Any:
+        # Hugging Face models load in eval mode and Lightning keeps each submodule's mode; Opacus' hooks
+        # only record activations in training mode (dropout, if configured, needs it too).
+        self.model.train()
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        optimizer: Any = torch.optim.AdamW(params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        model = self.trainer.strategy.model
+        distributed = isinstance(model, DPDDP)
+        # The Poisson masks are a privacy mechanism: their randomness is the job's secret noise, as DP-SGD's is.
+        loader = poisson_loader(self.dataset, self.plan, self.collate, self.cfg.noise.torch("poisson_masks"), distributed)
+        if self.private:
+            private = make_private(model, optimizer, loader, self.plan, noise_multiplier=self.cfg.noise_multiplier,
+                                   max_grad_norm=self.cfg.max_grad_norm, accountant=self.cfg.accountant,
+                                   noise=self.cfg.noise, device=self.device, grad_sample_mode=self.cfg.grad_sample_mode,
+                                   criterion=torch.nn.CrossEntropyLoss())  # ghost: only its module/optimizer are used
+            self.privacy_engine, self.hooks, self.criterion = private["engine"], private["hooks"], private["criterion"]
+            optimizer = self.signal = private["optimizer"]
+        else:
+            self.signal = LogicalBatchSignal()
+        self._loader = Unsized(wrap_data_loader(data_loader=loader, max_batch_size=self.cfg.physical_batch_size, optimizer=self.signal))
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, self._cosine)
+        return {"optimizer": optimizer, "lr_scheduler": scheduler}
+
+    def _cosine(self, step: int) -> float:
+        """Linear warm-up, then cosine decay to 0 over the planned logical steps."""
+        if step < self.cfg.warmup_steps:
+            return (step + 1) / (self.cfg.warmup_steps + 1)
+        progress = (step - self.cfg.warmup_steps) / max(1, self.plan.steps - self.cfg.warmup_steps)
+        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+    def train_dataloader(self) -> Unsized:
+        if self._loader is None:
+            raise RuntimeError("configure_optimizers must run before train_dataloader (Lightning's order)")
+        return self._loader
+
+    def training_step(self, batch: Any, batch_idx: int) -> None:
+        if is_empty(batch):
+            batch = {k: v.to(self.device) for k, v in self.loss.null_batch().items()}
+        losses = self.loss(self.model, batch)
+        if self.criterion is not None:  # ghost clipping: its loss object runs both backward passes
+            from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
+
+            loss: Any = DPTensorFastGradientClipping(self.criterion.module, self.criterion.optimizer, losses, "mean")
+        else:
+            # Opacus rescales the mean's per-sample gradients, sums the clipped ones and divides by the
+            # expected batch size; without DP the same normalisation is done by hand.
+            loss = losses.mean() if self.private else losses.sum() / self.plan.expected_batch
+        self.manual_backward(loss)
+        examples, tokens = self.loss.count(batch)
+        self.tokens_seen += tokens
+        opt = self.optimizers()
+        self._chunk_losses.append((float(losses.detach().sum()), examples))
+        if self.private:
+            opt.step()
+            opt.zero_grad()
+            stepped = not opt.optimizer._is_last_step_skipped
+        else:
+            stepped = not self.signal.queue.pop(0)
+            if stepped:
+                opt.step()
+                opt.zero_grad()
+        if stepped:
+            self.lr_schedulers().step()
+            total, count = map(sum, zip(*self._chunk_losses))
+            self.train_loss.append(total / max(count, 1))
+            self.batch_sizes.append(count)
+            self._chunk_losses.clear()
+
+    def on_train_end(self) -> None:
+        """Detach Opacus' hooks so the model runs as a plain model afterwards."""
+        if self.hooks is not None:
+            self.hooks.cleanup()
+            self.hooks = None
+
+    def steps_taken(self) -> int:
+        return sum(steps for _, _, steps in self.privacy_engine.accountant.history) if self.privacy_engine else len(self.train_loss)
+
+
+def fit_module(module: DPSGDModule, *, accelerator: str, devices: int, strategy: Any, precision: str,
+               callbacks: Sequence[pl.Callback] = ()) -> float:
+    """Train `module` for its configured epochs; returns the seconds it took.
+
+    No progress bar: its count of physical batches is a function of the
+    realised Poisson batch sizes, a statistic of private data. The planned
+    step count, which is public, is logged instead.
+    """
+    log.info("DP-SGD: %d logical steps planned (%d an epoch, sample rate %.4g)", module.plan.steps,
+             module.plan.steps_per_epoch, module.plan.sample_rate)
+    trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision,
+                         max_epochs=module.cfg.epochs, use_distributed_sampler=False, logger=False,
+                         enable_checkpointing=False, enable_model_summary=False, num_sanity_val_steps=0,
+                         limit_val_batches=0, enable_progress_bar=False, callbacks=list(callbacks))
+    start = time.perf_counter()
+    trainer.fit(module)
+    return time.perf_counter() - start

@@ -1,0 +1,88 @@
+"""Batched sampling from a causal LM: left-padded prompts, KV cache, seeded, empty outputs counted.
+
+This is the one copy of the loop that DP-Gen (`generators/dpgen/sampling.py`)
+and the `public` control each carry today; they can switch to `generate`
+here. Prompts are plain strings: a control code, or a chat turn rendered by
+`chat_prompt`. Nothing is filtered: an empty output stays in the list and is
+counted, because a generator that silently drops failures looks better than it is.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import torch
+from tqdm.auto import tqdm
+
+from synbench.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    """Counts of one `generate` call (statistics of generated text: public when the prompts are)."""
+
+    n: int
+    n_empty: int
+    new_tokens: int
+    generate_s: float
+
+    def as_details(self) -> dict[str, Any]:
+        return {"generated_tokens": self.new_tokens, "generate_s": round(self.generate_s, 3),
+                "generate_tokens_per_s": round(self.new_tokens / max(self.generate_s, 1e-9), 2)}
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """PyTorch CPU threads for a block, restored afterwards (the setting is process-wide); None keeps it."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def chat_prompt(tokenizer: Any, user: str, system: str | None = None) -> str:
+    """`user` (and `system`) as the model's chat turn with the generation prompt; plain text without a chat template."""
+    if getattr(tokenizer, "chat_template", None):
+        chat = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+        return tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    return (f"{system}\n\n" if system else "") + f"{user}\n"
+
+
+def generated_lengths(new: torch.Tensor, eos_id: int) -> torch.Tensor:
+    """Tokens each row generated, counting its first EOS (padding after it is not generation)."""
+    is_eos = new == eos_id
+    return torch.where(is_eos.any(dim=1), is_eos.float().argmax(dim=1) + 1, torch.full_like(new[:, 0], new.shape[1]))
+
+
+@torch.inference_mode()
+def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: int, max_new_tokens: int,
+             temperature: float, top_p: float, seed: int, desc: str = "generate",
+             eos_token_ids: Sequence[int] | None = None) -> tuple[list[str], GenerationStats]:
+    """One sampled continuation per prompt, in `batch_size` batches (left padding, KV cache), seeded by `seed`.
+
+    Prompts are sent in the given order; callers that want little padding sort
+    them by length first. `eos_token_ids` adds stop tokens (a chat model's end
+    of turn) to the tokenizer's EOS.
+    """
+    if batch_size < 1 or max_new_tokens < 1:
+        raise ConfigError("batch size and max_new_tokens must be at least 1")
+    torch.manual_seed(seed)
+    model.eval()
+    device = next(model.parameters()).device
+    eos = [tokenizer.eos_token_id, *(i for i in (eos_token_ids or []) if i != tokenizer.eos_token_id)]
+    texts: list[str] = []
+    new_tokens = 0
+    start = time.perf_counter()
+    for i in tqdm(range(0, len(prompts), batch_size), desc=desc, unit="batch", disable=len(prompts) <= batch_size):
+        enc = tokenizer(list(prompts[i:i + batch_size]), return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+        out = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+                             eos_token_id=eos if len(eos) > 1 else eos[0], pad_token_id=tokenizer.pad_token_id, use_cache=True)
+        new = out[:, enc["input_ids"].shape[1]:]
+        new_tokens += int(generated_lengths(new, tokenizer.eos_token_id).sum())
+        texts.extend(t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True))
+    return texts, GenerationStats(len(texts), sum(1 for t in texts if not t), new_tokens, time.perf_counter() - start)

@@ -1,0 +1,161 @@
+"""DP-Diffusion: clipping on the denoiser, accounting, the sampler's vocabulary, learning without DP, the contract.
+
+The fast tests use tiny denoisers (d_model 32 to 64, one or two layers) over the
+real public MiniLM WordPiece vocabulary, which ships offline in a pip package.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+import torch
+from torch.utils.data import Subset
+
+from synbench import registry
+from synbench.corpus import Corpus
+from synbench.dp import accounting
+from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
+from synbench.errors import ConfigError
+from synbench.generators.dpdiffusion import DPDiffusionGenerator
+from synbench.generators.dpdiffusion.data import (MaskedDiffusionLoss, SequenceDataset, collate, forbidden_ids,
+                                                  public_tokenizer)
+from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig
+from synbench.generators.dpdiffusion.sampling import unmask
+from synbench.privacy import NoiseSource, PrivacySpec
+from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
+
+LABELS = ("neg", "pos")
+TINY = dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_seq_len=16, epochs=1, batch_size=8, physical_batch_size=8,
+            sample_steps=6, sample_batch_size=32, num_threads=1)
+KIT = {**TINY, "d_model": 16, "max_seq_len": 12, "sample_steps": 3}  # q = 1/5 on the kit corpora: PRV is fast there
+
+
+def corpus(n: int = 40) -> Corpus:
+    texts = [f"the patient reports {'mild' if i % 2 else 'severe'} headache after the dose" for i in range(n)]
+    return Corpus.build(texts, [[LABELS[i % 2]] for i in range(n)], LABELS, name="tiny")
+
+
+def spec(eps: float, n: int = 40, noise_seed: int | None = None) -> PrivacySpec:
+    return PrivacySpec.for_private_set(n, eps, noise=NoiseSource(seed=noise_seed))
+
+
+def denoiser(seq_len: int = 16, n_labels: int = 2) -> Denoiser:
+    torch.manual_seed(0)
+    return Denoiser(DenoiserConfig(len(public_tokenizer()), n_labels, seq_len, d_model=32, n_layers=1, n_heads=2, d_ff=64))
+
+
+@pytest.mark.parametrize("mode", ["hooks", "ghost"])
+def test_every_per_document_gradient_is_clipped(mode: str) -> None:
+    """One document per backward: its raw gradient norm is far above C, what reaches the sum is at most C."""
+    tok, clip = public_tokenizer(), 0.01
+    data = SequenceDataset(corpus(6), tok, 16)
+    model = denoiser()
+    plan = PoissonPlan(len(data), 1, 1)
+    loader = poisson_loader(data, plan, collate, NoiseSource().torch("poisson_masks"))
+    private = make_private(model, torch.optim.SGD(model.parameters(), lr=0.0), loader, plan, noise_multiplier=1.0,
+                           max_grad_norm=clip, accountant="rdp", noise=NoiseSource(), device="cpu", grad_sample_mode=mode,
+                           criterion=torch.nn.CrossEntropyLoss())
+    opt, hooks = private["optimizer"], private["hooks"]
+    loss_fn = MaskedDiffusionLoss(tok.mask_token_id, 16, 2, t_min=0.5, draws=2, seed=0)
+    raw, clipped = [], []
+    for i in range(len(data)):
+        losses = loss_fn(model, collate([data[i]]))
+        if mode == "ghost":
+            from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
+
+            DPTensorFastGradientClipping(hooks, opt, losses, "mean").backward()
+            raw.append(float(hooks.per_sample_gradient_norms[0]))
+            clipped.append(float(torch.cat([p.grad.flatten() for p in opt.params]).norm()))
+        else:
+            losses.mean().backward()
+            raw.append(float(torch.cat([g.reshape(1, -1) for g in opt.grad_samples], dim=1).norm()))
+            opt.clip_and_accumulate()
+            clipped.append(float(torch.cat([p.summed_grad.flatten() for p in opt.params]).norm()))
+            for p in opt.params:
+                p.summed_grad = None
+        opt.zero_grad()
+    hooks.cleanup()
+    assert min(raw) > 10 * clip  # the bound is active, not vacuous
+    assert max(clipped) <= clip * (1 + 1e-4)
+
+
+def test_epsilon_is_the_budget_composed_with_the_label_sets() -> None:
+    gen = DPDiffusionGenerator(**TINY)
+    report = gen.fit(corpus(), spec(2.0), seed=0)
+    d = report.details
+    assert 0.99 * 2.0 <= report.epsilon_spent <= 2.0 and report.delta == pytest.approx(1 / 40**2)
+    assert d["steps"] == d["planned_steps"] == 5 and d["label_mechanisms"] == 1 and d["init"] == "scratch"
+    history = accounting.job_history([(d["noise_multiplier"], d["sample_rate"], d["steps"])],
+                                     type("L", (), {"history": lambda self: [(d["label_noise_std"], 1.0, 1)]})())
+    assert accounting.epsilon(history, report.delta, "prv") == pytest.approx(report.epsilon_spent, rel=1e-9)
+    assert set(d) <= DPDiffusionGenerator.public_details and "train_loss" in report.private_stats
+    assert not {"train_loss", "batch_size", "train_tokens"} & set(d)
+
+
+def test_the_sampler_never_writes_mask_or_pad() -> None:
+    """Even a denoiser that puts almost all its mass on [MASK], [PAD] and [CLS] writes neither."""
+    tok = public_tokenizer()
+    model = denoiser()
+    with torch.no_grad():
+        model.head.bias[[tok.mask_token_id, tok.pad_token_id, tok.cls_token_id]] = 50.0
+    ids = unmask(model, tok, torch.eye(2).repeat(8, 1), seq_len=16, steps=5, temperature=2.0,
+                 generator=torch.Generator().manual_seed(0))
+    body = ids[:, 1:]
+    assert not set(body.flatten().tolist()) & set(forbidden_ids(tok))
+    assert (ids[:, 0] == tok.cls_token_id).all()
+
+
+def test_without_dp_the_model_learns_frequent_bigrams() -> None:
+    gen = DPDiffusionGenerator(**{**TINY, "d_model": 64, "d_ff": 128, "max_seq_len": 12, "epochs": 40, "lr": 5e-3,
+                                  "batch_size": 10, "physical_batch_size": 10, "t_min": 0.05,
+                                  "sample_steps": 11, "label_prior": "uniform"})
+    report = gen.fit(corpus(), spec(math.inf, noise_seed=0), seed=0)  # pinned Poisson batches: deterministic
+    assert report.epsilon_spent == math.inf and report.details["noise_multiplier"] == 0.0
+    losses = report.private_stats["train_loss"]
+    assert sum(losses[-10:]) / 10 < 0.3 * sum(losses[:5]) / 5
+    texts = gen.sample(20).texts
+    bigrams = Counter(b for t in texts for b in zip(t.split(), t.split()[1:]))
+    train = {b for t in corpus().texts for b in zip(t.split(), t.split()[1:])}
+    assert sum(k for b, k in bigrams.items() if b in train) > 0.6 * sum(bigrams.values())
+    assert bigrams[("the", "patient")] >= 10 and bigrams[("patient", "reports")] >= 10
+
+
+def test_noise_draws_average_one_documents_losses_and_modes_agree() -> None:
+    curves = [DPDiffusionGenerator(**{**TINY, "noise_draws": 2, "grad_sample_mode": mode}).fit(
+        corpus(), spec(2.0, noise_seed=3), seed=1).private_stats["train_loss"] for mode in ("hooks", "ghost")]
+    assert curves[0] == pytest.approx(curves[1], rel=1e-4)
+
+
+def test_empty_poisson_batches_take_a_step() -> None:
+    report = DPDiffusionGenerator(**{**TINY, "batch_size": 1, "epochs": 1}).fit(corpus(20), spec(8.0, n=20), seed=0)
+    assert report.details["steps"] == report.details["planned_steps"] == 20
+    assert report.private_stats["batch_size"].count(0) >= 1 or len(report.private_stats["batch_size"]) == 20
+
+
+def test_config_and_errors() -> None:
+    from conftest import compose_config
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.to_container(compose_config(["generator=dpdiffusion"]).generator, resolve=True)
+    assert isinstance(registry.create("generators", node), DPDiffusionGenerator)
+    with pytest.raises(ConfigError, match="sample\\(\\) called before fit"):
+        DPDiffusionGenerator(**TINY).sample(3)
+    with pytest.raises(ConfigError, match="dpdiffusion.yaml"):
+        DPDiffusionGenerator(epoch=3)
+    with pytest.raises(ConfigError, match="grad_sample_mode"):
+        DPDiffusionGenerator(grad_sample_mode="functorch")
+    with pytest.raises(ConfigError, match="noise_draws"):
+        MaskedDiffusionLoss(103, 8, 2, t_min=0.01, draws=0, seed=0)
+
+
+def test_dpdiffusion_conforms_to_the_generator_contract() -> None:
+    from synbench.testing import check_generator
+
+    check_generator(lambda: DPDiffusionGenerator(**KIT))
+
+
+def test_subset_of_a_dataset_keeps_fixed_length() -> None:
+    data = SequenceDataset(corpus(4), public_tokenizer(), 8)
+    batch = collate([Subset(data, [0, 1])[i] for i in range(2)])
+    assert batch["input_ids"].shape == (2, 8) and (batch["input_ids"][:, -1] == public_tokenizer().sep_token_id).all()
