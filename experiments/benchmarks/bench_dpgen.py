@@ -20,10 +20,10 @@ import torch
 from omegaconf import OmegaConf
 
 from synbench.corpus import Corpus
-from synbench.generators.dpgen.data import Collator, DocumentDataset
+from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
 from synbench.generators.dpgen.generator import PAPER_LORA
 from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
-from synbench.generators.dpgen.sampling import generate
+from synbench.lm.generation import generate
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource
@@ -62,8 +62,8 @@ def step_seconds(base: torch.nn.Module, tokenizer: Any, lora: dict[str, Any] | N
 
 
 def sampling_tokens_per_s(model: torch.nn.Module, tokenizer: Any, batch_size: int, n: int) -> float:
-    _, stats = generate(model, tokenizer, [("positive",)] * n, batch_size=batch_size, max_new_tokens=SAMPLE_TOKENS,
-                        temperature=0.9, top_p=1.0, seed=0)
+    _, stats = generate(model, tokenizer, [control_code(("positive",))] * n, batch_size=batch_size,
+                        max_new_tokens=SAMPLE_TOKENS, temperature=0.9, top_p=1.0, seed=0)
     return stats.new_tokens / stats.generate_s
 
 

@@ -1,9 +1,8 @@
 """Batched sampling from a causal LM: left-padded prompts, KV cache, seeded, empty outputs counted.
 
-This is the one copy of the loop that DP-Gen (`generators/dpgen/sampling.py`)
-and the `public` control each carry today; they can switch to `generate`
-here. Prompts are plain strings: a control code, or a chat turn rendered by
-`chat_prompt`. Nothing is filtered: an empty output stays in the list and is
+The one copy of the loop: DP-Gen (control-code prompts), AUG-PE and the
+`public` control (chat turns rendered by `chat_prompt`, through
+`backends.LocalBackend`) all sample through `generate`. Nothing is filtered: an empty output stays in the list and is
 counted, because a generator that silently drops failures looks better than it is.
 """
 from __future__ import annotations

@@ -23,8 +23,8 @@ from synbench.dp.job import DPSGD_DETAILS, DPSGDSettings, JobBudget
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import weights
-from synbench.generators.dpgen.data import Collator, DocumentDataset
-from synbench.generators.dpgen.sampling import generate
+from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
+from synbench.lm.generation import generate
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 
@@ -119,8 +119,10 @@ class DPGenGenerator(Generator):
         plan = label_sets.plan(n, self._labels, corpus.label_space, corpus.multi_label, np.random.default_rng(self._seed),
                                label_counts)
         limit = min(s.max_new_tokens, s.max_seq_len)
-        texts, stats = generate(self._model, self._tokenizer, plan, batch_size=s.sample_batch_size, max_new_tokens=limit,
-                                temperature=s.temperature, top_p=s.top_p, seed=self._seed)
+        # Control-code prompts in plan order: the plan is grouped by label set, so most batches need no padding.
+        texts, stats = generate(self._model, self._tokenizer, [control_code(labels) for labels in plan],
+                                batch_size=s.sample_batch_size, max_new_tokens=limit, temperature=s.temperature,
+                                top_p=s.top_p, seed=self._seed, desc="dpgen sample")
         self._sampling = {**stats.as_details(), "max_new_tokens": limit}
         return Corpus.build(texts, plan, corpus.label_space, ids=[f"dpgen-{i}" for i in range(len(texts))],
                             multi_label=corpus.multi_label, name="dpgen-synthetic")
