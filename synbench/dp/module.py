@@ -137,6 +137,7 @@ class DPSGDModule(pl.LightningModule):
         self.plan = PoissonPlan(len(dataset), cfg.batch_size, cfg.epochs)  # type: ignore[arg-type]
         self._loader: Unsized | None = None
         self._chunk_losses: list[tuple[float, int]] = []
+        self._epoch_start = 0.0
 
     @property
     def private(self) -> bool:
@@ -210,6 +211,15 @@ class DPSGDModule(pl.LightningModule):
             self.batch_sizes.append(count)
             self._chunk_losses.clear()
 
+    def on_train_epoch_start(self) -> None:
+        self._epoch_start = time.perf_counter()
+
+    def on_train_epoch_end(self) -> None:
+        """One progress line an epoch: public counts (planned steps) and a wall-clock total, nothing per batch."""
+        log.info("DP-SGD epoch %d/%d done (%d of %d steps) in %.0f s", self.current_epoch + 1, self.cfg.epochs,
+                 (self.current_epoch + 1) * self.plan.steps_per_epoch, self.plan.steps,
+                 time.perf_counter() - self._epoch_start)
+
     def on_train_end(self) -> None:
         """Detach Opacus' hooks so the model runs as a plain model afterwards."""
         if self.hooks is not None:
@@ -226,7 +236,7 @@ def fit_module(module: DPSGDModule, *, accelerator: str, devices: int, strategy:
 
     No progress bar: its count of physical batches is a function of the
     realised Poisson batch sizes, a statistic of private data. The planned
-    step count, which is public, is logged instead.
+    step count, which is public, is logged instead, and a line per epoch.
     """
     log.info("DP-SGD: %d logical steps planned (%d an epoch, sample rate %.4g)", module.plan.steps,
              module.plan.steps_per_epoch, module.plan.sample_rate)
