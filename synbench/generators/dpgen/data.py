@@ -59,10 +59,6 @@ class DocumentDataset(Dataset):
     def __getitem__(self, i: int) -> Example:
         return self.examples[i]
 
-    @property
-    def n_tokens(self) -> int:
-        return sum(len(e.input_ids) for e in self.examples)
-
 
 class Collator:
     """Right-pads a batch and builds the loss targets.
