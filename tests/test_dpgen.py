@@ -24,7 +24,8 @@ from synbench.errors import ConfigError
 from synbench.dp import accounting
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
-from synbench.generators.dpgen.module import DPGenModule, TrainConfig, fit_module
+from synbench.dp.module import TrainConfig, fit_module
+from synbench.generators.dpgen.module import DPGenModule
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma

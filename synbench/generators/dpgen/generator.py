@@ -146,7 +146,8 @@ class DPGenGenerator(Generator):
                delta: float, seed: int) -> dict[str, Any]:
         import pytorch_lightning as pl
 
-        from synbench.generators.dpgen.module import DPGenModule, fit_module
+        from synbench.dp.module import fit_module
+        from synbench.generators.dpgen.module import DPGenModule
 
         s = self.settings
         pl.seed_everything(seed, verbose=False)  # weight init and dropout; no privacy mechanism reads the global RNG

@@ -1,15 +1,10 @@
 """DP-Gen's client of the shared DP-SGD core (`synbench.dp.module`): next-token loss of a causal LM."""
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
-from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, TrainConfig, fit_module
+from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, TrainConfig
 from synbench.generators.dpgen.data import IGNORE, Collator, DocumentDataset
-
-__all__ = ["CausalLMLoss", "DPGenModule", "TrainConfig", "fit_module", "per_sample_loss"]
-
 
 def per_sample_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Next-token cross-entropy, averaged over each sequence's target tokens: shape [B]."""
@@ -41,4 +36,3 @@ class DPGenModule(DPSGDModule):
 
     def __init__(self, model: torch.nn.Module, dataset: DocumentDataset, collator: Collator, cfg: TrainConfig) -> None:
         super().__init__(model, dataset, collator, cfg, CausalLMLoss(collator))
-        self.collator: Any = collator
