@@ -9,7 +9,9 @@ failed. Re-running the same command re-runs only failed and missing jobs
 from __future__ import annotations
 
 import json
+import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from synbench.job import RESULTS_FILE
 
+log = logging.getLogger("synbench.sweep")
 
 # Keys a benchmark sweeps by design (and `dataset.*`, other data): a sweep over anything else, such as
 # `generator.lr`, picks among settings on the same private data.
@@ -55,6 +58,19 @@ def _cell(value: Any) -> str:
 
 
 class SweepCallback(Callback):
+    def __init__(self) -> None:
+        self._job_started = 0.0
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """In a sweep, a line per job (also in a log file): which job of the sweep starts, with its overrides."""
+        self._job_started = time.perf_counter()
+        if str(OmegaConf.select(config, "hydra.mode")) == "RunMode.MULTIRUN":
+            log.info("sweep job #%s started: %s", config.hydra.job.num, config.hydra.job.override_dirname or "(defaults)")
+
+    def on_job_end(self, config: DictConfig, job_return: Any = None, **kwargs: Any) -> None:
+        if str(OmegaConf.select(config, "hydra.mode")) == "RunMode.MULTIRUN":
+            log.info("sweep job #%s ended after %.0f s", config.hydra.job.num, time.perf_counter() - self._job_started)
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         tuned = [k for k in swept_keys(config) if k not in COMPARED and not k.startswith("dataset")]
         if tuned:

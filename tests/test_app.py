@@ -56,10 +56,12 @@ def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: 
 
 
 def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli(["-m", *tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=inf",
-             "seed=0,1", "sweep=seedgrid"], cwd=tmp_path)
+    proc = run_cli(["-m", *tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}",
+                    "eps=inf", "seed=0,1", "sweep=seedgrid"], cwd=tmp_path)
     found = {json.loads(p.read_text())["seed"] for p in (tmp_path / "out" / "seedgrid").rglob("results.json")}
     assert found == {0, 1}
+    log = proc.stdout + proc.stderr  # a line per sweep job, also when output is not a terminal
+    assert "sweep job #0 started: " in log and "sweep job #1 ended after " in log
 
 
 @pytest.mark.parametrize(

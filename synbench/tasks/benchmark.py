@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
-from tqdm.auto import tqdm
 
 from synbench import registry, release
 from synbench.base import MetricContext
 from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
 from synbench.job import JobSpec, write_corpus_jsonl
+from synbench.progress import progress
 from synbench.quality import output_health
 from synbench.tasks.common import check_budget, load_splits, log_private_stats, node, privacy_spec
 from synbench.tasks.lifecycle import JobRun, run_job
@@ -63,7 +63,7 @@ def benchmark(job: JobRun) -> None:
                         encoder=EncoderSpec(**node(cfg, "encoder")) if cfg.get("encoder") else None)
     metrics = node(cfg, "metrics")
     written_by: dict[str, str] = {}
-    for name, metric_node in tqdm(metrics.items(), desc="metrics", disable=not metrics):
+    for name, metric_node in progress(metrics.items(), desc="metrics", unit="metric"):
         metric = registry.create("metrics", metric_node)
         with timing(f"metric_{name}"):
             values = metric(splits.eval, synthetic, ctx)
