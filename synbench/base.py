@@ -172,6 +172,34 @@ class Attack(ABC):
         """One membership score per target text."""
 
 
+@dataclass(frozen=True)
+class ModelSignals:
+    """A classifier's per-example statistics on the targets, from the audited model and its reference models.
+
+    Each statistic is the logit-scaled confidence on the true label (one
+    column per label of a multi-label task, one column for single-label).
+    `population` holds the same for real documents no model trained on.
+    """
+
+    target: np.ndarray  # (n, L) the audited model
+    references: np.ndarray  # (M, n, L) the reference models
+    inclusion: np.ndarray  # (M, n) bool: example i was in reference model m's training data
+    population_target: np.ndarray  # (Z, L)
+    population_references: np.ndarray  # (M, Z, L)
+
+
+class ModelAttack(Attack):
+    """A membership attack on a trained model's outputs (task=model_audit), registered under `synbench.attacks`."""
+
+    @abstractmethod
+    def score_models(self, signals: ModelSignals) -> np.ndarray:
+        """One membership score per target example (larger means member)."""
+
+    def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
+        raise PluginError(f"attack '{type(self).__name__}' scores a trained classifier's outputs, not released text: "
+                          "use it with task=model_audit (task=audit needs a black-box attack such as attack=ngram)")
+
+
 class Classifier(ABC):
     """A downstream classifier for the utility metric. Registered under `synbench.classifiers`.
 
