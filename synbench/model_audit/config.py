@@ -1,0 +1,73 @@
+"""`ModelAuditConfig`: the `model_audit` config node (conf/task/model_audit.yaml), checked once."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from synbench.errors import ConfigError
+
+# SYN: the generator without DP; SYN_DP: the generator at the job's eps; PRI: the classifier on the private
+# set; PRI_DP: the classifier head trained with DP-SGD at the job's eps.
+REGIMES = ("syn", "syn_dp", "pri", "pri_dp")
+DP_REGIMES = frozenset({"syn_dp", "pri_dp"})
+CLASSIFIERS = ("head", "utility")
+TARGET_CHOICES = ("random", "outliers")
+REFERENCE_MODES = ("paired", "out")
+
+
+@dataclass(frozen=True)
+class ModelAuditConfig:
+    """How the downstream-model audit is designed and summarised; conf/task/model_audit.yaml documents each key."""
+
+    regimes: tuple[str, ...] = REGIMES
+    classifier: str = "head"
+    targets: str = "random"
+    n_targets: int = 100
+    max_docs: int | None = 300
+    n_references: int = 4
+    references: str = "paired"
+    ref_fraction: float = 0.5
+    n_synthetic: int | None = None
+    n_population: int = 200
+    fpr_grid: tuple[float, ...] = (0.01, 0.1)
+    min_count: int = 5
+    confidence: float = 0.95
+    save_synthetic: bool = False
+
+    @classmethod
+    def from_node(cls, node: Mapping[str, Any]) -> "ModelAuditConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(node) - known - {"head"})
+        if unknown:
+            raise ConfigError(f"model_audit config has unknown key(s) {', '.join(unknown)}; known: head, {', '.join(sorted(known))}")
+        values = {k: v for k, v in node.items() if k in known}
+        for key in ("regimes", "fpr_grid"):
+            if key in values:
+                values[key] = tuple(values[key])
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        bad = [r for r in self.regimes if r not in REGIMES]
+        if bad or not self.regimes or len(set(self.regimes)) != len(self.regimes):
+            raise ConfigError(f"model_audit.regimes={list(self.regimes)} must be distinct names among {', '.join(REGIMES)}")
+        for key, allowed in (("classifier", CLASSIFIERS), ("targets", TARGET_CHOICES), ("references", REFERENCE_MODES)):
+            if getattr(self, key) not in allowed:
+                raise ConfigError(f"model_audit.{key}={getattr(self, key)!r} is unknown; choose one of {', '.join(allowed)}")
+        if self.n_targets < 4:
+            raise ConfigError(f"model_audit.n_targets={self.n_targets} is too small: members and non-members need several each")
+        if self.max_docs is not None and self.max_docs <= self.n_targets + 3:
+            raise ConfigError(f"model_audit.max_docs={self.max_docs} must exceed n_targets={self.n_targets} "
+                              "(the rest forms the private base and the reference data); or null for the whole split")
+        if self.n_references < 2 or self.n_references % 2:
+            raise ConfigError(f"model_audit.n_references={self.n_references} must be even and at least 2: "
+                              "half of them hold each target")
+        if not 0 < self.ref_fraction <= 1:
+            raise ConfigError(f"model_audit.ref_fraction={self.ref_fraction} must lie in (0, 1]")
+        if self.n_synthetic is not None and self.n_synthetic < 2:
+            raise ConfigError(f"model_audit.n_synthetic={self.n_synthetic} must be at least 2, or null for a private set's size")
+        if self.n_population < 1:
+            raise ConfigError(f"model_audit.n_population={self.n_population} must be at least 1 (RMIA's z samples)")
+        if not all(0 < f <= 1 for f in self.fpr_grid):
+            raise ConfigError(f"model_audit.fpr_grid={list(self.fpr_grid)} must hold rates in (0, 1]")
+        if not 0 < self.confidence < 1:
+            raise ConfigError(f"model_audit.confidence={self.confidence} must lie strictly between 0 and 1")
