@@ -23,6 +23,7 @@ RESULT_FIELDS = frozenset({
     "noise", "label_space_inferred", "non_dp_outputs", "generation", "utility", "fidelity", "audit", "timing", "config",
     "non_private_control",  # the generator declares itself not DP (`copy`): its epsilon_spent is inf at any eps
     "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
+    "model_audit",  # task=model_audit: attack figures per regime and attack, and each regime's epsilon_spent
 })
 # The core's own `generation` keys per task; a generator adds the keys it declares in `public_details`.
 GENERATION_FIELDS = {
@@ -30,6 +31,8 @@ GENERATION_FIELDS = {
                             "degenerate_share"}),
     "audit": frozenset({"n_runs", "runs_resumed", "n_private", "n_aux", "n_synthetic", "n_empty", "n_degenerate",
                         "degenerate_share", "planned_private_size"}),
+    "model_audit": frozenset({"n_models", "models_resumed", "n_pool", "n_private", "n_aux", "planned_private_size",
+                              "n_synthetic", "n_empty", "n_degenerate"}),
 }
 TRACKER_PREFIX = "tracker:"  # a `non_dp_outputs` entry for a per-step curve that went to the tracker only
 

@@ -10,13 +10,14 @@ from synbench.errors import ConfigError
 TASKS: dict[str, str] = {
     "audit": "synbench.tasks.audit",
     "benchmark": "synbench.tasks.benchmark",
+    "model_audit": "synbench.tasks.model_audit",
     "new_plugin": "synbench.tasks.new_plugin",
     "plugins": "synbench.tasks.plugins",
     "report": "synbench.tasks.report",
 }
 
 # Tasks that run a job through `lifecycle.run_job` and so own a results.json (the others only print or write files).
-JOB_TASKS = frozenset({"audit", "benchmark"})
+JOB_TASKS = frozenset({"audit", "benchmark", "model_audit"})
 
 
 def get_task(name: str) -> Callable[..., object]:

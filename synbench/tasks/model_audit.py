@@ -1,0 +1,145 @@
+"""`task=model_audit`: membership attacks on a downstream classifier in four regimes (the paper's table 4).
+
+The design is the audit's (`synbench.audit.design`, one-run mode): targets
+drawn from a seeded pool of the training split, the audited model's private
+set (D_prv plus each target with probability 1/2: members are the targets
+in it, non-members real documents held out of it) and M reference sets
+from D_aux, each target in exactly M/2 of them (`references: paired`), or in
+none (`references: out`, offline attacks only). Population samples for
+RMIA come from the real eval split, which no model trains on. Per regime the
+audited and the reference models are trained the same way
+(`synbench.model_audit.runs`), each attack scores the targets, and the
+audit's ROC and epsilon code gives the figures. Scores and statistics per
+document stay in the job folder; results hold only the aggregate figures.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig
+from tqdm.auto import tqdm
+
+from synbench import registry
+from synbench.audit.design import AuditDesign, make_design
+from synbench.audit.targets import select_targets
+from synbench.base import ModelAttack
+from synbench.corpus import Corpus
+from synbench.embeddings import EmbeddingCache, EncoderSpec
+from synbench.errors import ConfigError
+from synbench.job import JobSpec
+from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
+from synbench.model_audit.head import HeadSettings, LogisticHead
+from synbench.model_audit.runs import ModelRunner
+from synbench.model_audit.summary import model_signals, summarise_regime
+from synbench.tasks.common import load_splits, node, privacy_spec
+from synbench.tasks.lifecycle import JobRun, run_job
+
+log = logging.getLogger(__name__)
+DESIGN_FILE = "model_audit_design.npz"
+SCORES_FILE = "model_audit_scores.npz"
+
+
+def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
+    return run_job(cfg, spec, job_dir, model_audit_job)
+
+
+def make_attacks(cfg: DictConfig, audit: ModelAuditConfig) -> dict[str, ModelAttack]:
+    """The configured `model_attacks` (each a model attack), checked against the reference design."""
+    attacks = {name: registry.create("attacks", n) for name, n in node(cfg, "model_attacks").items()}
+    if not attacks:
+        raise ConfigError("model_attacks is empty; choose some, e.g. model_attacks=[logits,lira,rmia]")
+    for name, attack in attacks.items():
+        if not isinstance(attack, ModelAttack):
+            raise ConfigError(f"model_attacks.{name} is a black-box text attack; task=model_audit needs model "
+                              "attacks (logits, lira, rmia)")
+        if audit.references == "out" and getattr(attack, "online", False):
+            raise ConfigError(f"model_audit.references=out trains no reference model on a target, so online attacks "
+                              f"cannot run: set model_attacks.{name}.online=false")
+    return attacks
+
+
+def build_design(audit: ModelAuditConfig, train: Corpus, cache: EmbeddingCache, seed: int) -> tuple[Corpus, AuditDesign]:
+    """The pool (a seeded subset of the training split) and the one-run design over it."""
+    rng = np.random.default_rng([seed, 0x30DE1])
+    size = len(train) if audit.max_docs is None else min(audit.max_docs, len(train))
+    pool = train.subset(np.sort(rng.permutation(len(train))[:size]), name=f"{train.name}-model-audit")
+    if audit.n_targets >= len(pool) - 3:
+        raise ConfigError(f"model_audit.n_targets={audit.n_targets} leaves too few of the {len(pool)} pooled documents "
+                          "for the private base and the references; lower it or raise model_audit.max_docs")
+    if audit.targets == "outliers":
+        targets = select_targets(cache.embed(pool.texts), max_targets=audit.n_targets)
+    else:
+        targets = np.sort(rng.permutation(len(pool))[: audit.n_targets])
+    design = make_design(len(pool), targets, mode="one_run", seed=seed, n_references=audit.n_references,
+                         ref_fraction=audit.ref_fraction)
+    if audit.references == "out":
+        design = replace(design, ref_inclusion=np.zeros_like(design.ref_inclusion))
+    return pool, design
+
+
+def model_audit_job(job: JobRun) -> None:
+    cfg, spec, timing = job.cfg, job.spec, job.timing
+    audit = ModelAuditConfig.from_node(node(cfg, "model_audit"))
+    if math.isinf(float(cfg.eps)) and DP_REGIMES & set(audit.regimes):
+        raise ConfigError(f"eps=inf, but model_audit.regimes includes {sorted(DP_REGIMES & set(audit.regimes))}; "
+                          "set a finite eps, or list only syn and pri")
+    attacks = make_attacks(cfg, audit)
+    head = HeadSettings.from_node(node(cfg, "model_audit.head"))
+    cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
+    with timing("load"):
+        splits = load_splits(cfg, spec.seed)
+    with timing("design"):
+        pool, design = build_design(audit, splits.train, cache, spec.seed)
+        design.save(job.job_dir / DESIGN_FILE)
+    members = design.inclusion[0]
+    if members.all() or not members.any():
+        raise ConfigError(f"the design put all {len(members)} targets on one side of membership; raise "
+                          "model_audit.n_targets or change the seed")
+    population = splits.eval.subset(np.random.default_rng([spec.seed, 0x909]).permutation(len(splits.eval))[: audit.n_population])
+    targets = pool.subset(design.targets)
+    evaluate = Corpus.build(targets.texts + population.texts, targets.labels + population.labels, pool.label_space,
+                            multi_label=pool.multi_label, name="model-audit-evaluated")
+    runner = ModelRunner(spec, job.job_dir, audit, pool, design, evaluate,
+                         privacy_spec(cfg, design.planned_private_size()), node(cfg, "generator"), spec.generator,
+                         LogisticHead(head, cache.embed),
+                         registry.create("classifiers", node(cfg, "classifier")) if audit.classifier == "utility" else None)
+    n_models = audit.n_references + 1
+    resumed = sum(runner.saved(r, n) is not None for r in audit.regimes for n in ["target", *map("ref{}".format, range(audit.n_references))])
+    log.info("model audit: %d targets, %d regime(s) x %d models, %d already done", len(design.targets),
+             len(audit.regimes), n_models, resumed)
+    results: dict[str, Any] = {}
+    scores: dict[str, np.ndarray] = {}
+    records = []
+    bar = tqdm(total=len(audit.regimes) * n_models, desc="model audit", unit="model")
+    for regime in audit.regimes:
+        with timing(regime):
+            runs = []
+            for index in range(-1, audit.n_references):
+                runs.append(runner(regime, index))
+                bar.update()
+            signals = model_signals(runs[0]["signals"], [r["signals"] for r in runs[1:]], design.ref_inclusion,
+                                    len(design.targets))
+            figures, regime_scores = summarise_regime(regime, signals, members, attacks, audit, runner.privacy.delta)
+        results.update(figures, **{f"{regime}.epsilon_spent": runs[0]["epsilon_spent"]})
+        scores.update({f"{regime}.{name}": s for name, s in regime_scores.items()})
+        records += runs
+        log.info("model audit %s: %s", regime, ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks))
+    bar.close()
+    np.savez(job.job_dir / SCORES_FILE, members=members, **scores)  # per-target scores: job folder only
+    results.update(n_targets=len(design.targets), n_members=int(members.sum()), n_references=audit.n_references,
+                   n_population=len(population), references=audit.references, confidence=audit.confidence)
+    dp_spent = [results[f"{r}.epsilon_spent"] for r in audit.regimes if r in DP_REGIMES]
+    synthetic = [r for r in records if "n_synthetic" in r]
+    job.results["model_audit"] = results
+    job.results.update(delta=runner.privacy.delta, epsilon_spent=max(dp_spent) if dp_spent else math.inf,
+                       noise=runner.privacy.noise.mode, label_space_inferred=splits.label_space_inferred, generation={
+        "n_models": len(records), "models_resumed": resumed, "n_pool": len(pool), "n_private": len(design.private),
+        "n_aux": len(design.aux), "planned_private_size": design.planned_private_size(),
+        "n_synthetic": sum(r["n_synthetic"] for r in synthetic), "n_empty": sum(r["n_empty"] for r in synthetic),
+        "n_degenerate": sum(r.get("n_degenerate", 0) for r in synthetic)})
+    job.tracker.log_metrics({f"model_audit/{k}": v for k, v in results.items() if isinstance(v, (int, float))})
