@@ -1,0 +1,1 @@
+"""Hydra config groups of this plugin, found by synbench through `pkg://synbench_invisibleink.conf`."""
