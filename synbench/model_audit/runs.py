@@ -102,7 +102,8 @@ class ModelRunner:
             synthetic = generator.sample(self.audit.n_synthetic or len(data))
             if self.audit.save_synthetic:
                 write_corpus_jsonl(self.folder / f"{regime}_{name}.synthetic.jsonl", synthetic)
-            record.update(epsilon_spent=report.epsilon_spent, n_synthetic=len(synthetic), **output_health(synthetic.texts))
+            record.update(epsilon_spent=report.epsilon_spent, n_synthetic=len(synthetic), **output_health(synthetic.texts),
+                          non_private_control=not type(generator).private)
             data = synthetic
         probs, spent = self.train(data, private if regime == "pri_dp" else public_run, seed)
         if regime in ("pri", "pri_dp"):

@@ -137,7 +137,8 @@ def model_audit_job(job: JobRun) -> None:
     synthetic = [r for r in records if "n_synthetic" in r]
     job.results["model_audit"] = results
     job.results.update(delta=runner.privacy.delta, epsilon_spent=max(dp_spent) if dp_spent else math.inf,
-                       noise=runner.privacy.noise.mode, label_space_inferred=splits.label_space_inferred, generation={
+                       noise=runner.privacy.noise.mode, label_space_inferred=splits.label_space_inferred,
+                       non_private_control=any(r.get("non_private_control", False) for r in records), generation={
         "n_models": len(records), "models_resumed": resumed, "n_pool": len(pool), "n_private": len(design.private),
         "n_aux": len(design.aux), "planned_private_size": design.planned_private_size(),
         "n_synthetic": sum(r["n_synthetic"] for r in synthetic), "n_empty": sum(r["n_empty"] for r in synthetic),

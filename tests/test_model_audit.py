@@ -1,0 +1,211 @@
+"""Membership attacks on downstream models: the statistic, LiRA and RMIA by hand, null and over-fitted models, DP head, the task."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from conftest import compose_config, run_cli, write_jsonl
+from synbench.audit import RocCurve, empirical_epsilon_lower_bound
+from synbench.base import ModelSignals
+from synbench.dp import accounting
+from synbench.dp.poisson import PoissonPlan
+from synbench.errors import ConfigError, PluginError
+from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack, logit_confidence
+from synbench.model_audit.config import ModelAuditConfig
+from synbench.model_audit.head import HeadSettings, LogisticHead
+from synbench.privacy import NoiseSource, PrivacySpec
+
+ATTACKS = {"logits": LogitAttack(), "lira": LiraAttack(), "rmia": RmiaAttack()}
+WORDS = ("dose tablet nausea headache insomnia rash dizzy tired anxious relief pain weeks months daily doctor "
+         "switched stopped started worse better severe mild sleep weight appetite mood").split()
+
+
+def signals(target: list[float], refs: list[list[float]], inclusion: list[list[bool]], pop_target: list[float],
+            pop_refs: list[list[float]]) -> ModelSignals:
+    col = lambda a: np.asarray(a, dtype=float)[..., None]  # noqa: E731  (one label column)
+    return ModelSignals(col(target), col(refs), np.asarray(inclusion), col(pop_target), col(pop_refs))
+
+
+# --- the statistic and hand-computed attacks ---------------------------------------------------------------------
+
+
+def test_logit_confidence_single_and_multi_label() -> None:
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    truth = np.array([[1, 0, 0], [1, 0, 0]])
+    np.testing.assert_allclose(logit_confidence(probs, truth, False)[:, 0], [math.log(0.7 / 0.3), math.log(0.1 / 0.9)])
+    ml = logit_confidence(np.array([[0.9, 0.2]]), np.array([[1, 0]]), True)  # label 0 true (p .9), label 1 false (p .8)
+    np.testing.assert_allclose(ml, [[math.log(9), math.log(4)]])
+    assert np.isfinite(logit_confidence(np.array([[1.0, 0.0]]), np.array([[1, 0]]), False)).all()  # saturated: finite
+
+
+def test_lira_online_and_offline_match_hand_computation() -> None:
+    # example 0: IN refs 2 and 4 (mean 3, sd sqrt 2), OUT refs 0 and 1 (mean .5, sd sqrt .5); target phi 2.5
+    # example 1: IN refs 1 and 1.5 (mean 1.25, sd sqrt .125), OUT refs -1 and 1 (mean 0, sd sqrt 2); target phi 0
+    s = signals([2.5, 0.0], [[2, 1], [4, -1], [0, 1.5], [1, 1]],
+                [[True, False], [True, False], [False, True], [False, True]], [0.0], [[0.0]] * 4)
+    online = LiraAttack(online=True, global_variance=False).score_models(s)
+    expect = [norm.logpdf(2.5, 3, math.sqrt(2)) - norm.logpdf(2.5, 0.5, math.sqrt(0.5)),
+              norm.logpdf(0, 1.25, math.sqrt(0.125)) - norm.logpdf(0, 0, math.sqrt(2))]
+    np.testing.assert_allclose(online, expect)
+    offline = LiraAttack(online=False, global_variance=False).score_models(s)
+    np.testing.assert_allclose(offline, [norm.logcdf(2.5, 0.5, math.sqrt(0.5)), norm.logcdf(0, 0, math.sqrt(2))])
+    # global variance, per side: IN deviations (+-1, +-.25) -> (2 + .125) / (4 - 2); OUT (+-.5, +-1) -> 2.5 / 2
+    pooled = LiraAttack(online=True, global_variance=True).score_models(s)
+    s_in, s_out = math.sqrt(2.125 / 2), math.sqrt(2.5 / 2)
+    np.testing.assert_allclose(pooled, [norm.logpdf(2.5, 3, s_in) - norm.logpdf(2.5, 0.5, s_out),
+                                        norm.logpdf(0, 1.25, s_in) - norm.logpdf(0, 0, s_out)])
+
+
+def test_rmia_matches_hand_computation_online_and_offline() -> None:
+    logit = lambda p: math.log(p / (1 - p))  # noqa: E731
+    # one target x: p(x|target) = .8; reference probabilities .6 (IN), .4 (OUT) -> online p(x) = .5, ratio 1.6
+    # population z1, z2, z3 with p(z|target) .5, .9, .2 and reference means .5, .6, .4 -> ratios 1, 1.5, .5
+    s = signals([logit(0.8)], [[logit(0.6)], [logit(0.4)]], [[True], [False]],
+                [logit(0.5), logit(0.9), logit(0.2)], [[logit(0.5), logit(0.6), logit(0.4)]] * 2)
+    assert RmiaAttack(online=True, gamma=1.0).score_models(s)[0] == pytest.approx(1.0)  # 1.6 / {1, 1.5, .5} all >= 1
+    assert RmiaAttack(online=True, gamma=1.2).score_models(s)[0] == pytest.approx(2 / 3)  # 1.6/1.5 = 1.07 < 1.2
+    # offline, a = .5: p(x) = (1.5 * .4 + .5) / 2 = .55 -> ratio .8/.55 = 1.4545; p(z) = (1.5 p + .5) / 2
+    # = .625, .7, .55 -> ratios .8, 1.2857, .3636; 1.4545 / them = 1.82, 1.13, 4.0 -> all >= 1.1, two >= 1.2
+    offline = RmiaAttack(online=False, a=0.5, gamma=1.2)
+    assert offline.score_models(s)[0] == pytest.approx(2 / 3)
+    assert RmiaAttack(online=False, a=0.5, gamma=1.1).score_models(s)[0] == pytest.approx(1.0)
+
+
+def test_multi_label_scores_are_the_mean_over_labels() -> None:
+    rng = np.random.default_rng(0)
+    full = ModelSignals(rng.normal(size=(6, 3)), rng.normal(size=(4, 6, 3)), np.tile([[1], [1], [0], [0]], 6).astype(bool),
+                        rng.normal(size=(5, 3)), rng.normal(size=(4, 5, 3)))
+    for attack in ATTACKS.values():
+        per_label = [attack.score_models(ModelSignals(full.target[:, [j]], full.references[..., [j]], full.inclusion,
+                                                      full.population_target[:, [j]], full.population_references[..., [j]]))
+                     for j in range(3)]
+        np.testing.assert_allclose(attack.score_models(full), np.mean(per_label, axis=0))
+
+
+def test_model_attacks_refuse_released_text_and_bad_settings() -> None:
+    with pytest.raises(PluginError, match="task=model_audit"):
+        LiraAttack().score(["x"], None, [])  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="rmia.a"):
+        RmiaAttack(a=1.5)
+    with pytest.raises(ConfigError, match="n_references"):
+        ModelAuditConfig(n_references=3)
+    with pytest.raises(ConfigError, match="regimes"):
+        ModelAuditConfig.from_node({"regimes": ["syn", "nope"]})
+    with pytest.raises(ConfigError, match="head.lr|head.features"):
+        HeadSettings.from_node({"features": "tfidf"})
+
+
+# --- null models and over-fitted models ----------------------------------------------------------------------------
+
+
+def test_model_trained_without_the_members_gives_chance_auc_and_zero_bound() -> None:
+    """The audited model never saw the members (its statistics follow the OUT distribution for every target)."""
+    rng = np.random.default_rng(7)
+    trials, n, m, z = 200, 100, 4, 100
+    hardness = rng.normal(size=(trials, n, 1))
+    inclusion = np.argsort(rng.random((trials, n, m)), axis=2).transpose(0, 2, 1) < m // 2  # 2 of 4 refs hold each
+    refs = hardness[:, None] + 1.5 * inclusion[..., None] + rng.normal(scale=0.5, size=(trials, m, n, 1))
+    target = hardness + rng.normal(scale=0.5, size=(trials, n, 1))
+    pop_hardness = rng.normal(size=(trials, z, 1))
+    pop_refs = pop_hardness[:, None] + rng.normal(scale=0.5, size=(trials, m, z, 1))
+    pop_target = pop_hardness + rng.normal(scale=0.5, size=(trials, z, 1))
+    members = rng.random((trials, n)) < 0.5
+    for name, attack in ATTACKS.items():
+        aucs, bounds = [], []
+        for t in range(trials):
+            scores = attack.score_models(ModelSignals(target[t], refs[t], inclusion[t], pop_target[t], pop_refs[t]))
+            roc = RocCurve.from_scores(scores, members[t])
+            aucs.append(roc.auc())
+            bounds.append(empirical_epsilon_lower_bound(roc, 0.0, 0.95))
+        assert abs(np.mean(aucs) - 0.5) < 0.02, name
+        assert np.mean(np.array(bounds) == 0.0) >= 0.95, name
+
+
+def review(rng: np.random.Generator, label: int) -> dict:
+    return {"text": f"{' '.join(rng.choice(WORDS, size=12))} {rng.integers(10**6)}",
+            "label": [["negative", "neutral", "positive"][label]]}
+
+
+@pytest.fixture
+def reviews(tmp_path: Path) -> list[str]:
+    """Three classes drawn at random, independent of the text; each document carries a unique token.
+
+    A classifier can only learn these labels by memorising its training
+    documents, which is the over-fitting the attacks must find.
+    """
+    rng = np.random.default_rng(0)
+    rows = [review(rng, int(rng.integers(3))) for _ in range(140)]
+    train, test = write_jsonl(tmp_path / "train.jsonl", rows[:100]), write_jsonl(tmp_path / "test.jsonl", rows[100:])
+    return ["dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=reviews",
+            "dataset.label_space=[negative,neutral,positive]"]
+
+
+TINY = ["model_audit.max_docs=null", "model_audit.n_targets=40", "model_audit.n_population=40",
+        "model_audit.head.features=hashing", "model_audit.head.hashing_features=2048", "tracking=none"]
+
+
+def run_task(tmp_path: Path, overrides: list[str]) -> dict:
+    """Run task=model_audit in this process (the CLI test below covers the command line)."""
+    from synbench.job import JobSpec
+    from synbench.tasks.model_audit import run
+
+    cfg = compose_config([*overrides, *TINY, "task=model_audit", f"output_root={tmp_path}"])
+    return run(cfg, JobSpec.from_config(cfg), tmp_path / "job")
+
+
+def test_overfitted_private_model_is_found_by_all_three_attacks(tmp_path: Path, reviews: list[str]) -> None:
+    overrides = [*reviews, "generator=copy", "eps=inf", "model_audit.regimes=[pri]", "model_audit.head.epochs=60",
+                 "model_audit.head.lr=0.5"]
+    results = run_task(tmp_path, overrides)["model_audit"]
+    for name in ATTACKS:
+        assert results[f"pri.{name}.auc"] > 0.7, name
+    assert run_task(tmp_path, overrides)["job_key"] and (tmp_path / "job" / "model_audit_runs" / "pri_target.npy").exists()
+
+
+def test_model_audit_config_errors(tmp_path: Path, reviews: list[str]) -> None:
+    with pytest.raises(ConfigError, match="set a finite eps"):
+        run_task(tmp_path, [*reviews, "generator=copy", "eps=inf"])
+    with pytest.raises(ConfigError, match="online=false"):
+        run_task(tmp_path, [*reviews, "generator=copy", "eps=2", "model_audit.references=out"])
+    with pytest.raises(ConfigError, match="model_audit.targets"):
+        run_task(tmp_path, [*reviews, "generator=copy", "eps=2", "model_audit.targets=all"])
+
+
+def test_dp_head_epsilon_is_its_accountants() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(50, 8)).astype(np.float32)
+    y = np.eye(3, dtype=int)[rng.integers(3, size=50)]
+    settings = HeadSettings.from_node({"epochs": 3, "batch_size": 10, "num_threads": 1})
+    head = LogisticHead(settings, lambda texts: x[[int(t) for t in texts]])
+    privacy = PrivacySpec(2.0, 1e-4, "prv", NoiseSource())
+    probs, spent = head.fit_predict([str(i) for i in range(50)], y, [str(i) for i in range(5)], False, privacy)
+    plan = PoissonPlan(50, 10, 3)
+    cal = accounting.calibrate(2.0, 1e-4, plan.sample_rate, plan.steps, "prv", None)
+    assert spent == pytest.approx(accounting.epsilon([(cal.noise_multiplier, plan.sample_rate, plan.steps)], 1e-4, "prv"))
+    assert 2.0 * 0.99 <= spent <= 2.0
+    assert probs.shape == (5, 3) and np.allclose(probs.sum(axis=1), 1)
+
+
+# --- the task end to end -------------------------------------------------------------------------------------------
+
+
+def test_model_audit_cli_fills_every_regime_and_attack_and_leaks_no_target(tmp_path: Path, reviews: list[str]) -> None:
+    args = [*reviews, *TINY, "task=model_audit", "generator=copy", "eps=2", "accountant=rdp", f"output_root={tmp_path}"]
+    proc = run_cli(args, cwd=tmp_path)
+    [path] = list(tmp_path.rglob("results.json"))
+    results = json.loads(path.read_text())
+    section = results["model_audit"]
+    for regime in ("syn", "syn_dp", "pri", "pri_dp"):
+        for attack in ATTACKS:
+            for key in ("auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1", "eps_emp", "eps_emp_lower"):
+                assert isinstance(section[f"{regime}.{attack}.{key}"], float)
+    assert section["pri_dp.epsilon_spent"] <= 2.0 and section["syn.epsilon_spent"] == "inf"
+    assert results["non_private_control"] is True  # copy stands in for the generator
+    texts = [json.loads(line)["text"] for line in (tmp_path / "train.jsonl").read_text().splitlines()]
+    logged = proc.stdout + proc.stderr + path.read_text() + (path.parent / "app.log").read_text()
+    assert not any(t in logged for t in texts)
