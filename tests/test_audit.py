@@ -27,7 +27,10 @@ from synbench.corpus import Corpus
 from synbench.job import JobSpec
 from synbench.nlp import tokenize
 
-REQUIRED = ("auc", "tpr_at_fpr_0.001", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1", "eps_emp", "eps_emp_lower", "n_targets", "mode")
+REQUIRED = ("auc", "tpr_at_fpr_0.001", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1", "eps_emp", "eps_emp_max", "eps_emp_lower",
+            "eps_emp_lower_holdout", "eps_emp_lower_bonferroni", "gdp_mu_lower", "gdp_eps_lower", "n_targets", "mode",
+            "n_outliers", "n_canaries", "targets")
+PER_TYPE = tuple(f"{kind}.{key}" for kind in ("outliers", "canaries") for key in ("auc", "eps_emp", "eps_emp_lower", "gdp_mu_lower"))
 WORDS = ("patient dose tablet nausea headache insomnia rash dizzy tired anxious relief pain weeks months daily "
          "doctor switched stopped started side effects worse better severe mild sleep weight appetite mood").split()
 
@@ -190,23 +193,32 @@ def audit_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], lis
     rows = [{"text": t, "label": ["pos" if i % 2 else "neg"]} for i, t in enumerate(texts)]
     train, test = write_jsonl(folder / "train.jsonl", rows[:60]), write_jsonl(folder / "test.jsonl", rows[60:])
     overrides = ["task=audit", "dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=tiny",
-                 "tracking=none", f"cache_dir={folder / 'cache'}", "audit.n_targets=12", "audit.lof_contamination=0.2"]
+                 "tracking=none", f"cache_dir={folder / 'cache'}", "audit.n_targets=12", "audit.lof_contamination=0.2",
+                 "audit.n_canaries=20"]
     return overrides, texts[:60]
 
 
 def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
     overrides, texts = audit_data
-    proc = run_cli([*overrides, "generator=copy", "eps=inf", "audit.mode=one_run", f"output_root={tmp_path}"], cwd=tmp_path)
+    proc = run_cli([*overrides, "generator=copy", "eps=inf", "audit.mode=one_run", "audit.targets=both",
+                    f"output_root={tmp_path}"], cwd=tmp_path)
     [results_file] = list(tmp_path.rglob("results.json"))
     results = json.loads(results_file.read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] == "inf"
-    for key in REQUIRED:
+    for key in REQUIRED + PER_TYPE:
         assert key in results["audit"], key
-    assert results["audit"]["mode"] == "one_run" and results["audit"]["n_targets"] == 12
+    audit = results["audit"]
+    assert audit["mode"] == "one_run" and audit["n_outliers"] == 12 and audit["n_canaries"] == 20 and audit["n_targets"] == 32
+    assert audit["eps_emp_lower"] == max(audit["eps_emp_lower_holdout"], audit["eps_emp_lower_bonferroni"]) > 0
+    assert audit["canaries.auc"] == 1.0  # copy releases every canary it holds, and no other text has their suffixes
     assert (results_file.parent / "audit_roc.png").stat().st_size > 0
     targets = np.load(results_file.parent / "audit_design.npz")["targets"]
+    released = [json.loads(line)["text"] for line in next(tmp_path.rglob("run_000.synthetic.jsonl")).read_text().splitlines()]
+    canaries = [t for t in released if t not in texts]
+    assert canaries  # the private set held some canaries
     shown = proc.stdout + proc.stderr + results_file.read_text()
-    assert not any(texts[i] in shown for i in targets)
+    assert not any(texts[i] in shown for i in targets[targets < len(texts)])
+    assert not any(" ".join(c.split()[-3:]) in shown for c in canaries)
 
 
 def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple[list[str], list[str]],
@@ -231,8 +243,12 @@ def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple
 
 
 def test_audit_config_rejects_bad_values() -> None:
-    with pytest.raises(Exception, match="k_pos"):
-        AuditConfig(k_pos=0.8, k_neg=0.5)
+    with pytest.raises(Exception, match="guess_fractions"):
+        AuditConfig(guess_fractions=(0.8,))
+    with pytest.raises(Exception, match="audit.targets='all'"):
+        AuditConfig(targets="all")
+    with pytest.raises(Exception, match="canary_repeats"):
+        AuditConfig(canary_repeats=0)
     with pytest.raises(Exception, match="n_subsets"):
         make_design(100, np.arange(10), mode="k_subsets", seed=0, n_subsets=3)
 

@@ -1,12 +1,14 @@
 """`AuditConfig`: the `audit` config node (conf/task/audit.yaml), checked once, with messages that say what to fix."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from synbench.audit.design import MODES
 from synbench.errors import ConfigError
+
+TARGET_KINDS = ("outliers", "canaries", "both")
+GRIDS = ("fpr_grid", "recall_grid", "eps_grid", "guess_fractions")
 
 
 @dataclass(frozen=True)
@@ -23,8 +25,15 @@ class AuditConfig:
     n_references: int = 4
     ref_fraction: float = 0.5
     n_synthetic: int | None = None
-    k_pos: float = 0.25
-    k_neg: float = 0.25
+    targets: str = "both"
+    n_canaries: int = 150
+    canary_repeats: int = 1
+    canary_prefix_words: int = 10
+    canary_suffix_words: int = 15
+    guess_fractions: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
+    select_share: float = 0.25
+    repeats: int = 1
+    bootstrap_samples: int = 200
     fpr_grid: tuple[float, ...] = (0.001, 0.01, 0.1)
     recall_grid: tuple[float, ...] = (0.01, 0.1)
     min_count: int = 5
@@ -38,17 +47,24 @@ class AuditConfig:
         unknown = sorted(set(node) - set(cls.__dataclass_fields__))
         if unknown:
             raise ConfigError(f"audit config has unknown key(s) {', '.join(unknown)}; known: {', '.join(cls.__dataclass_fields__)}")
-        grids = {k: tuple(float(v) for v in node[k]) for k in ("fpr_grid", "recall_grid", "eps_grid") if k in node}
+        grids = {k: tuple(float(v) for v in node[k]) for k in GRIDS if k in node}
         return cls(**{**node, **grids})
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(f"audit.mode={self.mode!r} is unknown; choose one of {', '.join(MODES)}")
-        for key in ("k_pos", "k_neg"):
-            if not 0 <= getattr(self, key) <= 1:
-                raise ConfigError(f"audit.{key}={getattr(self, key)} is a fraction of the targets and must lie in [0, 1]")
-        if self.k_pos + self.k_neg > 1 or self.k_pos + self.k_neg == 0:
-            raise ConfigError(f"audit.k_pos + audit.k_neg = {self.k_pos + self.k_neg} must lie in (0, 1]: they share the targets")
+        if self.targets not in TARGET_KINDS:
+            raise ConfigError(f"audit.targets={self.targets!r} is unknown; choose one of {', '.join(TARGET_KINDS)}")
+        if self.targets != "outliers" and self.n_canaries < 2:
+            raise ConfigError(f"audit.n_canaries={self.n_canaries} must be at least 2 with audit.targets={self.targets}")
+        for key in ("canary_repeats", "canary_prefix_words", "canary_suffix_words", "repeats", "bootstrap_samples"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"audit.{key}={getattr(self, key)} must be a positive integer")
+        if not 0 < self.select_share < 1:
+            raise ConfigError(f"audit.select_share={self.select_share} must lie strictly between 0 and 1")
+        if not self.guess_fractions or not all(0 < f <= 0.5 for f in self.guess_fractions):
+            raise ConfigError(f"audit.guess_fractions={list(self.guess_fractions)} must be a non-empty list of shares "
+                              "of the targets in (0, 0.5] (k+ and k- each take one)")
         if not 0 < self.confidence < 1:
             raise ConfigError(f"audit.confidence={self.confidence} must lie strictly between 0 and 1")
         for key in ("fpr_grid", "recall_grid"):
@@ -59,6 +75,11 @@ class AuditConfig:
         if self.n_synthetic is not None and self.n_synthetic < 1:
             raise ConfigError(f"audit.n_synthetic={self.n_synthetic} must be positive, or null for a private set's planned size")
 
-    def guesses(self, n_targets: int) -> tuple[int, int]:
-        """(k+, k-) of the one-run audit: the fractions of the targets, rounded down, fixed before any score is seen."""
-        return math.floor(self.k_pos * n_targets), math.floor(self.k_neg * n_targets)
+    @property
+    def canaries(self) -> int:
+        """How many canaries the design draws: none for outlier targets only."""
+        return 0 if self.targets == "outliers" else self.n_canaries
+
+    @property
+    def outliers(self) -> bool:
+        return self.targets != "canaries"

@@ -14,6 +14,11 @@ the job's seed, so a design is reproducible and can be saved as plain arrays
   paper's pairs), for all targets at once rather than one pair per target.
 - `one_run`: one private set, all of D_prv plus each target independently
   with probability 1/2 (Steinke, Nasr & Jagielski 2023).
+- Canaries (optional): `n_canaries` extra targets that are not documents of
+  the split but positions after it, `canary_repeats` consecutive positions
+  per canary (its copies; the task appends their texts, see
+  synbench.audit.canaries). They enter private sets exactly like the outlier
+  targets, with all their copies; a reference corpus holds one copy.
 - M reference corpora, each a random `ref_fraction` of D_aux (our choice; with
   the default 1/2 it is about as large as D_prv); for each target exactly
   M/2 references include it, so the reference mean sees it half the time.
@@ -35,17 +40,21 @@ MODES = ("k_subsets", "one_run")
 class AuditDesign:
     """Positions in the training split and the membership matrices of one audit."""
 
-    targets: np.ndarray  # (T,) the outlier targets
+    targets: np.ndarray  # (T,) the targets: outliers (positions in the split), then canaries (first copy's position)
     private: np.ndarray  # (P,) D_prv
     aux: np.ndarray  # (A,) D_aux
     inclusion: np.ndarray  # (K, T) bool: target t is in private set k
     base: np.ndarray  # (K, P) bool: D_prv document p is in private set k
     ref_inclusion: np.ndarray  # (M, T) bool: target t is in reference corpus m
     ref_base: np.ndarray  # (M, A) bool: D_aux document a is in reference corpus m
+    kinds: np.ndarray  # (T,) int8: 0 outlier, 1 canary
+    copies: np.ndarray  # (T,) copies of each target in a private set that holds it (1 for outliers)
 
     def private_set(self, k: int) -> np.ndarray:
-        """Sorted positions of private set k (targets mixed in by position, not appended)."""
-        return np.sort(np.concatenate([self.private[self.base[k]], self.targets[self.inclusion[k]]]))
+        """Sorted positions of private set k (targets mixed in by position, not appended; every copy of a canary)."""
+        held = self.inclusion[k]
+        copies = np.repeat(self.targets[held], self.copies[held]) + _copy_offsets(self.copies[held])
+        return np.sort(np.concatenate([self.private[self.base[k]], copies]))
 
     def reference_set(self, m: int) -> np.ndarray:
         """Sorted positions of reference corpus m."""
@@ -57,7 +66,7 @@ class AuditDesign:
         The audit's delta and its synthetic corpus size come from this number,
         not from each run's actual set, whose size reveals how many targets it holds.
         """
-        return int(self.base[0].sum()) + len(self.targets) // 2
+        return int(self.base[0].sum()) + int(self.copies.sum()) // 2
 
     def digest(self) -> str:
         """A hash of every array: a saved run is reused only if it was made under this same design."""
@@ -71,6 +80,12 @@ class AuditDesign:
         tmp = path.with_suffix(".tmp.npz")
         np.savez(tmp, **{f.name: getattr(self, f.name) for f in fields(self)})
         tmp.replace(path)
+
+
+def _copy_offsets(copies: np.ndarray) -> np.ndarray:
+    """0, 1, ..., c - 1 for each count c in `copies`, concatenated."""
+    ends = np.cumsum(copies)
+    return np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - copies, copies)
 
 
 def _random_rows(rng: np.random.Generator, rows: int, cols: int, fraction: float) -> np.ndarray:
@@ -89,8 +104,13 @@ def make_design(
     n_references: int = 4,
     base_fraction: float = 0.5,
     ref_fraction: float = 0.5,
+    n_canaries: int = 0,
+    canary_repeats: int = 1,
 ) -> AuditDesign:
-    """Draw the design for a training split of `n_docs` documents with the given targets."""
+    """Draw the design for a training split of `n_docs` documents with the given outlier targets and canaries.
+
+    Canary c occupies positions n_docs + c * canary_repeats onwards, after the split.
+    """
     if mode not in MODES:
         raise ConfigError(f"audit.mode={mode!r} is unknown; choose one of {', '.join(MODES)}")
     if mode == "k_subsets" and (n_subsets < 2 or n_subsets % 2):
@@ -101,8 +121,11 @@ def make_design(
         if not 0 < value <= 1:
             raise ConfigError(f"audit.{key}={value} must lie in (0, 1]")
     rng = np.random.default_rng([seed, 0xA0D17])
-    targets = np.sort(np.asarray(targets, dtype=np.int64))
-    rest = rng.permutation(np.setdiff1d(np.arange(n_docs), targets))
+    outliers = np.sort(np.asarray(targets, dtype=np.int64))
+    rest = rng.permutation(np.setdiff1d(np.arange(n_docs), outliers))
+    targets = np.concatenate([outliers, n_docs + canary_repeats * np.arange(n_canaries, dtype=np.int64)])
+    kinds = np.repeat(np.array([0, 1], dtype=np.int8), [len(outliers), n_canaries])
+    copies = np.where(kinds == 1, canary_repeats, 1).astype(np.int64)
     n_private = round(len(rest) / 3)
     private, aux = np.sort(rest[:n_private]), np.sort(rest[n_private:])
     n_targets = len(targets)
@@ -117,4 +140,4 @@ def make_design(
         base = np.ones((1, len(private)), dtype=bool)
     ref_inclusion = (np.argsort(rng.random((n_targets, n_references)), axis=1) < n_references // 2).T
     ref_base = _random_rows(rng, n_references, len(aux), ref_fraction)
-    return AuditDesign(targets, private, aux, inclusion, base, ref_inclusion, ref_base)
+    return AuditDesign(targets, private, aux, inclusion, base, ref_inclusion, ref_base, kinds, copies)

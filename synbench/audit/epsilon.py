@@ -67,25 +67,50 @@ def clopper_pearson_upper(k: np.ndarray, n: int, alpha: float) -> np.ndarray:
     return np.where(k >= n, 1.0, beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1)))
 
 
+def epsilon_lower_bounds_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0,
+                                     alpha: float = 0.05) -> np.ndarray:
+    """Per threshold and inequality, an epsilon lower bound from confusion counts: shape (2, thresholds).
+
+    Row 0 bounds log((TPR_lb - delta) / FPR_ub), row 1 log((TNR_lb - delta) / FNR_ub),
+    from one-sided Clopper-Pearson intervals on FPR and FNR, each failing with
+    probability `alpha`; both rows share them, so all of one threshold's
+    entries hold together with probability at least 1 - 2 alpha. The caller
+    divides alpha over the thresholds it searches: `bonferroni_epsilon_lower_bound`
+    over all of them, the held-out bound over none (synbench.audit.crossfit).
+    """
+    tp, fp = np.atleast_1d(np.asarray(tp)), np.atleast_1d(np.asarray(fp))
+    fpr_ub = clopper_pearson_upper(fp, n_neg, alpha)
+    fnr_ub = clopper_pearson_upper(n_pos - tp, n_pos, alpha)
+    return np.stack([_log_ratio(1 - fnr_ub - delta, fpr_ub), _log_ratio(1 - fpr_ub - delta, fnr_ub)])
+
+
+def bonferroni_epsilon_lower_bound(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0,
+                                   confidence: float = 0.95) -> float:
+    """The largest bound over the given thresholds and both inequalities, with Bonferroni over all of them.
+
+    Each of the 2 T one-sided intervals (FPR and FNR at T thresholds) fails
+    with probability (1 - confidence) / (2 T), so the maximum holds at
+    `confidence` however the threshold was picked.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence={confidence} must lie strictly between 0 and 1")
+    tp = np.atleast_1d(np.asarray(tp))
+    if tp.size == 0:
+        return 0.0
+    alpha = (1 - confidence) / (2 * tp.size)
+    return float(max(epsilon_lower_bounds_from_counts(tp, fp, n_pos, n_neg, delta, alpha).max(), 0.0))
+
+
 def empirical_epsilon_lower_bound(roc: RocCurve, delta: float = 0.0, confidence: float = 0.95) -> float:
     """An epsilon that the mechanism exceeds with probability at least `confidence` (0 when nothing is proven).
 
     Uses the thresholds strictly between "flag nothing" and "flag
     everything" (those two bound nothing) and spends (1 - confidence) / (2 T)
-    on each of the 2 T one-sided intervals, T the number of those thresholds.
-    With n_pos members and n_neg non-members the largest possible value, at a
-    perfect separation, is log((a^(1/n_pos) - delta) / (1 - a^(1/n_neg))) with
-    a = (1 - confidence) / (2 T): the sample size caps what an audit can prove.
+    on each of the 2 T intervals, T the number of those thresholds
+    (`bonferroni_epsilon_lower_bound`). With n_pos members and n_neg
+    non-members the largest possible value, at a perfect separation, is
+    log((a^(1/n_pos) - delta) / (1 - a^(1/n_neg))) with a = (1 - confidence) / (2 T):
+    the sample size caps what an audit can prove.
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence={confidence} must lie strictly between 0 and 1")
     inner = slice(1, len(roc.tp) - 1)
-    tp, fp = roc.tp[inner], roc.fp[inner]
-    if tp.size == 0:
-        return 0.0
-    alpha = (1 - confidence) / (2 * tp.size)
-    fpr_ub = clopper_pearson_upper(fp, roc.n_neg, alpha)
-    fnr_ub = clopper_pearson_upper(roc.n_pos - tp, roc.n_pos, alpha)
-    tpr_lb = 1 - fnr_ub
-    bound = np.maximum(_log_ratio(tpr_lb - delta, fpr_ub), _log_ratio(1 - fpr_ub - delta, fnr_ub))
-    return float(max(bound.max(), 0.0))
+    return bonferroni_epsilon_lower_bound(roc.tp[inner], roc.fp[inner], roc.n_pos, roc.n_neg, delta, confidence)

@@ -18,6 +18,8 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import binom
 
+from synbench.audit.fdp import unique_games
+
 BISECTION_STEPS = 60
 
 
@@ -36,34 +38,54 @@ def one_run_guesses(scores: np.ndarray, members: np.ndarray, k_pos: int, k_neg: 
     return k_pos + k_neg, right
 
 
+def one_run_p_values(m: np.ndarray, r: np.ndarray, v: np.ndarray, epsilon: np.ndarray, delta: float = 0.0) -> np.ndarray:
+    """`one_run_p_value` elementwise over broadcast arrays (no argument checks: the scalar version checks)."""
+    m, r, v, epsilon = (np.asarray(a, dtype=float) for a in np.broadcast_arrays(m, r, v, epsilon))
+    q = expit(epsilon)
+    p = binom.sf(v - 1, r, q)
+    if delta > 0 and v.size and v.max() > 0:
+        i = np.arange(1, int(v.max()) + 1).reshape(-1, *([1] * v.ndim))  # (I, ...) for every game at once
+        inside = i <= v
+        cum = np.cumsum(np.where(inside, binom.pmf(v - i, r, q), 0.0), axis=0)
+        alpha = np.where(inside, cum / i, 0.0).max(axis=0)
+        p = p + 2 * m * delta * alpha
+    return np.minimum(p, 1.0)
+
+
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float:
     """P[at least v of r guesses right] if the mechanism were (epsilon, delta)-DP, with m targets in all."""
     if not 0 <= v <= r <= m:
         raise ValueError(f"need 0 <= correct ({v}) <= guesses ({r}) <= targets ({m})")
-    q = float(expit(epsilon))  # accuracy of epsilon-DP randomised response
-    p = float(binom.sf(v - 1, r, q))
-    if delta > 0 and v > 0:
-        i = np.arange(1, v + 1)
-        alpha = float(np.max(np.cumsum(binom.pmf(v - i, r, q)) / i))
-        p += 2 * m * delta * alpha
-    return min(p, 1.0)
+    return float(one_run_p_values(np.array(m), np.array(r), np.array(v), np.array(epsilon), delta))
+
+
+def one_run_epsilon_lower_bounds(m: np.ndarray, r: np.ndarray, v: np.ndarray, delta: float = 0.0,
+                                 alpha: float = 0.05) -> np.ndarray:
+    """The largest eps each game rejects at level alpha, 0 where none is rejected (vectorised bisection).
+
+    The p-value grows with eps, so bisection finds the crossing; the returned
+    end of the bracket always has p-value below alpha (conservative).
+    """
+    games, back = unique_games(m, r, v)
+    m, r, v = games.T
+    ok = one_run_p_values(m, r, v, np.zeros(m.shape), delta) < alpha
+    lo, hi = np.zeros(m.shape), np.ones(m.shape)
+    while True:
+        grow = ok & (one_run_p_values(m, r, v, hi, delta) < alpha)
+        if not grow.any():
+            break
+        lo, hi = np.where(grow, hi, lo), np.where(grow, 2 * hi, hi)
+    for _ in range(BISECTION_STEPS):
+        mid = (lo + hi) / 2
+        below = one_run_p_values(m, r, v, mid, delta) < alpha
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return np.where(ok, lo, 0.0)[back]
 
 
 def one_run_epsilon_lower_bound(m: int, r: int, v: int, delta: float = 0.0, confidence: float = 0.95) -> float:
-    """The largest eps that v right out of r guesses (m targets) rejects at `confidence`; 0 when none is rejected.
-
-    The p-value grows with eps, so bisection finds the crossing; the returned
-    end of the bracket always has p-value below 1 - confidence (conservative).
-    """
+    """The largest eps that v right out of r guesses (m targets) rejects at `confidence`; 0 when none is rejected."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence={confidence} must lie strictly between 0 and 1")
-    level = 1 - confidence
-    if one_run_p_value(m, r, v, 0.0, delta) >= level:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while one_run_p_value(m, r, v, hi, delta) < level:
-        lo, hi = hi, 2 * hi
-    for _ in range(BISECTION_STEPS):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if one_run_p_value(m, r, v, mid, delta) < level else (lo, mid)
-    return lo
+    if not 0 <= v <= r <= m:
+        raise ValueError(f"need 0 <= correct ({v}) <= guesses ({r}) <= targets ({m})")
+    return float(one_run_epsilon_lower_bounds(np.array(m), np.array(r), np.array(v), delta, 1 - confidence))

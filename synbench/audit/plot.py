@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from synbench.audit.crossfit import OperatingPoint
 from synbench.audit.roc import RocCurve
 
 
@@ -33,8 +34,14 @@ def plot_roc(
     delta: float,
     eps_grid: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0),
     title: str = "",
+    point: OperatingPoint | None = None,
 ) -> Path:
-    """Write the ROC (log-log) with the DP trade-off curves to `path` (PNG) and return `path`."""
+    """Write the ROC (log-log) with the DP trade-off curves to `path` (PNG) and return `path`.
+
+    `point` is the held-out operating point: the threshold chosen on the
+    selection targets, at its FPR and TPR on the test targets, the one
+    `eps_emp_lower_holdout` is computed at.
+    """
     floor = 0.5 / max(roc.n_neg, roc.n_pos)
     grid = np.logspace(math.log10(floor), 0, 400)
     fig = Figure(figsize=(5.5, 5))
@@ -49,6 +56,9 @@ def plot_roc(
     ax.plot(grid, grid, color="grey", lw=0.8, ls=":", label="chance")
     ax.step(np.maximum(roc.fpr, floor), np.maximum(roc.tpr, floor), where="post", color="black", lw=1.8,
             label=f"attack (AUC {roc.auc():.3f})")
+    if point is not None:
+        ax.plot(max(point.fpr, floor), max(point.tpr, floor), marker="o", ms=7, color="darkorange", ls="none",
+                label=f"held-out point (bound ε≥{point.bound:.2f})")
     ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false positive rate",
            ylabel="true positive rate", title=title or f"membership ROC, δ={delta:.2g}")
     ax.legend(fontsize=7, loc="lower right")

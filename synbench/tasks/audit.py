@@ -1,12 +1,15 @@
-"""`task=audit`: measure privacy empirically with a membership attack on outlier targets.
+"""`task=audit`: measure privacy empirically with a membership attack on outlier targets and canaries.
 
-Targets are chosen in embedding space, the design says which targets go
-into which private set (K paired subsets, or one set for the one-run audit),
-the generator runs once per private set, and the attack scores every target
-against each released synthetic corpus. Each finished run is saved atomically
-under `runs/` with the job key and the design's digest, so an interrupted
-audit resumes where it stopped. Only scores and metrics leave this module:
-no private text or target is logged, tracked, or put in an error message.
+Targets are outliers chosen in embedding space and/or canaries (crafted
+documents, synbench.audit.canaries); the design says which targets go into
+which private set (K paired subsets, or one set for the one-run audit), the
+generator runs once per private set, and the attack scores every target
+against each released synthetic corpus. `audit.repeats` runs the whole audit
+again with a fresh design and fresh randomness. Each finished run is saved
+atomically under `runs/` with the job key and the design's digest, so an
+interrupted audit resumes where it stopped. Only scores and metrics leave this
+module: no private text, target or canary is logged, tracked, or put in an
+error message.
 """
 from __future__ import annotations
 
@@ -21,9 +24,11 @@ from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from synbench import registry
+from synbench.audit.canaries import make_canaries, with_canaries
 from synbench.audit.config import AuditConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.plot import plot_roc
+from synbench.audit.repeats import block_bootstrap, repeat_summary
 from synbench.audit.summary import summarise
 from synbench.audit.targets import select_targets
 from synbench.base import Attack
@@ -40,23 +45,41 @@ SCORES_FILE = "audit_scores.npz"
 PLOT_FILE = "audit_roc.png"
 
 
-def build_design(cfg: DictConfig, audit: AuditConfig, train: Corpus, seed: int) -> AuditDesign:
-    """Outlier targets from the configured encoder's embeddings of the training split, then the seeded design."""
+def select_outliers(cfg: DictConfig, audit: AuditConfig, train: Corpus) -> np.ndarray:
+    """Outlier targets from the configured encoder's embeddings of the training split (none for canaries only)."""
+    if not audit.outliers:
+        return np.zeros(0, dtype=np.int64)
     cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
-    targets = select_targets(cache.embed(train.texts), max_targets=audit.n_targets, far_fraction=audit.far_fraction,
-                             lof_neighbors=audit.lof_neighbors, lof_contamination=audit.lof_contamination)
-    return make_design(len(train), targets, mode=audit.mode, seed=seed, n_subsets=audit.n_subsets,
-                       n_references=audit.n_references, base_fraction=audit.base_fraction, ref_fraction=audit.ref_fraction)
+    return select_targets(cache.embed(train.texts), max_targets=audit.n_targets, far_fraction=audit.far_fraction,
+                          lof_neighbors=audit.lof_neighbors, lof_contamination=audit.lof_contamination)
+
+
+def build_design(audit: AuditConfig, train: Corpus, outliers: np.ndarray, seed: int) -> tuple[AuditDesign, Corpus]:
+    """The seeded design and the audit pool it indexes: the training split, then the canaries' copies."""
+    design = make_design(len(train), outliers, mode=audit.mode, seed=seed, n_subsets=audit.n_subsets,
+                         n_references=audit.n_references, base_fraction=audit.base_fraction,
+                         ref_fraction=audit.ref_fraction, n_canaries=audit.canaries, canary_repeats=audit.canary_repeats)
+    if not audit.canaries:
+        return design, train
+    canaries = make_canaries(train.subset(design.aux), audit.canaries, seed, prefix_words=audit.canary_prefix_words,
+                             suffix_words=audit.canary_suffix_words, repeats=audit.canary_repeats)
+    return design, with_canaries(train, canaries)
+
+
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The design seed of repeat r: the job's seed for the first, an independent derived one for the others."""
+    return seed if repeat == 0 else int(np.random.SeedSequence([seed, repeat]).generate_state(1)[0])
 
 
 class SubsetRunner:
     """Runs the generator on private set k and scores the targets, or returns the saved run if there is one."""
 
     def __init__(self, cfg: DictConfig, spec: JobSpec, job_dir: Path, audit: AuditConfig, train: Corpus,
-                 design: AuditDesign, attack: Attack, references: Sequence[Corpus]) -> None:
+                 design: AuditDesign, attack: Attack, references: Sequence[Corpus], repeat: int = 0) -> None:
         self.cfg, self.spec, self.audit, self.train, self.design = cfg, spec, audit, train, design
-        self.attack, self.references = attack, references
+        self.attack, self.references, self.repeat = attack, references, repeat
         self.folder = job_dir / "runs"
+        self.prefix = "run" if repeat == 0 else f"rep{repeat}_run"
         self.digest = design.digest()
         self.targets = train.subset(design.targets).texts
         self.size = design.planned_private_size()
@@ -65,7 +88,7 @@ class SubsetRunner:
 
     def saved(self, k: int) -> dict[str, Any] | None:
         try:
-            record = json.loads((self.folder / f"run_{k:03d}.json").read_text())
+            record = json.loads((self.folder / f"{self.prefix}_{k:03d}.json").read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             return None
         return record if record.get("job_key") == self.spec.key and record.get("design") == self.digest else None
@@ -76,18 +99,19 @@ class SubsetRunner:
             return record
         private = self.train.subset(self.design.private_set(k), name=f"{self.train.name}-audit-{k}")
         generator = registry.create("generators", node(self.cfg, "generator"))  # fresh: no state shared between runs
-        seed = int(np.random.SeedSequence([self.spec.seed, k]).generate_state(1)[0])
-        privacy = replace(self.privacy, noise=self.privacy.noise.for_run(k))
+        runs = len(self.design.inclusion)
+        seed = int(np.random.SeedSequence([self.spec.seed, k] + ([self.repeat] if self.repeat else [])).generate_state(1)[0])
+        privacy = replace(self.privacy, noise=self.privacy.noise.for_run(self.repeat * runs + k))
         report = generator.fit(private, privacy, seed)
         check_budget(report, privacy, generator, self.spec.generator)
         synthetic = generator.sample(self.n_synthetic)
         if self.audit.save_synthetic:
-            write_corpus_jsonl(self.folder / f"run_{k:03d}.synthetic.jsonl", synthetic)
+            write_corpus_jsonl(self.folder / f"{self.prefix}_{k:03d}.synthetic.jsonl", synthetic)
         scores = self.attack.score(self.targets, synthetic, self.references)
         record = {"job_key": self.spec.key, "design": self.digest, "epsilon_spent": report.epsilon_spent,
                   "delta": report.delta, "n_private": len(private), "n_synthetic": len(synthetic),
                   **output_health(synthetic.texts), "scores": scores.tolist()}
-        write_json_atomic(self.folder / f"run_{k:03d}.json", record)  # written last: its presence means done
+        write_json_atomic(self.folder / f"{self.prefix}_{k:03d}.json", record)  # written last: its presence means done
         return record
 
 
@@ -95,40 +119,59 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
     return run_job(cfg, spec, job_dir, audit_job)
 
 
-def audit_job(job: JobRun) -> None:
-    cfg, spec, job_dir, timing = job.cfg, job.spec, job.job_dir, job.timing
-    audit = AuditConfig.from_node(node(cfg, "audit"))
-    with timing("load"):
-        splits = load_splits(cfg, spec.seed)
-        train = splits.train
-    with timing("design"):
-        design = build_design(cfg, audit, train, spec.seed)
-        design.save(job_dir / DESIGN_FILE)
+def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndarray, repeat: int) -> dict[str, Any]:
+    """One complete audit (design, runs, summary); the first repeat also saves its design, scores and ROC plot."""
+    cfg, spec, job_dir = job.cfg, job.spec, job.job_dir
+    seed = repeat_seed(spec.seed, repeat)
+    suffix = "" if repeat == 0 else f"_rep{repeat}"
+    with job.timing("design"):
+        design, pool = build_design(audit, train, outliers, seed)
+        design.save(job_dir / DESIGN_FILE.replace(".npz", f"{suffix}.npz"))
     attack = registry.create("attacks", node(cfg, "attack"))
-    references = [train.subset(design.reference_set(m), name=f"{train.name}-ref-{m}") for m in range(len(design.ref_base))]
-    runner = SubsetRunner(cfg, spec, job_dir, audit, train, design, attack, references)
+    references = [pool.subset(design.reference_set(m), name=f"{train.name}-ref-{m}") for m in range(len(design.ref_base))]
+    runner = SubsetRunner(cfg, spec, job_dir, audit, pool, design, attack, references, repeat)
     resumed = sum(runner.saved(k) is not None for k in range(len(design.inclusion)))
-    log.info("audit (%s): %d targets, %d private set(s), %d already done", audit.mode, len(design.targets),
-             len(design.inclusion), resumed)
-    with timing("runs"):
+    log.info("audit (%s, repeat %d): %d outlier targets, %d canaries, %d private set(s), %d already done", audit.mode,
+             repeat, int((design.kinds == 0).sum()), int((design.kinds == 1).sum()), len(design.inclusion), resumed)
+    with job.timing("runs"):
         runs = [runner(k) for k in tqdm(range(len(design.inclusion)), desc="audit runs", unit="run")]
     scores = np.array([r["scores"] for r in runs], dtype=float)
-    epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
     delta = audit.delta if audit.delta is not None else runner.privacy.delta
-    with timing("summary"):
-        summary, roc = summarise(scores, design.inclusion, audit, delta)
-        np.savez(job_dir / SCORES_FILE, scores=scores, members=design.inclusion, thresholds=roc.thresholds,
-                 tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
-        plot = plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid,
-                        title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
-    job.results.update(delta=delta, epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
+    with job.timing("summary"):
+        summary, roc, point = summarise(scores, design.inclusion, audit, delta, design.kinds, seed)
+        if repeat == 0:
+            np.savez(job_dir / SCORES_FILE, scores=scores, members=design.inclusion, kinds=design.kinds,
+                     thresholds=roc.thresholds, tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
+            if audit.mode == "k_subsets" and len(runs) >= 4:
+                summary.update(block_bootstrap(scores, design.inclusion, 2, audit.bootstrap_samples, seed, audit.confidence))
+            plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid, point=point,
+                     title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
+    return {"summary": summary, "runs": runs, "resumed": resumed, "runner": runner, "design": design, "delta": delta}
+
+
+def audit_job(job: JobRun) -> None:
+    cfg, spec = job.cfg, job.spec
+    audit = AuditConfig.from_node(node(cfg, "audit"))
+    with job.timing("load"):
+        splits = load_splits(cfg, spec.seed)
+    with job.timing("targets"):
+        outliers = select_outliers(cfg, audit, splits.train)
+    audits = [audit_once(job, audit, splits.train, outliers, r) for r in range(audit.repeats)]
+    first, runs = audits[0], [run for a in audits for run in a["runs"]]
+    summary = dict(first["summary"], targets=audit.targets, canary_repeats=audit.canary_repeats)
+    if audit.repeats > 1:
+        summary.update(repeat_summary([a["summary"] for a in audits], audit.confidence))
+    runner, design = first["runner"], first["design"]
+    epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
+    job.results.update(delta=first["delta"], epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
                        label_space_inferred=splits.label_space_inferred, generation={
-        "n_runs": len(runs), "runs_resumed": resumed, "n_private": len(design.private), "n_aux": len(design.aux),
-        "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
+        "n_runs": len(runs), "runs_resumed": sum(a["resumed"] for a in audits), "n_private": len(design.private),
+        "n_aux": len(design.aux), "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
         "n_empty": sum(r["n_empty"] for r in runs), "n_degenerate": sum(r.get("n_degenerate", 0) for r in runs),
         "degenerate_share": float(np.mean([r.get("degenerate_share", 0.0) for r in runs]))})
     job.results["audit"].update(summary)
     job.tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
-    job.tracker.log_image("audit/roc", plot)
-    log.info("audit: AUC %.3f, eps_emp %.3f, eps_emp_lower %.3f (nominal eps %s)", summary["auc"],
-             summary["eps_emp"], summary["eps_emp_lower"], cfg.eps)
+    job.tracker.log_image("audit/roc", job.job_dir / PLOT_FILE)
+    log.info("audit: AUC %.3f, eps_emp %.3f (estimate), eps_emp_lower %.3f (%.0f%% bound; nominal eps %s), gdp_mu_lower %.3f",
+             summary["auc"], summary["eps_emp"], summary["eps_emp_lower"], 100 * audit.confidence, cfg.eps,
+             summary["gdp_mu_lower"])

