@@ -209,3 +209,8 @@ def test_model_audit_cli_fills_every_regime_and_attack_and_leaks_no_target(tmp_p
     texts = [json.loads(line)["text"] for line in (tmp_path / "train.jsonl").read_text().splitlines()]
     logged = proc.stdout + proc.stderr + path.read_text() + (path.parent / "app.log").read_text()
     assert not any(t in logged for t in texts)
+    from synbench.report import write_report
+
+    markdown, _ = write_report(tmp_path, 0.95)
+    table = markdown.read_text()
+    assert "Membership attacks on downstream models" in table and "| PRI-DP |" in table and "AUC rmia" in table

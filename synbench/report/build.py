@@ -20,6 +20,8 @@ from synbench.report.audit import audit_table, bound_note, roc_images
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import benchmark_tables
 from synbench.report.load import COMPLETE, load_results, task_jobs
+from synbench.report.model_audit import TASK as MODEL_AUDIT
+from synbench.report.model_audit import model_audit_note, model_audit_table
 from synbench.report.plots import lower_bound_vs_nominal, metric_vs_eps
 from synbench.report.render import Block, Details, Gallery, Heading, Image, Notes, Text, to_html, to_markdown
 from synbench.report.stats import interval_note
@@ -80,6 +82,12 @@ def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: fl
         doc.blocks += [Heading(3, "ROC against the DP region, per audit job"), Gallery(rocs)]
 
 
+def model_audit_section(doc: Document, frame: pd.DataFrame, confidence: float) -> None:
+    table = model_audit_table(frame, confidence)
+    if table is not None:
+        doc.blocks += [Heading(2, "Membership attacks on downstream models"), table, Text(model_audit_note())]
+
+
 def build(root: Path, confidence: float, title: str) -> Document:
     """The whole report of the sweep folder `root`."""
     frame = load_results(root)
@@ -89,10 +97,11 @@ def build(root: Path, confidence: float, title: str) -> Document:
         doc.blocks.append(Notes(tuple(notes)))
     benchmark_section(doc, frame, confidence)
     audit_section(doc, root, frame, confidence)
+    model_audit_section(doc, frame, confidence)
     doc.blocks.append(Heading(2, "Jobs not complete"))
     unfinished = incomplete_table(frame)
     doc.blocks.append(unfinished if unfinished is not None else Text("Every job has final results."))
-    others = sorted(set(frame.loc[frame["status"] == COMPLETE, "task"]) - {BENCHMARK, AUDIT})
+    others = sorted(set(frame.loc[frame["status"] == COMPLETE, "task"]) - {BENCHMARK, AUDIT, MODEL_AUDIT})
     if others:
         doc.blocks.append(Text(f"Complete results of task(s) {', '.join(others)} are counted above but not tabulated."))
     return doc

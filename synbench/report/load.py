@@ -18,7 +18,7 @@ import pandas as pd
 
 from synbench.job import RESULTS_FILE
 
-METRIC_SECTIONS = ("utility", "fidelity", "audit")
+METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit")
 # Descriptive (non-numeric) result keys kept as columns.
 TEXT_KEYS = ("audit.mode",)
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
