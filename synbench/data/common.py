@@ -25,7 +25,11 @@ class BaseDataset(DatasetLoader):
     and flagged `label_space_inferred: true` in results). `max_length` is the token sequence length generators use for this
     dataset (the paper's DP-Gen setting); loading does not truncate. `access`
     (public / DUA / credentialed) and `source` say where to get the data and
-    appear in errors when it is missing.
+    appear in errors when it is missing. `long_documents` says how a
+    generator trains on documents longer than its sequence length (truncate |
+    head_tail | chunk, with at most `max_chunks` chunks; see
+    synbench/generators/dpgen/data.py): part of the dataset's config because
+    it follows the corpus (the paper truncates its long corpora).
     """
 
     name: str = "dataset"
@@ -34,6 +38,8 @@ class BaseDataset(DatasetLoader):
     max_train: int | None = None
     max_eval: int | None = None
     max_length: int | None = None
+    long_documents: str = "truncate"
+    max_chunks: int = 4
     access: str = "public"
     source: str = ""
 

@@ -26,6 +26,10 @@ from synbench.errors import ConfigError
 from synbench.privacy import PrivacySpec
 
 
+# Lightning precisions the DP core supports: clipping and noise are fp32 in all of them (synbench.dp.hooks).
+PRECISIONS = ("32-true", "bf16-mixed", "16-mixed")
+
+
 @dataclass(frozen=True)
 class DPSGDSettings:
     """Keys shared by DP-SGD generators (see conf/generator/dpgen.yaml and dpdiffusion.yaml)."""
@@ -45,6 +49,7 @@ class DPSGDSettings:
     devices: int = 1
     strategy: str = "auto"
     precision: str = "32-true"
+    fp16_loss_scale: float = 1024.0  # static loss scale under precision=16-mixed (CUDA); see synbench.dp.module
     num_threads: int | None = None
 
     def positive_keys(self) -> tuple[str, ...]:
@@ -53,13 +58,17 @@ class DPSGDSettings:
 
     def __post_init__(self) -> None:
         choices = {"grad_sample_mode": ("hooks", "ghost"), "label_prior": ("dp", "uniform"),
-                   "strategy": ("auto", "dpddp"), "accelerator": ("auto", "cpu", "gpu")}
+                   "strategy": ("auto", "dpddp"), "accelerator": ("auto", "cpu", "gpu"), "precision": PRECISIONS}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise ConfigError(f"generator.{key}={getattr(self, key)!r} must be one of {', '.join(allowed)}")
         for key in self.positive_keys():
             if int(getattr(self, key)) < 1:
                 raise ConfigError(f"generator.{key} must be at least 1")
+        if self.precision == "16-mixed" and self.grad_sample_mode != "hooks":
+            raise ConfigError("generator.precision=16-mixed needs generator.grad_sample_mode=hooks (an fp16 overflow "
+                              "inside ghost clipping's second backward cannot be confined to one example); "
+                              "use precision=bf16-mixed with ghost")
         if self.label_prior == "dp" and not 0.0 < self.label_budget_share < 1.0:
             raise ConfigError(f"generator.label_budget_share={self.label_budget_share} must lie strictly between 0 and 1 "
                               "(label_prior=uniform spends nothing on labels)")
@@ -90,10 +99,12 @@ class DPSGDSettings:
                            warmup_steps=self.warmup_steps, grad_sample_mode=self.grad_sample_mode,
                            accountant=privacy.accountant,
                            noise_multiplier=budget.calibration.noise_multiplier if privacy.is_private else None,
-                           noise=privacy.noise)
+                           noise=privacy.noise, loss_scale=self.fp16_loss_scale if self.precision == "16-mixed" else 1.0)
 
     def trainer_kwargs(self, device: torch.device) -> dict[str, Any]:
         """`fit_module` keywords: accelerator, devices, strategy (Opacus DPDDP with `dpddp`), precision."""
+        if self.precision == "16-mixed" and device.type != "cuda":
+            raise ConfigError("generator.precision=16-mixed is CUDA only (fp16 autocast); on CPU use bf16-mixed or 32-true")
         from synbench.dp.distributed import DPDDPStrategy
 
         return {"accelerator": "gpu" if device.type == "cuda" else "cpu", "devices": self.devices,

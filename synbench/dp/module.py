@@ -29,6 +29,15 @@ the rest, identically for all of them:
   noise and is charged, as the mechanism requires.
 - `eps=inf` is the same pipeline (same Poisson logical batches, same physical
   split, same loss scaling) with a plain optimizer and no PrivacyEngine.
+- Mixed precision: Lightning wraps the whole training step in autocast; the
+  hooks (`synbench.dp.hooks`) and the optimizer step run with it off, so
+  clipping and noise are fp32 over the fp32 trainable weights. fp16 uses a
+  static loss scale (`TrainConfig.loss_scale`, divided out in the hooks):
+  a dynamic scaler would skip steps the accountant has charged, and its
+  scale would be state computed from private data.
+- A batch may carry `unit` (row -> privacy unit): rows of one unit (the
+  chunks of one long document) are summed into one per-sample gradient
+  before clipping, so the document, not the chunk, is what is clipped.
 """
 from __future__ import annotations
 
@@ -41,11 +50,14 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.plugins.precision import MixedPrecision
 from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as DPDDP
 from opacus.utils.batch_memory_manager import wrap_data_loader
 from torch.utils.data import DataLoader, Dataset
 
+from synbench.dp.hooks import group_grad_samples
 from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
+from synbench.errors import ConfigError
 from synbench.privacy import NoiseSource
 
 log = logging.getLogger(__name__)
@@ -66,6 +78,7 @@ class TrainConfig:
     accountant: str
     noise_multiplier: float | None  # None: no DP
     noise: NoiseSource  # secret source of the DP-SGD noise and the Poisson masks
+    loss_scale: float = 1.0  # static loss scale (fp16 mixed precision); 1 in fp32 and bf16
 
 
 class PerSampleLoss(ABC):
@@ -157,7 +170,8 @@ class DPSGDModule(pl.LightningModule):
             private = make_private(model, optimizer, loader, self.plan, noise_multiplier=self.cfg.noise_multiplier,
                                    max_grad_norm=self.cfg.max_grad_norm, accountant=self.cfg.accountant,
                                    noise=self.cfg.noise, device=self.device, grad_sample_mode=self.cfg.grad_sample_mode,
-                                   criterion=torch.nn.CrossEntropyLoss())  # ghost: only its module/optimizer are used
+                                   criterion=torch.nn.CrossEntropyLoss(),  # ghost: only its module/optimizer are used
+                                   loss_scale=self.cfg.loss_scale)
             self.privacy_engine, self.hooks, self.criterion = private["engine"], private["hooks"], private["criterion"]
             optimizer = self.signal = private["optimizer"]
         else:
@@ -181,7 +195,7 @@ class DPSGDModule(pl.LightningModule):
     def training_step(self, batch: Any, batch_idx: int) -> None:
         if is_empty(batch):
             batch = {k: v.to(self.device) for k, v in self.loss.null_batch().items()}
-        losses = self.loss(self.model, batch)
+        losses = self.loss(self.model, batch) * self.cfg.loss_scale
         if self.criterion is not None:  # ghost clipping: its loss object runs both backward passes
             from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
 
@@ -191,25 +205,39 @@ class DPSGDModule(pl.LightningModule):
             # expected batch size; without DP the same normalisation is done by hand.
             loss = losses.mean() if self.private else losses.sum() / self.plan.expected_batch
         self.manual_backward(loss)
+        if self.private and "unit" in batch:
+            if self.criterion is not None:
+                raise ConfigError("chunked documents (rows sharing a privacy unit) need grad_sample_mode=hooks: "
+                                  "ghost clipping cannot clip the sum of several rows' gradients")
+            group_grad_samples(self.signal.params, batch["unit"])
         examples, tokens = self.loss.count(batch)
         self.tokens_seen += tokens
         opt = self.optimizers()
-        self._chunk_losses.append((float(losses.detach().sum()), examples))
-        if self.private:
-            opt.step()
-            opt.zero_grad()
-            stepped = not opt.optimizer._is_last_step_skipped
-        else:
-            stepped = not self.signal.queue.pop(0)
-            if stepped:
-                opt.step()
-                opt.zero_grad()
+        self._chunk_losses.append((float(losses.detach().sum()) / self.cfg.loss_scale, examples))
+        with torch.autocast(self.device.type, enabled=False):  # clipping, noise and the update in fp32
+            stepped = self._step(opt)
         if stepped:
             self.lr_schedulers().step()
             total, count = map(sum, zip(*self._chunk_losses))
             self.train_loss.append(total / max(count, 1))
             self.batch_sizes.append(count)
             self._chunk_losses.clear()
+
+    def _step(self, opt: Any) -> bool:
+        """The optimizer step at the end of a logical batch (DP: Opacus decides); True when the weights moved."""
+        if self.private:
+            opt.step()
+            opt.zero_grad()
+            return not opt.optimizer._is_last_step_skipped
+        if self.signal.queue.pop(0):
+            return False
+        if self.cfg.loss_scale != 1.0:  # the hooks unscale DP's per-sample gradients; without DP, the summed ones
+            for p in self.model.parameters():
+                if p.grad is not None:
+                    p.grad.div_(self.cfg.loss_scale)
+        opt.step()
+        opt.zero_grad()
+        return True
 
     def on_train_epoch_start(self) -> None:
         self._epoch_start = time.perf_counter()
@@ -230,6 +258,21 @@ class DPSGDModule(pl.LightningModule):
         return sum(steps for _, _, steps in self.privacy_engine.accountant.history) if self.privacy_engine else len(self.train_loss)
 
 
+class StaticScaleFp16(MixedPrecision):
+    """fp16 autocast without Lightning's dynamic GradScaler: the module applies a static loss scale itself."""
+
+    def __init__(self) -> None:
+        super().__init__("16-mixed", "cuda")
+        self.scaler = None
+
+
+def precision_args(precision: str) -> dict[str, Any]:
+    """Trainer keywords for `precision`: fp16 mixed precision gets the static-scale plugin (see the module docstring)."""
+    if precision in ("16-mixed", "16"):
+        return {"plugins": [StaticScaleFp16()]}
+    return {"precision": precision}
+
+
 def fit_module(module: DPSGDModule, *, accelerator: str, devices: int, strategy: Any, precision: str,
                callbacks: Sequence[pl.Callback] = ()) -> float:
     """Train `module` for its configured epochs; returns the seconds it took.
@@ -240,7 +283,7 @@ def fit_module(module: DPSGDModule, *, accelerator: str, devices: int, strategy:
     """
     log.info("DP-SGD: %d logical steps planned (%d an epoch, sample rate %.4g)", module.plan.steps,
              module.plan.steps_per_epoch, module.plan.sample_rate)
-    trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision,
+    trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, **precision_args(precision),
                          max_epochs=module.cfg.epochs, use_distributed_sampler=False, logger=False,
                          enable_checkpointing=False, enable_model_summary=False, num_sanity_val_steps=0,
                          limit_val_batches=0, enable_progress_bar=False, callbacks=list(callbacks))

@@ -83,26 +83,29 @@ def poisson_loader(dataset: Dataset, plan: PoissonPlan, collate: Callable[[Seque
 
 def make_private(module: Any, optimizer: Any, loader: DataLoader, plan: PoissonPlan, *, noise_multiplier: float,
                  max_grad_norm: float, accountant: str, noise: NoiseSource, device: Any, grad_sample_mode: str = "hooks",
-                 criterion: Any = None) -> dict[str, Any]:
+                 criterion: Any = None, loss_scale: float = 1.0) -> dict[str, Any]:
     """Opacus DP-SGD over `loader` (built by `poisson_loader`): hooks, DP optimizer, accountant and, for ghost, criterion.
 
     Returns `engine`, `hooks`, `optimizer` and `criterion` (None unless
     ghost clipping). The loader is already Poisson, so Opacus is told not to
     rebuild it; the optimizer's noise comes from `noise`, and with
     `noise.secure_mode` it uses Opacus' floating-point-attack-resistant sampling.
+    The hooks (`synbench.dp.hooks`) keep per-sample gradients, clipping and
+    noise in fp32 under autocast, and divide out a static fp16 `loss_scale`.
     """
-    from opacus import PrivacyEngine
+    from synbench.dp.hooks import DPEngine
 
     if len(loader) != plan.steps_per_epoch:
         raise RuntimeError(f"the loader has {len(loader)} steps an epoch, the plan {plan.steps_per_epoch}")
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Secure RNG turned off")  # the secret generator is passed below
-        engine = PrivacyEngine(accountant=accountant)
+        engine = DPEngine(accountant=accountant)
     out = engine.make_private(module=module, optimizer=optimizer, data_loader=loader, noise_multiplier=noise_multiplier,
                               max_grad_norm=max_grad_norm, poisson_sampling=False, grad_sample_mode=grad_sample_mode,
                               wrap_model=False, criterion=criterion, noise_generator=noise.torch("dpsgd_noise", device))
     hooks, dp_optimizer = out[0], out[1]
     hooks.forbid_grad_accumulation()  # what Opacus does for its own Poisson loaders
+    hooks.loss_scale = loss_scale
     dp_optimizer.expected_batch_size = plan.expected_batch  # Opacus truncates N q to an int
     dp_optimizer.secure_mode = noise.secure_mode
     return {"engine": engine, "hooks": hooks, "optimizer": dp_optimizer,

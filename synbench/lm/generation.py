@@ -1,5 +1,9 @@
 """Batched sampling from a causal LM: left-padded prompts, KV cache, seeded, empty outputs counted.
 
+Long outputs (2-4k new tokens): `memory_batch_size` caps the batch at what
+the KV cache of that many tokens leaves room for, and a progress bar counts
+decoding steps (a batch of 4k tokens takes minutes on a CPU).
+
 The one copy of the loop: DP-Gen (control-code prompts), AUG-PE and the
 `public` control (chat turns rendered by `chat_prompt`, through
 `backends.LocalBackend`) all sample through `generate`. Nothing is filtered: an empty output stays in the list and is
@@ -58,6 +62,48 @@ def generated_lengths(new: torch.Tensor, eos_id: int) -> torch.Tensor:
     return torch.where(is_eos.any(dim=1), is_eos.float().argmax(dim=1) + 1, torch.full_like(new[:, 0], new.shape[1]))
 
 
+# Share of free memory (CUDA: free device memory; CPU: available RAM) the KV caches of one batch may take.
+KV_MEMORY_SHARE = 0.4
+
+
+def kv_bytes_per_sequence(model: Any, tokens: int) -> int:
+    """Bytes one sequence of `tokens` takes in the KV cache (keys and values of every layer), plus its logits."""
+    cfg = model.config
+    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    width = next(model.parameters()).element_size()
+    return 2 * cfg.num_hidden_layers * heads * head_dim * tokens * width + 3 * cfg.vocab_size * 4
+
+
+def free_memory(device: torch.device) -> int:
+    """Bytes free for a batch: on CUDA what the allocator can still get, on CPU the available RAM."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def memory_batch_size(model: Any, tokens: int, most: int) -> int:
+    """The largest batch (at most `most`) whose KV caches of `tokens` each fit in `KV_MEMORY_SHARE` of free memory."""
+    device = next(model.parameters()).device
+    fits = int(free_memory(device) * KV_MEMORY_SHARE) // kv_bytes_per_sequence(model, tokens)
+    return max(1, min(most, fits))
+
+
+class StepProgress:
+    """A logits processor that leaves the scores alone and ticks a progress bar once per decoding step."""
+
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+        self.steps = 0
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        self.bar.update(1)
+        self.steps += 1
+        return scores
+
+
 @torch.inference_mode()
 def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: int, max_new_tokens: int,
              temperature: float, top_p: float, seed: int, desc: str = "generate",
@@ -77,11 +123,21 @@ def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: 
     texts: list[str] = []
     new_tokens = 0
     start = time.perf_counter()
-    for i in tqdm(range(0, len(prompts), batch_size), desc=desc, unit="batch", disable=len(prompts) <= batch_size):
+    from transformers import LogitsProcessorList
+
+    batches = range(0, len(prompts), batch_size)
+    # Progress in decoding steps (an upper bound: a batch stops early when every row has ended); shown for long runs.
+    bar = tqdm(total=len(batches) * max_new_tokens, desc=desc, unit="step", mininterval=10,
+               disable=len(batches) * max_new_tokens < 1024)
+    for i in batches:
         enc = tokenizer(list(prompts[i:i + batch_size]), return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+        progress = StepProgress(bar)
         out = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                             eos_token_id=eos if len(eos) > 1 else eos[0], pad_token_id=tokenizer.pad_token_id, use_cache=True)
+                             eos_token_id=eos if len(eos) > 1 else eos[0], pad_token_id=tokenizer.pad_token_id, use_cache=True,
+                             logits_processor=LogitsProcessorList([progress]))
+        bar.update(max_new_tokens - progress.steps)
         new = out[:, enc["input_ids"].shape[1]:]
         new_tokens += int(generated_lengths(new, tokenizer.eos_token_id).sum())
         texts.extend(t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True))
+    bar.close()
     return texts, GenerationStats(len(texts), sum(1 for t in texts if not t), new_tokens, time.perf_counter() - start)

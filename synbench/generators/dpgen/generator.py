@@ -23,8 +23,8 @@ from synbench.dp.job import DPSGD_DETAILS, DPSGDSettings, JobBudget
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import weights
-from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
-from synbench.lm.generation import generate
+from synbench.generators.dpgen.data import LONG_DOCUMENTS, Collator, DocumentDataset, control_code
+from synbench.lm.generation import generate, memory_batch_size
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 
@@ -45,18 +45,31 @@ class DPGenSettings(DPSGDSettings):
     loss_on: str = "text"
     max_seq_len: int = 128
     max_train_docs: int | None = None
+    long_documents: str = "truncate"
+    max_chunks: int = 4
+    activation_checkpointing: bool = False
     temperature: float = 0.9
     top_p: float = 1.0
     max_new_tokens: int = 256
     sample_batch_size: int = 32
 
     def positive_keys(self) -> tuple[str, ...]:
-        return (*super().positive_keys(), "max_seq_len", "max_new_tokens", "sample_batch_size")
+        return (*super().positive_keys(), "max_seq_len", "max_new_tokens", "sample_batch_size", "max_chunks")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.long_documents not in LONG_DOCUMENTS:
+            raise ConfigError(f"generator.long_documents={self.long_documents!r} (set by dataset.long_documents) "
+                              f"must be one of {', '.join(LONG_DOCUMENTS)}")
+        if self.long_documents == "chunk" and self.grad_sample_mode != "hooks":
+            raise ConfigError("long_documents=chunk needs generator.grad_sample_mode=hooks: a document's chunks are "
+                              "clipped as one gradient, which ghost clipping cannot form")
 
 
 class DPGenGenerator(Generator):
     public_details = DPSGD_DETAILS | frozenset({
         "fine_tuning", "loss_on", "resumed", "attn_implementation", "model_source", "checkpoint",
+        "precision", "activation_checkpointing", "long_documents", "max_seq_len", "sample_batch_size_used",
         # statistics of the synthetic text
         "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
     })
@@ -86,7 +99,7 @@ class DPGenGenerator(Generator):
                                    "data": corpus.digest()})
         loaded = load_causal_lm(self.model_node, s.device())
         torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
-        model = weights.prepare_trainable(loaded.model, s.lora)
+        model = weights.prepare_trainable(loaded.model, s.lora, s.activation_checkpointing)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
         private_stats: dict[str, Any] = {}  # kept in memory only, never in the checkpoint
         if state is not None and state.get("fingerprint") == key:
@@ -120,10 +133,12 @@ class DPGenGenerator(Generator):
                                label_counts)
         limit = min(s.max_new_tokens, s.max_seq_len)
         # Control-code prompts in plan order: the plan is grouped by label set, so most batches need no padding.
-        texts, stats = generate(self._model, self._tokenizer, [control_code(labels) for labels in plan],
-                                batch_size=s.sample_batch_size, max_new_tokens=limit, temperature=s.temperature,
-                                top_p=s.top_p, seed=self._seed, desc="dpgen sample")
-        self._sampling = {**stats.as_details(), "max_new_tokens": limit}
+        prompts = [control_code(labels) for labels in plan]
+        longest = max((len(self._tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts), default=0)
+        batch = memory_batch_size(self._model, longest + limit, s.sample_batch_size)  # long outputs: what the KV cache fits
+        texts, stats = generate(self._model, self._tokenizer, prompts, batch_size=batch, max_new_tokens=limit,
+                                temperature=s.temperature, top_p=s.top_p, seed=self._seed, desc="dpgen sample")
+        self._sampling = {**stats.as_details(), "max_new_tokens": limit, "sample_batch_size_used": batch}
         return Corpus.build(texts, plan, corpus.label_space, ids=[f"dpgen-{i}" for i in range(len(texts))],
                             multi_label=corpus.multi_label, name="dpgen-synthetic")
 
@@ -151,10 +166,11 @@ class DPGenGenerator(Generator):
 
         s = self.settings
         pl.seed_everything(seed, verbose=False)  # weight init and dropout; no privacy mechanism reads the global RNG
-        dataset = DocumentDataset(train, tokenizer, s.max_seq_len)
+        dataset = DocumentDataset(train, tokenizer, s.max_seq_len, s.long_documents, s.max_chunks)
         budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
         released = budget.release_labels(corpus, privacy)
-        module = DPGenModule(model, dataset, Collator(tokenizer.pad_token_id, s.loss_on), s.train_config(privacy, budget))
+        collator = Collator(tokenizer.pad_token_id, s.loss_on, chunked=s.long_documents == "chunk")
+        module = DPGenModule(model, dataset, collator, s.train_config(privacy, budget))
         train_s = fit_module(module, **s.trainer_kwargs(next(model.parameters()).device))
         return {
             "epsilon_spent": budget.spent(privacy, module.privacy_engine, "dpgen"), "delta": delta,
@@ -162,6 +178,8 @@ class DPGenGenerator(Generator):
             "steps": module.steps_taken(), "epochs": s.epochs, "expected_batch_size": s.batch_size,
             **released.details(), "label_release": released.to_json(),
             "fine_tuning": "lora" if s.lora is not None else "full", "grad_sample_mode": s.grad_sample_mode,
+            "precision": s.precision, "activation_checkpointing": s.activation_checkpointing,
+            "long_documents": s.long_documents, "max_seq_len": s.max_seq_len,
             "trainable_params": weights.trainable_count(model), "n_train_docs": len(dataset), "loss_on": s.loss_on,
             "train_s": round(train_s, 3), "noise": privacy.noise.mode, "secure_mode": privacy.noise.secure_mode,
             "private_stats": {"train_loss": module.train_loss, "batch_size": module.batch_sizes,

@@ -28,7 +28,10 @@ class CausalLMLoss(PerSampleLoss):
         return self.collator.null_batch()
 
     def count(self, batch: Batch) -> tuple[int, int]:
-        return int((batch["labels"] != IGNORE).any(dim=1).sum()), int(batch["attention_mask"].sum())
+        """(documents with loss, tokens): a document's chunks count once."""
+        with_loss = (batch["labels"] != IGNORE).any(dim=1)
+        docs = batch["unit"][with_loss].unique().numel() if "unit" in batch else int(with_loss.sum())
+        return docs, int(batch["attention_mask"].sum())
 
 
 class DPGenModule(DPSGDModule):

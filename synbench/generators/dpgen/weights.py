@@ -23,7 +23,7 @@ ADAPTER_DIR = "adapter"
 FULL_FILE = "trained.safetensors"
 
 
-def prepare_trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Module:
+def prepare_trainable(model: nn.Module, lora: Mapping[str, Any] | None, checkpointing: bool = False) -> nn.Module:
     """LoRA adapters through peft, or (lora=None) full fine-tuning of every Linear and Embedding weight.
 
     Call it after the model is on its training device: peft creates the
@@ -31,7 +31,26 @@ def prepare_trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Mo
     must see the final parameters. Full fine-tuning unties the output layer
     from the input embedding (ghost clipping cannot clip a shared weight) and
     freezes the norm scales (Opacus has no per-sample rule for Llama's RMSNorm).
+    Trainable weights are fp32 whatever the model's dtype: they are the master
+    weights that clipped, noised fp32 updates are applied to (a bf16 weight
+    would round most of a small update away).
+
+    `checkpointing` recomputes each decoder layer's activations in backward
+    (reentrant `torch.utils.checkpoint`): the first forward runs without
+    grad, so Opacus' forward hooks record nothing there and record the
+    recomputed activations, once, just before the layer's backward hooks
+    fire; per-sample gradients are those of the run without checkpointing.
     """
+    if checkpointing:
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": True})
+    model = _trainable(model, lora)
+    for p in model.parameters():
+        if p.requires_grad:
+            p.data = p.data.float()
+    return model
+
+
+def _trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Module:
     if lora is not None:
         from peft import LoraConfig, get_peft_model
 
