@@ -99,7 +99,8 @@ class ModelRunner:
             generator = registry.create("generators", self.generator_node)  # fresh: nothing shared between runs
             report = generator.fit(data, asked, seed)
             check_budget(report, asked, generator, self.generator_name)
-            synthetic = generator.sample(self.audit.n_synthetic or len(data))
+            # a size fixed in advance: one that followed the set's size would reveal how many targets it holds
+            synthetic = generator.sample(self.audit.n_synthetic or self.design.planned_private_size())
             if self.audit.save_synthetic:
                 write_corpus_jsonl(self.folder / f"{regime}_{name}.synthetic.jsonl", synthetic)
             record.update(epsilon_spent=report.epsilon_spent, n_synthetic=len(synthetic), **output_health(synthetic.texts),
