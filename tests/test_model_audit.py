@@ -167,6 +167,18 @@ def test_overfitted_private_model_is_found_by_all_three_attacks(tmp_path: Path, 
     assert run_task(tmp_path, overrides)["job_key"] and (tmp_path / "job" / "model_audit_runs" / "pri_target.npy").exists()
 
 
+@pytest.mark.parametrize("variant", [
+    ["model_audit.references=out", "model_attacks.lira.online=false", "model_attacks.rmia.online=false"],
+    ["model_audit.classifier=utility", "classifier=tfidf"],
+])
+def test_offline_references_and_the_utility_classifier_run(tmp_path: Path, reviews: list[str], variant: list[str]) -> None:
+    results = run_task(tmp_path, [*reviews, "generator=copy", "eps=inf", "model_audit.regimes=[pri]", *variant])
+    assert results["status"] == "complete"
+    assert {f"pri.{a}.auc" for a in ATTACKS} <= set(results["model_audit"])
+    design = np.load(tmp_path / "job" / "model_audit_design.npz")
+    assert design["ref_inclusion"].any() == ("model_audit.references=out" not in variant)
+
+
 def test_model_audit_config_errors(tmp_path: Path, reviews: list[str]) -> None:
     with pytest.raises(ConfigError, match="set a finite eps"):
         run_task(tmp_path, [*reviews, "generator=copy", "eps=inf"])
