@@ -26,7 +26,7 @@ class AuditConfig:
     ref_fraction: float = 0.5
     n_synthetic: int | None = None
     targets: str = "both"
-    n_canaries: int = 150
+    n_canaries: int = 300
     canary_repeats: int = 1
     canary_prefix_words: int = 10
     canary_suffix_words: int = 15

@@ -5,7 +5,11 @@ nominal epsilon: the point estimate `eps_emp` alone is not evidence, the
 bound holds at the audit's stated confidence. With several seeds a row is a
 violation when any seed's bound exceeds the nominal epsilon, and says how
 many did. A nominal epsilon of ∞ makes no claim, nor does a declared
-non-private control (`copy`) at any epsilon, so nothing can violate those.
+non-private control (`copy`) at any epsilon, so nothing can violate those;
+nor does an audit with `canary_repeats` > 1, whose canary trials test groups.
+An audit with targets of both kinds gets one row per kind under its own
+(`outliers`, `canaries`), and one with `audit.repeats` > 1 shows the mean and
+95% interval of its bound over the repeats.
 """
 from __future__ import annotations
 
@@ -21,6 +25,11 @@ TASK = "audit"
 KEYS = ["dataset", "generator", "audit.mode", "epsilon"]
 LOWER = "audit.eps_emp_lower"
 TPR_PREFIX = "audit.tpr_at_fpr_"
+KINDS = ("outliers", "canaries")
+PER_KIND = ("audit.auc", "audit.eps_emp", "audit.gdp_mu_lower", LOWER)  # the keys summarise repeats per target kind
+HEADERS = {"audit.auc": "AUC", "audit.eps_emp_lower_holdout": "held-out bound",
+           "audit.eps_emp_lower_bonferroni": "Bonferroni bound", "audit.gdp_mu_lower": "GDP μ bound",
+           LOWER: "eps_emp_lower"}
 
 
 def audit_jobs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -33,10 +42,24 @@ def metric_columns(jobs: pd.DataFrame) -> list[str]:
     return ["audit.auc", *tpr, "audit.eps_emp", LOWER]
 
 
+DETAIL_COLUMNS = ["audit.auc", "audit.eps_emp", "audit.eps_emp_lower_holdout", "audit.eps_emp_lower_bonferroni",
+                  "audit.gdp_mu_lower", LOWER]
+
+
 def column_header(column: str) -> str:
     if column.startswith(TPR_PREFIX):
         return f"TPR@FPR {column[len(TPR_PREFIX):]}"
-    return {"audit.auc": "AUC"}.get(column, column.split(".", 1)[1])
+    return HEADERS.get(column, column.split(".", 1)[1])
+
+
+def repeats_cell(group: Group) -> Cell:
+    """eps_emp_lower's mean and 95% interval over an audit's repeats (of the first seed that has them)."""
+    done = group.complete
+    if "audit.eps_emp_lower_mean" not in done or done["audit.eps_emp_lower_mean"].isna().all():
+        return Cell("—")
+    job = done[done["audit.eps_emp_lower_mean"].notna()].iloc[0]
+    return Cell(f"{job['audit.eps_emp_lower_mean']:.2f} [{job['audit.eps_emp_lower_ci_low']:.2f}, "
+                f"{job['audit.eps_emp_lower_ci_high']:.2f}] ({int(job['audit.repeats'])} audits)")
 
 
 def violations(group: Group, eps: float) -> tuple[Cell, bool]:
@@ -47,12 +70,23 @@ def violations(group: Group, eps: float) -> tuple[Cell, bool]:
         return Cell("n/a (ε = ∞ claims nothing)"), False
     if group.complete["non_private_control"].astype(bool).any():
         return Cell("n/a (non-private control)"), False
+    if (group.complete.get("audit.canary_repeats", pd.Series(dtype=float)).fillna(1) > 1).any():
+        return Cell("n/a (canary copies test groups)"), False
     if LOWER not in group.complete or group.complete[LOWER].isna().all():
         return NOT_MEASURED, False
     n, hits = len(group.complete), int((group.complete[LOWER] > eps).sum())
     if not hits:
         return Cell("no"), False
     return Cell("VIOLATION" + (f": {hits} of {n} seeds" if n > 1 else ""), "violation"), True
+
+
+def kind_group(group: Group, kind: str) -> Group | None:
+    """The group with `audit.<kind>.<key>` figures moved to the plain columns, or None when no job has that kind."""
+    if f"audit.{kind}.auc" not in group.complete or group.complete[f"audit.{kind}.auc"].isna().all():
+        return None
+    moved = {f"audit.{kind}.{c.split('.', 1)[1]}": c for c in PER_KIND}
+    rename = lambda frame: frame.drop(columns=[c for c in PER_KIND if c in frame]).rename(columns=moved)
+    return Group(rename(group.complete), rename(group.incomplete))
 
 
 def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
@@ -73,13 +107,49 @@ def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     return Table(head + tuple(column_header(c) for c in columns) + ("violation",), tuple(rows), "privacy audit")
 
 
+def kind_group(group: Group, kind: str) -> Group | None:
+    """The group with `audit.<kind>.<key>` figures moved to the plain columns, or None when no job has that kind."""
+    if f"audit.{kind}.auc" not in group.complete or group.complete[f"audit.{kind}.auc"].isna().all():
+        return None
+    moved = {f"audit.{kind}.{c.split('.', 1)[1]}": c for c in PER_KIND}
+
+    def rename(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.drop(columns=[c for c in PER_KIND if c in frame]).rename(columns=moved)
+
+    return Group(rename(group.complete), rename(group.incomplete))
+
+
+def audit_detail_table(frame: pd.DataFrame, confidence: float) -> Table | None:
+    """The bounds behind eps_emp_lower, the GDP bound, one row per target kind, and the repeats' interval."""
+    jobs = audit_jobs(frame)
+    if jobs.empty or "audit.eps_emp_lower_holdout" not in jobs:
+        return None
+    rows = []
+    for (dataset, generator, mode, eps), group in groups(jobs, KEYS):
+        head = (Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)), Cell(format_eps(eps)))
+        rows.append((*head, Cell("all"), group.seeds_cell(), *(metric_cell(group, c, confidence)[0] for c in DETAIL_COLUMNS),
+                     repeats_cell(group)))
+        for kind in KINDS:
+            part = kind_group(group, kind)
+            if part is not None:
+                cells = [metric_cell(part, c, confidence)[0] if c in PER_KIND else Cell("—") for c in DETAIL_COLUMNS]
+                rows.append((*head, Cell(kind), part.seeds_cell(), *cells, Cell("—")))
+    titles = ("dataset", "generator", "mode", "nominal ε", "targets", "seeds")
+    return Table(titles + tuple(column_header(c) for c in DETAIL_COLUMNS) + ("repeats: eps_emp_lower",), tuple(rows),
+                 "privacy audit: bounds, target kinds, repeats")
+
+
 def bound_note(frame: pd.DataFrame) -> str:
     """What eps_emp_lower is, at the confidence level(s) the audits used."""
     levels = sorted(audit_jobs(frame).get("audit.confidence", pd.Series(dtype=float)).dropna().unique())
     level = " / ".join(f"{c:.0%}" for c in levels) or "stated"
-    return (f"eps_emp_lower is a one-sided {level} lower bound on epsilon (Clopper-Pearson with Bonferroni over "
-            "thresholds in k_subsets mode; Steinke, Nasr & Jagielski in one_run mode); a violation is "
-            "eps_emp_lower > nominal ε. eps_emp is the point estimate over the pooled ROC.")
+    return (f"eps_emp_lower is a one-sided {level} lower bound on epsilon, the larger of a held-out bound (choice on a "
+            "quarter of the targets, one test on the rest) and a Bonferroni bound (every choice tested), each at half "
+            "the failure probability: Clopper-Pearson on the pooled ROC in k_subsets mode, Steinke, Nasr & Jagielski's "
+            "binomial bound on the guesses in one_run mode. A violation is eps_emp_lower > nominal ε. eps_emp is an "
+            "estimate (cross-fitted: the threshold chosen on half the targets, measured on the other half), not "
+            "evidence. The GDP μ bound (Mahloujifar, Melis & Chaudhuri in one_run mode) assumes nothing, but the ε it "
+            "implies (gdp_eps_lower in results.json) is a bound only for mechanisms with a Gaussian privacy profile.")
 
 
 def roc_images(frame: pd.DataFrame) -> list[tuple[str, str]]:

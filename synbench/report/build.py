@@ -16,7 +16,7 @@ import pandas as pd
 
 from synbench.job import write_text_atomic
 from synbench.report.audit import TASK as AUDIT
-from synbench.report.audit import audit_table, bound_note, roc_images
+from synbench.report.audit import audit_detail_table, audit_table, bound_note, roc_images
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import benchmark_tables
 from synbench.report.load import COMPLETE, load_results, task_jobs
@@ -75,6 +75,9 @@ def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: fl
         doc.blocks.append(Text("No audit results in this sweep."))
         return
     doc.blocks += [table, Text(bound_note(frame))]
+    detail = audit_detail_table(frame, confidence)
+    if detail is not None:
+        doc.blocks.append(Details("Bounds behind eps_emp_lower, per target kind, over repeats", (detail,)))
     doc.figure("eps_emp_lower against nominal ε (finite ε only); above the line y = x is a violation",
                lower_bound_vs_nominal(frame, confidence), "eps_lower_vs_nominal")
     rocs = tuple(Image(caption, (root / href).read_bytes(), href) for href, caption in roc_images(frame))

@@ -1,0 +1,80 @@
+"""Canaries, repeated audits, and an audit that must catch a generator lying about its epsilon."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import compose_config
+from leaky_generator import LeakyGenerator
+from synbench import registry
+from synbench.audit import make_design
+from synbench.audit.canaries import make_canaries, public_words
+from synbench.corpus import Corpus
+from synbench.job import JobSpec
+from synbench.release import violations
+from test_audit import audit_data  # noqa: F401  (the tiny dataset fixture)
+
+
+def test_canary_is_an_aux_prefix_then_public_words_with_a_known_label() -> None:
+    aux = Corpus.build([f"review number {i} says the tablet helped a lot" for i in range(5)], [["a"]] * 5, ["a", "b"])
+    canaries = make_canaries(aux, 3, seed=1, prefix_words=4, suffix_words=6, repeats=2)
+    assert len(canaries) == 6 and len(set(canaries.ids)) == 6
+    vocabulary = set(public_words())
+    for text, labels in zip(canaries.texts[::2], canaries.labels[::2]):
+        words = text.split()
+        assert len(words) == 10 and " ".join(words[:4]) in {" ".join(t.split()[:4]) for t in aux.texts}
+        assert set(words[4:]) <= vocabulary and labels[0] in ("a", "b")
+    assert canaries.texts[0::2] == canaries.texts[1::2]  # the copies of one canary are identical
+    assert make_canaries(aux, 3, seed=1, prefix_words=4, suffix_words=6).texts == canaries.texts[::2]  # seeded
+
+
+def test_design_inserts_every_copy_of_a_canary() -> None:
+    design = make_design(100, np.arange(5), mode="k_subsets", seed=0, n_subsets=4, n_canaries=3, canary_repeats=2)
+    assert list(design.kinds) == [0] * 5 + [1] * 3 and list(design.targets[5:]) == [100, 102, 104]
+    for k in range(4):
+        held = set(design.private_set(k).tolist())
+        for t, position in enumerate(design.targets[5:], start=5):
+            assert ({position, position + 1} <= held) == design.inclusion[k, t]
+            assert (position in held) == (position + 1 in held)
+    assert design.planned_private_size() == int(design.base[0].sum()) + (5 + 3 * 2) // 2
+
+
+@pytest.fixture
+def leaky(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`generator=...` builds the lying generator, whatever the config names."""
+    create = registry.create
+    monkeypatch.setattr(registry, "create",
+                        lambda kind, node, **extra: LeakyGenerator() if kind == "generators" else create(kind, node, **extra))
+
+
+def test_one_run_audit_catches_a_generator_that_leaks_half_its_documents(
+        tmp_path: Path, audit_data: tuple[list[str], list[str]], leaky: None) -> None:
+    from synbench.tasks import audit as audit_task
+
+    overrides, _ = audit_data
+    cfg = compose_config([*overrides, "generator=copy", "eps=1", "audit.mode=one_run", "audit.targets=canaries",
+                          "audit.n_canaries=300"])
+    results = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)
+    assert results["status"] == "complete" and results["epsilon_spent"] == 1.0
+    assert results["audit"]["eps_emp_lower"] > 1.0  # a 95% bound above the claimed eps: the lie is caught
+    assert results["audit"]["gdp_mu_lower"] > 0
+
+
+def test_repeated_k_subset_audit_reports_intervals_and_block_bootstrap(
+        tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+    from synbench.tasks import audit as audit_task
+
+    overrides, _ = audit_data
+    cfg = compose_config([*overrides, "generator=copy", "eps=inf", "audit.n_subsets=4", "audit.repeats=2",
+                          "audit.bootstrap_samples=50"])
+    results = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)
+    audit = results["audit"]
+    assert audit["repeats"] == 2 and results["generation"]["n_runs"] == 8
+    for key in ("auc", "eps_emp_lower", "gdp_mu_lower"):
+        assert audit[f"{key}_ci_low"] <= audit[f"{key}_mean"] <= audit[f"{key}_ci_high"]
+    assert audit["auc_block_ci_low"] <= audit["auc"] + 1e-9 and audit["block_to_trial_width"] > 0
+    assert (tmp_path / "audit_design_rep1.npz").is_file() and len(list((tmp_path / "runs").glob("rep1_run_*.json"))) == 4
+    assert not violations(json.loads((tmp_path / "results.json").read_text()), None)
