@@ -11,6 +11,7 @@ rows are fed that token. A document stops at a stop token or after
 """
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -104,8 +105,10 @@ def _decode_chunk(model: Any, tokenizer: Any, requests: list[Request], mech: Mec
     enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
     mask = enc["attention_mask"]
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    # transformers renamed `past_key_values` to `cache` (5.x); take whichever this version's forward has.
+    cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     result = model(input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
-    cache, logits = result.past_key_values, result.logits[:, -1, :]
+    cache, logits = getattr(result, cache_arg), result.logits[:, -1, :]
     position = positions[:, -1:]
     done = [False] * len(requests)
     tokens: list[list[int]] = [[] for _ in requests]
@@ -132,6 +135,6 @@ def _decode_chunk(model: Any, tokenizer: Any, requests: list[Request], mech: Mec
         mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=1)
         position = position + 1
         result = model(input_ids=chosen[doc_of_row][:, None], attention_mask=mask, position_ids=position,
-                       past_key_values=cache, use_cache=True)
-        cache, logits = result.past_key_values, result.logits[:, -1, :]
+                       use_cache=True, **{cache_arg: cache})
+        cache, logits = getattr(result, cache_arg), result.logits[:, -1, :]
     return tokens

@@ -1,0 +1,130 @@
+"""`InvisibleInkGenerator` end to end on a tiny chat LM: contract, budget, disjoint batches, eps=inf decoding."""
+from __future__ import annotations
+
+import inspect
+import math
+from collections import Counter
+from importlib.resources import files
+from typing import Any
+
+import pytest
+import torch
+import yaml
+
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.lm.generation import chat_prompt
+from synbench.models import load_causal_lm
+from synbench.privacy import NoiseSource, PrivacySpec
+from synbench.registry import create
+from synbench.testing import check_generator, public_corpus
+from synbench_invisibleink import accounting, generator as module
+from synbench_invisibleink.generator import InvisibleInkGenerator
+
+SMALL = {"batch_size": 2, "max_new_tokens": 5, "max_context_tokens": 12, "top_k": 8, "max_rows": 16}
+
+
+def make(model: dict[str, Any], **kw: Any) -> InvisibleInkGenerator:
+    return InvisibleInkGenerator(model=model, **{**SMALL, **kw})
+
+
+def test_config_file_matches_constructor(chat_model: dict[str, Any]) -> None:
+    node = yaml.safe_load(files("synbench_invisibleink.conf").joinpath("generator/invisibleink.yaml").read_text())
+    assert set(node) - {"_plugin_"} == set(inspect.signature(InvisibleInkGenerator).parameters)
+    node.update(model=chat_model, prompts="drugreview")
+    gen = create("generators", node)
+    assert isinstance(gen, InvisibleInkGenerator) and gen.prompts.domain == "patient review of a medication"
+
+
+def test_conforms_to_the_synbench_generator_contract(chat_model: dict[str, Any]) -> None:
+    """The kit: budget and delta, secret noise (replicated with a noise seed), label_counts, eps=inf, no private text."""
+    check_generator(lambda: make(chat_model))
+
+
+def test_spends_the_budget_with_the_papers_accounting(chat_model: dict[str, Any]) -> None:
+    corpus = public_corpus()
+    spec = PrivacySpec(4.0, 1e-5, noise=NoiseSource(seed=0))
+    gen = make(chat_model, passes=2, label_rho_share=0.2)
+    report = gen.fit(corpus, spec, seed=0)
+    d = report.details
+    assert report.epsilon_spent == pytest.approx(4.0, abs=1e-6) and report.epsilon_spent <= 4.0 + 1e-9
+    rho = accounting.zcdp_rho(4.0, 1e-5)
+    assert d["rho_labels"] == pytest.approx(0.2 * rho) and d["rho"] == pytest.approx(rho)
+    assert d["clip"] == pytest.approx(accounting.clip_for(0.8 * rho, 5, 2, 1.0, passes=2))
+    assert d["rho_text"] == pytest.approx(2 * 5 * d["clip"] ** 2 / (2 * 2**2 * 1.0**2))
+    assert d["label_noise_std"] == pytest.approx(math.sqrt(1 / (2 * 0.2 * rho)))
+    uniform = make(chat_model, label_prior="uniform").fit(corpus, spec, seed=0)
+    assert uniform.details["clip"] == pytest.approx(accounting.clip_for(rho, 5, 2, 1.0)) and "label_noise_std" not in uniform.details
+
+
+def test_multi_label_reads_epsilon_at_delta_less_the_selections(chat_model: dict[str, Any]) -> None:
+    report = make(chat_model).fit(public_corpus(multi_label=True), PrivacySpec(2.0, 1e-6), seed=0)
+    assert report.delta == 1e-6 and report.details["delta_accounted"] == pytest.approx(0.9e-6)
+    assert report.details["label_mechanisms"] == 2 and report.epsilon_spent == pytest.approx(2.0, abs=1e-6)
+
+
+def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(chat_model: dict[str, Any],
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Across several sample() calls, each private document serves in at most `passes` batches, all of its own label."""
+    corpus = public_corpus(per_label=7)
+    seen: list[Any] = []
+    real = module.decode
+
+    def spy(model: Any, tok: Any, requests: list, *args: Any, **kw: Any) -> Any:
+        seen.extend(requests)
+        return real(model, tok, requests, *args, **kw)
+
+    monkeypatch.setattr(module, "decode", spy)
+    for passes in (1, 2):
+        seen.clear()
+        gen = make(chat_model, batch_size=3, passes=passes, max_new_tokens=2, max_context_tokens=200)
+        gen.fit(corpus, PrivacySpec(2.0, 1e-5), seed=0)
+        out = [gen.sample(4), gen.sample(30), gen.sample(9, {("relief",): 9})]
+        labels = [ls for o in out for ls in o.labels]
+        uses: Counter = Counter()
+        for request, ls in zip(seen, labels):
+            assert len(request.private) <= 3
+            for prompt in request.private:
+                owners = [(t, l) for t, l in zip(corpus.texts, corpus.labels) if f'"{t}"' in prompt]
+                assert len(owners) == 1 and owners[0][1] == ls  # one private document, of this label set
+                uses[owners[0][0]] += 1
+        assert max(uses.values()) <= passes  # no document beyond `passes`
+        # each label set has ceil(7/3) = 3 batches per pass; its documents beyond those come from the public prompt only
+        wanted = Counter(labels)
+        assert sum(bool(r.private) for r in seen) == sum(min(k, 3 * passes) for k in wanted.values())
+
+
+def test_eps_inf_with_one_reference_is_ordinary_decoding_from_the_private_context(chat_model: dict[str, Any]) -> None:
+    """B = 1, C = inf, tau -> 0: the mechanism is argmax of the private context's logits, i.e. greedy decoding."""
+    corpus = Corpus.build(["the cream calmed the itching by the morning"], [["relief"]], ["relief", "side_effect"])
+    gen = make(chat_model, batch_size=1, max_new_tokens=12, max_context_tokens=64, temperature=1e-4, top_k=-1,
+               label_prior="uniform")
+    assert math.isinf(gen.fit(corpus, PrivacySpec(math.inf, 1e-5), seed=0).epsilon_spent)
+    text = gen.sample(1, {("relief",): 1}).texts[0]
+    loaded = load_causal_lm(chat_model)
+    tok = loaded.tokenizer
+    fields = {"label": "relief", "domain": gen.prompts.domain}
+    prompt = chat_prompt(tok, gen.private_prompt.format(text=corpus.texts[0], **fields), gen.prompts.system)
+    ids = tok(prompt, return_tensors="pt", add_special_tokens=False)
+    stop = [tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")]
+    greedy = loaded.model.generate(**ids, do_sample=False, max_new_tokens=12, eos_token_id=stop, pad_token_id=tok.pad_token_id)
+    assert text == tok.decode(greedy[0, ids["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+
+
+def test_invalid_settings_are_config_errors(chat_model: dict[str, Any]) -> None:
+    for bad in ({"batch_size": 0}, {"temperature": 0.0}, {"label_prior": "x"}, {"max_rows": 2, "batch_size": 4},
+                {"public_prompt": "Write {label} like {text}"}, {"private_prompt": "no fields"}):
+        with pytest.raises(ConfigError):
+            make(chat_model, **bad)
+    with pytest.raises(ConfigError, match="before fit"):
+        make(chat_model).sample(1)
+
+
+def test_sampling_details_are_declared(chat_model: dict[str, Any]) -> None:
+    gen = make(chat_model)
+    gen.fit(public_corpus(), PrivacySpec(2.0, 1e-5), seed=0)
+    gen.sample(6)
+    details = gen.sampling_details()
+    assert set(details) <= InvisibleInkGenerator.public_details
+    assert details["sample_tokens"] >= 6 and 8 <= details["topk_plus_mean"] and 0 <= details["expansion_share"] <= 1
+    assert torch.get_num_threads() >= 1
