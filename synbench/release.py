@@ -24,6 +24,8 @@ RESULT_FIELDS = frozenset({
     "non_private_control",  # the generator declares itself not DP (`copy`): its epsilon_spent is inf at any eps
     "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
     "model_audit",  # task=model_audit: attack figures per regime and attack, and each regime's epsilon_spent
+    "contamination",  # task=contamination: shares flagged per detector and the ablation (listed in non_dp_outputs)
+    "filter", "utility_filtered", "fidelity_filtered",  # filter=...: what it kept (no private data) and the metrics after it
 })
 # The core's own `generation` keys per task; a generator adds the keys it declares in `public_details`.
 GENERATION_FIELDS = {
@@ -33,6 +35,7 @@ GENERATION_FIELDS = {
                         "degenerate_share", "planned_private_size"}),
     "model_audit": frozenset({"n_models", "models_resumed", "n_pool", "n_private", "n_aux", "planned_private_size",
                               "n_synthetic", "n_empty", "n_degenerate"}),
+    "contamination": frozenset({"n_private", "n_eval"}),
 }
 TRACKER_PREFIX = "tracker:"  # a `non_dp_outputs` entry for a per-step curve that went to the tracker only
 

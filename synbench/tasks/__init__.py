@@ -11,13 +11,14 @@ TASKS: dict[str, str] = {
     "audit": "synbench.tasks.audit",
     "benchmark": "synbench.tasks.benchmark",
     "model_audit": "synbench.tasks.model_audit",
+    "contamination": "synbench.tasks.contamination",
     "new_plugin": "synbench.tasks.new_plugin",
     "plugins": "synbench.tasks.plugins",
     "report": "synbench.tasks.report",
 }
 
 # Tasks that run a job through `lifecycle.run_job` and so own a results.json (the others only print or write files).
-JOB_TASKS = frozenset({"audit", "benchmark", "model_audit"})
+JOB_TASKS = frozenset({"audit", "benchmark", "model_audit", "contamination"})
 
 
 def get_task(name: str) -> Callable[..., object]:
