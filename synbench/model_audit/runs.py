@@ -41,6 +41,11 @@ from synbench.tasks.common import check_budget
 RUNS_DIR = "model_audit_runs"
 
 
+def model_name(index: int) -> str:
+    """-1 is the audited model (`target`), m >= 0 reference model m (`ref<m>`)."""
+    return "target" if index < 0 else f"ref{index}"
+
+
 def training_matrix(corpus: Corpus, label_space: list[str], multi_label: bool) -> tuple[list[str], np.ndarray]:
     """The texts and 0/1 label matrix a classifier trains on: documents with a usable label set only.
 
@@ -83,7 +88,7 @@ class ModelRunner:
 
     def __call__(self, regime: str, index: int) -> dict[str, Any]:
         """Model `index` of `regime`: -1 is the audited model, m >= 0 reference model m."""
-        name = "target" if index < 0 else f"ref{index}"
+        name = model_name(index)
         record = self.saved(regime, name)
         if record is not None:
             return record

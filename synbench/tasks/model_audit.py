@@ -34,7 +34,7 @@ from synbench.errors import ConfigError
 from synbench.job import JobSpec
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import HeadSettings, LogisticHead
-from synbench.model_audit.runs import ModelRunner
+from synbench.model_audit.runs import ModelRunner, model_name
 from synbench.model_audit.summary import model_signals, summarise_regime
 from synbench.tasks.common import load_splits, node, privacy_spec
 from synbench.tasks.lifecycle import JobRun, run_job
@@ -100,36 +100,35 @@ def model_audit_job(job: JobRun) -> None:
     if members.all() or not members.any():
         raise ConfigError(f"the design put all {len(members)} targets on one side of membership; raise "
                           "model_audit.n_targets or change the seed")
-    population = splits.eval.subset(np.random.default_rng([spec.seed, 0x909]).permutation(len(splits.eval))[: audit.n_population])
+    order = np.random.default_rng([spec.seed, 0x909]).permutation(len(splits.eval))
+    population = splits.eval.subset(order[: audit.n_population])
     targets = pool.subset(design.targets)
     evaluate = Corpus.build(targets.texts + population.texts, targets.labels + population.labels, pool.label_space,
                             multi_label=pool.multi_label, name="model-audit-evaluated")
-    runner = ModelRunner(spec, job.job_dir, audit, pool, design, evaluate,
-                         privacy_spec(cfg, design.planned_private_size()), node(cfg, "generator"), spec.generator,
-                         LogisticHead(head, cache.embed),
-                         registry.create("classifiers", node(cfg, "classifier")) if audit.classifier == "utility" else None)
-    n_models = audit.n_references + 1
-    resumed = sum(runner.saved(r, n) is not None for r in audit.regimes for n in ["target", *map("ref{}".format, range(audit.n_references))])
+    utility = registry.create("classifiers", node(cfg, "classifier")) if audit.classifier == "utility" else None
+    runner = ModelRunner(spec, job.job_dir, audit, pool, design, evaluate, privacy_spec(cfg, design.planned_private_size()),
+                         node(cfg, "generator"), spec.generator, LogisticHead(head, cache.embed), utility)
+    indices = range(-1, audit.n_references)
+    resumed = sum(runner.saved(r, model_name(i)) is not None for r in audit.regimes for i in indices)
     log.info("model audit: %d targets, %d regime(s) x %d models, %d already done", len(design.targets),
-             len(audit.regimes), n_models, resumed)
+             len(audit.regimes), len(indices), resumed)
     results: dict[str, Any] = {}
     scores: dict[str, np.ndarray] = {}
-    records = []
-    bar = tqdm(total=len(audit.regimes) * n_models, desc="model audit", unit="model")
-    for regime in audit.regimes:
-        with timing(regime):
-            runs = []
-            for index in range(-1, audit.n_references):
-                runs.append(runner(regime, index))
-                bar.update()
-            signals = model_signals(runs[0]["signals"], [r["signals"] for r in runs[1:]], design.ref_inclusion,
-                                    len(design.targets))
-            figures, regime_scores = summarise_regime(regime, signals, members, attacks, audit, runner.privacy.delta)
-        results.update(figures, **{f"{regime}.epsilon_spent": runs[0]["epsilon_spent"]})
-        scores.update({f"{regime}.{name}": s for name, s in regime_scores.items()})
-        records += runs
-        log.info("model audit %s: %s", regime, ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks))
-    bar.close()
+    records: list[dict[str, Any]] = []
+    with tqdm(total=len(audit.regimes) * len(indices), desc="model audit", unit="model") as bar:
+        for regime in audit.regimes:
+            with timing(regime):
+                runs = []
+                for i in indices:
+                    runs.append(runner(regime, i))
+                    bar.update()
+                signals = model_signals(runs[0]["signals"], [r["signals"] for r in runs[1:]], design.ref_inclusion,
+                                        len(design.targets))
+                figures, regime_scores = summarise_regime(regime, signals, members, attacks, audit, runner.privacy.delta)
+            results.update(figures, **{f"{regime}.epsilon_spent": runs[0]["epsilon_spent"]})
+            scores.update({f"{regime}.{name}": s for name, s in regime_scores.items()})
+            records += runs
+            log.info("model audit %s: %s", regime, ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks))
     np.savez(job.job_dir / SCORES_FILE, members=members, **scores)  # per-target scores: job folder only
     results.update(n_targets=len(design.targets), n_members=int(members.sum()), n_references=audit.n_references,
                    n_population=len(population), references=audit.references, confidence=audit.confidence)
