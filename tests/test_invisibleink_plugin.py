@@ -1,0 +1,52 @@
+"""The InvisibleInk plugin package: installed like any pip package, listed, its config found, a tiny job run."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REPO, model_overrides, run_cli
+
+PLUGIN = REPO / "plugins" / "synbench-invisibleink"
+
+
+@pytest.fixture(scope="module")
+def installed_plugin() -> None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", str(PLUGIN)],
+                   check=True, capture_output=True, text=True)
+
+
+def test_plugins_task_lists_invisibleink(installed_plugin: None, tmp_path: Path) -> None:
+    out = run_cli(["task=plugins"], cwd=tmp_path).stdout
+    line = next(line for line in out.splitlines() if line.strip().startswith("invisibleink "))
+    assert "synbench-invisibleink" in line
+
+
+def test_demo_sweep_includes_it() -> None:
+    demo = (REPO / "conf" / "experiment" / "demo.yaml").read_text()
+    assert "invisibleink" in next(line for line in demo.splitlines() if line.strip().startswith("generator:"))
+
+
+def test_job_with_invisibleink(installed_plugin: None, tmp_path: Path, tiny_dataset: list[str],
+                               tiny_model: dict[str, Any]) -> None:
+    """A private job end to end through the app on the tiny Llama: epsilon within budget, declared details only."""
+    small = ["generator.batch_size=3", "generator.max_new_tokens=6", "generator.max_context_tokens=24", "generator.top_k=8"]
+    run_cli([*tiny_dataset, "generator=invisibleink", *model_overrides(tiny_model), *small, "eps=4", "tracking=none",
+             "metrics=[]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    [path] = list((tmp_path / "out").rglob("results.json"))
+    results = json.loads(path.read_text())
+    assert results["generator"] == "invisibleink" and results["status"] == "complete"
+    assert 3.99 < results["epsilon_spent"] <= 4 + 1e-6
+    generation = results["generation"]
+    assert generation["n_synthetic"] == 30 and generation["batch_size"] == 3 and generation["clip"] > 0
+    assert generation["sample_tokens"] >= 30 and "label_noise_std" in generation
+
+
+def test_the_plugins_own_test_suite_passes(installed_plugin: None) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],
+                          capture_output=True, text=True, cwd=PLUGIN)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
