@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
+from tqdm.auto import tqdm
 
 from synbench_invisibleink.mechanism import outside_top_k, sample_tokens, token_distribution
 
@@ -76,10 +77,13 @@ def decode(model: Any, tokenizer: Any, requests: Sequence[Request], mechanism: M
     stats = DecodeStats()
     start = time.perf_counter()
     out: list[list[int]] = [[] for _ in requests]
-    for chunk in chunks(requests, max_rows):
-        for i, ids in zip(chunk, _decode_chunk(model, tokenizer, [requests[i] for i in chunk], mechanism, generator,
-                                               set(stop_ids), stats)):
-            out[i] = ids
+    packed = chunks(requests, max_rows)
+    with tqdm(total=len(requests), desc="invisibleink decode", unit="doc", disable=len(packed) <= 1) as bar:
+        for chunk in packed:
+            for i, ids in zip(chunk, _decode_chunk(model, tokenizer, [requests[i] for i in chunk], mechanism, generator,
+                                                   set(stop_ids), stats)):
+                out[i] = ids
+            bar.update(len(chunk))
     stats.seconds = time.perf_counter() - start
     return out, stats
 
