@@ -16,14 +16,17 @@ PLUGIN = REPO / "plugins" / "synbench-invisibleink"
 
 @pytest.fixture(scope="module")
 def installed_plugin() -> None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", str(PLUGIN)],
-                   check=True, capture_output=True, text=True)
+    """`pip install -e` the plugin's folder, as `make install` does (no dependencies: SynBench's own suffice)."""
+    command = ["install", "-q", "--no-deps", "--no-build-isolation", "-e", str(PLUGIN)]
+    subprocess.run([sys.executable, "-m", "pip", *command], check=True, capture_output=True, text=True)
 
 
-def test_plugins_task_lists_invisibleink(installed_plugin: None, tmp_path: Path) -> None:
-    out = run_cli(["task=plugins"], cwd=tmp_path).stdout
-    line = next(line for line in out.splitlines() if line.strip().startswith("invisibleink "))
-    assert "synbench-invisibleink" in line
+def test_listed_with_its_config_group(installed_plugin: None, tmp_path: Path) -> None:
+    """`task=plugins` names the package; `--cfg job` resolves generator=invisibleink from the plugin's own YAML."""
+    listing = run_cli(["task=plugins"], cwd=tmp_path).stdout.splitlines()
+    assert any(line.split()[:1] == ["invisibleink"] and "synbench-invisibleink" in line for line in listing)
+    job = run_cli(["generator=invisibleink", "--cfg", "job"], cwd=tmp_path).stdout
+    assert "_plugin_: invisibleink" in job and "batch_size: 7" in job
 
 
 def test_demo_sweep_includes_it() -> None:
