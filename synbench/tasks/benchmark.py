@@ -9,8 +9,11 @@ from omegaconf import DictConfig
 
 from synbench import registry, release
 from synbench.base import MetricContext
+from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
+from synbench.filters import SUFFIX as FILTERED
+from synbench.filters import apply_filter
 from synbench.job import JobSpec, write_corpus_jsonl
 from synbench.progress import progress
 from synbench.quality import output_health
@@ -22,6 +25,26 @@ log = logging.getLogger(__name__)
 
 def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
     return run_job(cfg, spec, job_dir, benchmark)
+
+
+def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricContext, opt_in: bool, suffix: str = "") -> list[str]:
+    """Every configured metric of `synthetic` into `results[<section><suffix>]`; returns the non-DP keys written (opt-in)."""
+    metrics = node(job.cfg, "metrics")
+    written_by: dict[str, str] = {}
+    non_dp: list[str] = []
+    for name, metric_node in progress(metrics.items(), desc="metrics", unit="metric"):
+        metric = registry.create("metrics", metric_node)
+        with job.timing(f"metric_{name}{suffix}"):
+            values = metric(real, synthetic, ctx)
+        for key in values:
+            other = written_by.setdefault(f"{metric.section}.{key}", name)
+            if other != name:
+                raise PluginError(f"metrics '{other}' and '{name}' both report {metric.section}.{key}; "
+                                  "rename the key in one of them")
+        private = metric.non_dp_keys() & set(values)
+        job.results.setdefault(metric.section + suffix, {}).update({k: v for k, v in values.items() if opt_in or k not in private})
+        non_dp += [f"{metric.section}{suffix}.{k}" for k in private] if opt_in else []
+    return non_dp
 
 
 def benchmark(job: JobRun) -> None:
@@ -61,20 +84,9 @@ def benchmark(job: JobRun) -> None:
     job.save()
     ctx = MetricContext(seed=spec.seed, job_dir=str(job.job_dir), train=splits.train, cache_dir=cfg.get("cache_dir"),
                         encoder=EncoderSpec(**node(cfg, "encoder")) if cfg.get("encoder") else None)
-    metrics = node(cfg, "metrics")
-    written_by: dict[str, str] = {}
-    for name, metric_node in progress(metrics.items(), desc="metrics", unit="metric"):
-        metric = registry.create("metrics", metric_node)
-        with timing(f"metric_{name}"):
-            values = metric(splits.eval, synthetic, ctx)
-        for key in values:
-            other = written_by.setdefault(f"{metric.section}.{key}", name)
-            if other != name:
-                raise PluginError(f"metrics '{other}' and '{name}' both report {metric.section}.{key}; "
-                                  "rename the key in one of them")
-        private = metric.non_dp_keys() & set(values)
-        results[metric.section].update({k: v for k, v in values.items() if opt_in or k not in private})
-        non_dp += [f"{metric.section}.{k}" for k in private] if opt_in else []
+    non_dp += score_metrics(job, splits.eval, synthetic, ctx, opt_in)
+    non_dp += apply_filter(node(cfg, "filter"), synthetic, job.job_dir, results,
+                           lambda kept: score_metrics(job, splits.eval, kept, ctx, opt_in, suffix=FILTERED))
     results["non_dp_outputs"] = sorted(non_dp)
     job.tracker.log_metrics({f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results[s].items()}
                             | {"epsilon_spent": report.epsilon_spent})

@@ -1,0 +1,89 @@
+"""The P(yes) - P(no) quality filter: ask the public LM whether each synthetic document is a realistic one.
+
+For each synthetic document the domain prompt (with the document and its
+label set) is rendered as a chat turn of the `model` group's LM, and the
+score is P(yes) - P(no) over the first answer token, where P(yes) sums the
+next-token probabilities of the single-token spellings of "yes" ("Yes",
+"yes", " Yes", " yes"; configurable) and P(no) likewise. One batched forward pass per
+batch of prompts (`synbench.lm.scoring`). The top `keep_share` is kept,
+within each label set by default so the released label distribution is unchanged.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.lm.backends import load_shared
+from synbench.lm.generation import chat_prompt, torch_threads
+from synbench.lm.scoring import next_token_logprobs
+
+@dataclass(frozen=True)
+class PYesPNoConfig:
+    """conf/filter/pyes_pno.yaml."""
+
+    model: Mapping[str, Any]
+    keep_share: float = 0.5
+    per_label: bool = True
+    domain: str = "medical"
+    prompt: str = "{text}\n\nIs this a realistic {domain} document about {label}? Answer yes or no."
+    batch_size: int = 16
+    max_length: int = 384
+    num_threads: int | None = 1
+    yes_answers: tuple[str, ...] = ("Yes", "yes", " Yes", " yes")   # spellings of the answers (those that are one token count)
+    no_answers: tuple[str, ...] = ("No", "no", " No", " no")
+
+    @classmethod
+    def from_node(cls, node: Mapping[str, Any]) -> "PYesPNoConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(node) - known)
+        if unknown:
+            raise ConfigError(f"filter=pyes_pno has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        cfg = cls(**{k: tuple(v) if k in ("yes_answers", "no_answers") else v for k, v in node.items()})
+        if not 0 < cfg.keep_share <= 1:
+            raise ConfigError(f"filter.keep_share={cfg.keep_share} must lie in (0, 1]")
+        if "{text}" not in cfg.prompt:
+            raise ConfigError("filter.prompt must contain {text} (and may use {domain} and {label})")
+        if cfg.batch_size < 1 or cfg.max_length < 8:
+            raise ConfigError("filter.batch_size must be >= 1 and filter.max_length >= 8")
+        return cfg
+
+
+def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
+    """Ids of the spellings that are one token in this tokenizer (an answer's first token)."""
+    ids = {tuple(tokenizer(w, add_special_tokens=False)["input_ids"]) for w in words}
+    return sorted(i[0] for i in ids if len(i) == 1)
+
+
+def pyes_pno_scores(cfg: PYesPNoConfig, synthetic: Corpus) -> np.ndarray:
+    """P(yes) - P(no) per synthetic document, in [-1, 1]."""
+    loaded = load_shared(json.dumps(dict(cfg.model), sort_keys=True), "cuda" if torch.cuda.is_available() else "cpu")
+    tok = loaded.tokenizer
+    yes, no = single_token_ids(tok, cfg.yes_answers), single_token_ids(tok, cfg.no_answers)
+    if not yes or not no:
+        raise ConfigError(f"model {cfg.model.get('name')!r}: no single-token spelling of yes/no; the filter needs one")
+    prompts = [chat_prompt(tok, cfg.prompt.format(text=text, domain=cfg.domain, label=", ".join(labels)))
+               for text, labels in zip(synthetic.texts, synthetic.labels)]
+    with torch_threads(cfg.num_threads):
+        logp = next_token_logprobs(loaded.model, tok, prompts, yes + no, batch_size=cfg.batch_size,
+                                   max_length=cfg.max_length, desc="filter P(yes)-P(no)")
+    probs = np.exp(logp)
+    return probs[:, :len(yes)].sum(1) - probs[:, len(yes):].sum(1)
+
+
+def keep_top(scores: np.ndarray, labels: Sequence[Sequence[str]], share: float, per_label: bool) -> np.ndarray:
+    """Positions of the top `share` by score (ceil per group), overall or within each label set; in corpus order."""
+    groups: dict[Any, list[int]] = {}
+    for i, ls in enumerate(labels):
+        groups.setdefault(tuple(sorted(ls)) if per_label else None, []).append(i)
+    keep: list[int] = []
+    for members in groups.values():
+        ranked = sorted(members, key=lambda i: (-scores[i], i))
+        keep += ranked[:math.ceil(share * len(members))]
+    return np.array(sorted(keep), dtype=int)

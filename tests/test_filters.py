@@ -1,0 +1,90 @@
+"""The P(yes) - P(no) post-hoc filter: keeping the top share, scoring with the LM, both rows in one benchmark job."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import compose_config, model_overrides
+from synbench.corpus import Corpus
+from synbench.errors import ConfigError
+from synbench.filters import apply_filter
+from synbench.filters.pyes_pno import PYesPNoConfig, keep_top, pyes_pno_scores, single_token_ids
+from synbench.release import violations
+
+
+def test_keep_top_within_each_label_set_and_overall() -> None:
+    scores = np.array([0.9, -0.5, 0.1, 0.8, 0.3, -0.9])
+    labels = [("a",), ("a",), ("a",), ("b",), ("b",), ("b",)]
+    assert keep_top(scores, labels, 0.5, per_label=True).tolist() == [0, 2, 3, 4]  # ceil(1.5) = 2 per label
+    assert keep_top(scores, labels, 0.5, per_label=False).tolist() == [0, 3, 4]
+    assert keep_top(scores, labels, 1.0, per_label=True).tolist() == list(range(6))
+
+
+def test_config_is_checked() -> None:
+    with pytest.raises(ConfigError, match="keep_share"):
+        PYesPNoConfig.from_node({"model": {}, "keep_share": 0})
+    with pytest.raises(ConfigError, match=r"\{text\}"):
+        PYesPNoConfig.from_node({"model": {}, "prompt": "Is it good?"})
+    with pytest.raises(ConfigError, match="unknown"):
+        apply_filter({"name": "bleach"}, Corpus.build([], [], []), Path("."), {}, lambda c: [])
+
+
+def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, Any]) -> None:
+    from synbench.lm.backends import load_shared
+    from synbench.lm.generation import chat_prompt
+    from synbench.lm.scoring import next_token_logprobs
+
+    loaded = load_shared(json.dumps(tiny_model, sort_keys=True), "cpu")
+    tok = loaded.tokenizer
+    assert single_token_ids(tok, ["y", "yes"]) == tok("y", add_special_tokens=False)["input_ids"]  # bytes: only "y" is one token
+    synthetic = Corpus.build(["the tablet helped", "zzzz", "my pain eased"], [["pos"], ["neg"], ["pos"]], ["neg", "pos"])
+    node = {"model": tiny_model, "prompt": "{text} Realistic {domain} text about {label}?", "batch_size": 2}
+    scores = pyes_pno_scores(PYesPNoConfig.from_node({**node, "yes_answers": ["y", "Y"], "no_answers": ["n", "N"]}), synthetic)
+    prompt = chat_prompt(tok, "zzzz Realistic medical text about neg?")
+    ids = tok(["y", "Y", "n", "N"], add_special_tokens=False)["input_ids"]
+    [[py, pY, pn, pN]] = np.exp(next_token_logprobs(loaded.model, tok, [prompt], [i[0] for i in ids], batch_size=1, max_length=384))
+    assert scores[1] == pytest.approx(py + pY - pn - pN, abs=1e-6) and (np.abs(scores) <= 1).all()
+    # the byte-level model has no one-token "yes": the filter says so instead of scoring nonsense
+    with pytest.raises(ConfigError, match="single-token"):
+        pyes_pno_scores(PYesPNoConfig.from_node(node), synthetic)
+
+
+def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`filter=pyes_pno` on a real job: utility and utility_filtered, what was kept, no private data used."""
+    from synbench.filters import pyes_pno
+    from synbench.generators.copy import CopyGenerator
+    from synbench.tasks import benchmark
+
+    seen: list[Corpus] = []
+
+    def fake_scores(cfg: PYesPNoConfig, synthetic: Corpus) -> np.ndarray:  # the LM call is tested with SmolLM2 (slow)
+        seen.append(synthetic)
+        return np.linspace(-1, 1, len(synthetic))
+
+    monkeypatch.setattr(pyes_pno, "pyes_pno_scores", fake_scores)
+    monkeypatch.setattr("synbench.filters.pyes_pno_scores", fake_scores)
+    cfg = compose_config([*tiny_dataset, "generator=copy", "eps=inf", "metrics=[utility,length]", "tracking=none",
+                          "filter=pyes_pno", "filter.keep_share=0.5", f"cache_dir={tmp_path / 'cache'}"])
+    from synbench.job import JobSpec
+
+    results = benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path)
+    assert results["filter"] == {**results["filter"], "name": "pyes_pno", "n_before": 30, "n_kept": 16,  # ceil(7.5) per label
+                                 "private_data_used": False}
+    assert "f1_micro" in results["utility"] and "f1_micro" in results["utility_filtered"]
+    assert set(results["fidelity_filtered"]) == set(results["fidelity"])
+    assert results["filter"]["mean_score_kept"] > results["filter"]["mean_score"]
+    assert len(seen) == 1 and np.load(tmp_path / "filter_scores.npy").shape == (30,)
+    assert not violations(results, CopyGenerator)
+
+
+@pytest.mark.slow
+def test_smollm2_prefers_a_real_review_to_gibberish(tmp_path: Path) -> None:
+    cfg = PYesPNoConfig.from_node({"model": dict(compose_config([]).model)})
+    synthetic = Corpus.build(["I took this tablet for my migraines and the pain eased within an hour.",
+                              "qz vlorp 7 7 7 ;; xx blenk blenk"], [["positive"], ["positive"]], ["positive"])
+    scores = pyes_pno_scores(cfg, synthetic)
+    assert -1 <= scores.min() and scores.max() <= 1 and scores[0] > scores[1]
