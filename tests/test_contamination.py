@@ -163,3 +163,11 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
     (job_dir / "ablation" / "random_1_r01.json").unlink()  # killed before the last run finished
     again = task.run(cfg, spec, job_dir)
     assert again["contamination"]["ablation"]["runs_resumed"] == 9
+
+    from synbench.report.build import write_report
+
+    markdown, _ = write_report(tmp_path)
+    text = markdown.read_text()
+    assert "Pretraining contamination" in text and "Min-K%++" in text and "Removal ablation" in text
+    assert "random removed (control)" in text and "not tabulated" not in text
+

@@ -79,6 +79,10 @@ def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset
     assert results["filter"]["mean_score_kept"] > results["filter"]["mean_score"]
     assert len(seen) == 1 and np.load(tmp_path / "filter_scores.npy").shape == (30,)
     assert not violations(results, CopyGenerator)
+    from synbench.report.build import write_report
+
+    text = write_report(tmp_path)[0].read_text()
+    assert "Post-hoc filter" in text and "pyes_pno (kept 16 of 30)" in text
 
 
 @pytest.mark.slow

@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from synbench.errors import ConfigError
+from synbench.progress import progress
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,13 @@ def _encode(tokenizer: Any, texts: Sequence[str], max_length: int, start_id: int
     return [prefix + tokenizer(t, add_special_tokens=False)["input_ids"][:max_length] for t in texts]
 
 
-def _batches(lengths: Sequence[int], batch_size: int, desc: str) -> list[list[int]]:
+def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Index batches of texts sorted by length (longest first, so a memory problem shows in the first batch)."""
     if batch_size < 1:
         raise ConfigError("scoring batch_size must be at least 1")
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-    return list(tqdm(chunks, desc=desc, unit="batch", disable=len(chunks) <= 1))
+    return chunks
 
 
 def _forward(model: Any, rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -61,7 +61,7 @@ def token_scores(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
     rows = _encode(tokenizer, texts, max_length, start)
     out: list[TokenScores | None] = [None] * len(texts)
-    for idx in _batches([len(r) for r in rows], batch_size, desc):
+    for idx in progress(_batches([len(r) for r in rows], batch_size), desc=desc, unit="batch"):
         logits, _ = _forward(model, [rows[i] for i in idx], int(tokenizer.pad_token_id or 0))
         logprobs = torch.log_softmax(logits[:, :-1], dim=-1)
         probs = logprobs.exp()
@@ -83,7 +83,7 @@ def next_token_logprobs(model: Any, tokenizer: Any, prompts: Sequence[str], toke
     rows = [ids[-max_length:] for ids in _encode(tokenizer, prompts, 10**9, None)]
     out = np.zeros((len(prompts), len(token_ids)), dtype=np.float64)
     columns = torch.tensor(list(token_ids), dtype=torch.long)
-    for idx in _batches([len(r) for r in rows], batch_size, desc):
+    for idx in progress(_batches([len(r) for r in rows], batch_size), desc=desc, unit="batch"):
         logits, mask = _forward(model, [rows[i] for i in idx], int(tokenizer.pad_token_id or 0))
         last = logits[torch.arange(len(idx)), mask.sum(1) - 1]
         out[idx] = torch.log_softmax(last, dim=-1)[:, columns.to(last.device)].cpu().numpy()

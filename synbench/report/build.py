@@ -19,6 +19,8 @@ from synbench.report.audit import TASK as AUDIT
 from synbench.report.audit import audit_detail_table, audit_table, bound_note, roc_images
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import benchmark_tables
+from synbench.report.contamination import TASK as CONTAMINATION
+from synbench.report.contamination import contamination_blocks
 from synbench.report.load import COMPLETE, load_results, task_jobs
 from synbench.report.model_audit import TASK as MODEL_AUDIT
 from synbench.report.model_audit import model_audit_note, model_audit_table
@@ -101,10 +103,11 @@ def build(root: Path, confidence: float, title: str) -> Document:
     benchmark_section(doc, frame, confidence)
     audit_section(doc, root, frame, confidence)
     model_audit_section(doc, frame, confidence)
+    doc.blocks += contamination_blocks(root, frame, confidence)
     doc.blocks.append(Heading(2, "Jobs not complete"))
     unfinished = incomplete_table(frame)
     doc.blocks.append(unfinished if unfinished is not None else Text("Every job has final results."))
-    others = sorted(set(frame.loc[frame["status"] == COMPLETE, "task"]) - {BENCHMARK, AUDIT, MODEL_AUDIT})
+    others = sorted(set(frame.loc[frame["status"] == COMPLETE, "task"]) - {BENCHMARK, AUDIT, MODEL_AUDIT, CONTAMINATION})
     if others:
         doc.blocks.append(Text(f"Complete results of task(s) {', '.join(others)} are counted above but not tabulated."))
     return doc

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import torch
 from omegaconf import DictConfig
-from tqdm.auto import tqdm
 
 from synbench import registry
 from synbench.base import MetricContext, Splits
@@ -36,6 +35,7 @@ from synbench.errors import ConfigError
 from synbench.job import JobSpec, write_json_atomic
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import torch_threads
+from synbench.progress import progress
 from synbench.report.stats import estimate
 from synbench.tasks.common import check_budget, load_splits, node, privacy_spec
 from synbench.tasks.lifecycle import JobRun, run_job
@@ -104,7 +104,7 @@ def run_ablation(job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: 
     flags = hashlib_digest(flagged)
     n_synthetic = cc.ablation.n_synthetic or len(splits.train)
     runs, resumed = [], 0
-    for key in tqdm(plan_.plan(cc.ablation), desc="ablation runs", unit="run"):
+    for key in progress(plan_.plan(cc.ablation), desc="ablation runs", unit="run"):
         path = folder / f"{key.name}.json"
         record = json.loads(path.read_text()) if path.is_file() else {}
         if record.get("job_key") == spec.key and record.get("flags") == flags:
