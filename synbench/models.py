@@ -65,17 +65,27 @@ def packaged_file(package: str, relpath: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def pick_attention(requested: str, device: torch.device) -> str:
-    """Flash-Attention 2 on CUDA when `flash_attn` is importable, else PyTorch SDPA; an explicit choice is kept."""
+def pick_attention(requested: str, device: torch.device, half: bool = True) -> str:
+    """Flash-Attention 2 on CUDA when `flash_attn` is importable and attention runs in half precision, else SDPA.
+
+    Flash-Attention takes only fp16/bf16 inputs: an fp32 model trained
+    without autocast would fail at its first forward. With padding (batched
+    long documents, right-padded in training, left-padded in sampling) the
+    Hugging Face integration unpads and calls the varlen kernel, so padding
+    costs no attention FLOPs. An explicit choice is kept.
+    """
     if requested != "auto":
         return requested
-    if device.type == "cuda" and importlib.util.find_spec("flash_attn") is not None:
+    if device.type == "cuda" and half and importlib.util.find_spec("flash_attn") is not None:
         return "flash_attention_2"
     return "sdpa"
 
 
-def load_causal_lm(node: Mapping[str, Any], device: torch.device | str = "cpu") -> LoadedModel:
+def load_causal_lm(node: Mapping[str, Any], device: torch.device | str = "cpu", half_precision: bool | None = None) -> LoadedModel:
     """Weights and tokenizer for `node`: the packaged GGUF when installed, else the hub id (cache only when offline).
+
+    `half_precision`: whether attention will run in fp16/bf16 (a half dtype,
+    or mixed-precision training); None = when the model's dtype is half.
 
     The tokenizer pads on the left, as batched generation with a KV cache
     needs (each row's last position must be a real token), and gets the EOS
@@ -93,7 +103,8 @@ def load_causal_lm(node: Mapping[str, Any], device: torch.device | str = "cpu") 
         if spec.package:
             log.info("model %s: package %s not installed; loading %s from the hub cache", spec.name, spec.package, spec.pretrained)
         source, where = spec.pretrained, {"pretrained_model_name_or_path": spec.pretrained}
-    attn = pick_attention(spec.attn_implementation, device)
+    half = DTYPES[spec.dtype] != torch.float32 if half_precision is None else half_precision
+    attn = pick_attention(spec.attn_implementation, device, half)
     try:
         tokenizer = AutoTokenizer.from_pretrained(**where)
         model = _load_weights(AutoModelForCausalLM, where, DTYPES[spec.dtype], attn)

@@ -236,3 +236,17 @@ def test_smollm2_2048_tokens_bf16_cli(tmp_path: Path) -> None:
                     "metrics=[length]", "tracking=none", "eps=4", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
     results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] <= 4.0, proc.stdout[-2000:]
+
+
+def test_flash_attention_only_where_it_gets_half_precision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Selection logic only: no GPU here. Flash-Attention 2 takes fp16/bf16; an fp32 run keeps SDPA."""
+    import importlib.util
+
+    import synbench.models as models
+
+    cuda = torch.device("cuda")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "flash_attn" else None)
+    assert models.pick_attention("auto", cuda, half=True) == "flash_attention_2"
+    assert models.pick_attention("auto", cuda, half=False) == "sdpa"
+    assert models.pick_attention("auto", torch.device("cpu"), half=True) == "sdpa"
+    assert models.pick_attention("eager", cuda, half=True) == "eager"

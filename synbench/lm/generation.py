@@ -104,6 +104,13 @@ class StepProgress:
         return scores
 
 
+def flash_autocast(model: Any, device: torch.device) -> Any:
+    """bf16 autocast for a model with fp32 weights (trained in mixed precision) whose attention is Flash-Attention 2."""
+    flash = getattr(model.config, "_attn_implementation", None) == "flash_attention_2"
+    fp32 = any(p.dtype == torch.float32 for p in model.parameters())
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=flash and fp32 and device.type == "cuda")
+
+
 @torch.inference_mode()
 def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: int, max_new_tokens: int,
              temperature: float, top_p: float, seed: int, desc: str = "generate",
@@ -132,9 +139,10 @@ def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: 
     for i in batches:
         enc = tokenizer(list(prompts[i:i + batch_size]), return_tensors="pt", padding=True, add_special_tokens=False).to(device)
         progress = StepProgress(bar)
-        out = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                             eos_token_id=eos if len(eos) > 1 else eos[0], pad_token_id=tokenizer.pad_token_id, use_cache=True,
-                             logits_processor=LogitsProcessorList([progress]))
+        with flash_autocast(model, device):
+            out = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+                                 eos_token_id=eos if len(eos) > 1 else eos[0], pad_token_id=tokenizer.pad_token_id,
+                                 use_cache=True, logits_processor=LogitsProcessorList([progress]))
         bar.update(max_new_tokens - progress.steps)
         new = out[:, enc["input_ids"].shape[1]:]
         new_tokens += int(generated_lengths(new, tokenizer.eos_token_id).sum())

@@ -97,7 +97,7 @@ class DPGenGenerator(Generator):
         key = weights.fingerprint({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
                                    "accountant": privacy.accountant, "seed": seed, "noise": asdict(privacy.noise),
                                    "data": corpus.digest()})
-        loaded = load_causal_lm(self.model_node, s.device())
+        loaded = load_causal_lm(self.model_node, s.device(), half_precision=True if s.precision != "32-true" else None)
         torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
         model = weights.prepare_trainable(loaded.model, s.lora, s.activation_checkpointing)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
