@@ -70,14 +70,26 @@ def exact_section(cfg: DictConfig, cc: ContaminationConfig, tokenizer: Any, trai
     return section, {"exact_longest": scores.longest, "exact_ngram_share": scores.ngram_share, "exact_flagged": scores.flagged}
 
 
-def mink_sections(cc: ContaminationConfig, loaded: Any, train: Corpus, eval_split: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Min-K% and Min-K%++ of the private documents, thresholds from the calibration set, AUC where both sides are known."""
+def mink_sections(cfg: DictConfig, cc: ContaminationConfig, loaded: Any, train: Corpus,
+                  eval_split: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Min-K% and Min-K%++ of the private documents, thresholds from the calibration set, AUC where both sides are known.
+
+    Scores are cached under `cache_dir` (local disk, like the embedding caches), keyed by the model, k, max_length
+    and the texts' digest, so the ablation job after a detection job does not score the same documents again.
+    """
     mc = cc.mink
 
     def score(docs: list[str], what: str) -> mink.MinKScores:
+        key = hashlib.sha256(json.dumps([node(cfg, "model"), mc.k, mc.max_length, docs]).encode()).hexdigest()[:24]
+        path = Path(str(cfg.cache_dir)) / "contamination" / f"mink-{key}.npz"
+        if path.is_file():
+            with np.load(path) as saved:
+                return mink.MinKScores(saved["mink"], saved["minkpp"])
         with torch_threads(mc.num_threads):
-            return mink.score_texts(loaded.model, loaded.tokenizer, docs, k=mc.k, batch_size=mc.batch_size,
-                                    max_length=mc.max_length, desc=f"Min-K% {what}")
+            scores = mink.score_texts(loaded.model, loaded.tokenizer, docs, k=mc.k, batch_size=mc.batch_size,
+                                      max_length=mc.max_length, desc=f"Min-K% {what}")
+        save_npz_atomic(path, mink=scores.mink, minkpp=scores.minkpp)
+        return scores
 
     private = score(list(train.texts), "private")
     calib_docs = list(eval_split.texts) if mc.calibration == "eval" else texts.read_documents(mc.non_members)
@@ -151,13 +163,11 @@ def contamination_job(job: JobRun) -> None:
         arrays |= found
     if cc.mink.enabled:
         with timing("mink"):
-            found_sections, found = mink_sections(cc, loaded, splits.train, splits.eval)
+            found_sections, found = mink_sections(cfg, cc, loaded, splits.train, splits.eval)
         section |= found_sections
         arrays |= found
     if cc.save_scores:  # per-document scores stay in the job folder: never logged, tracked or put in results
-        job.job_dir.mkdir(parents=True, exist_ok=True)
-        np.savez(job.job_dir / f".{SCORES_FILE}.tmp.npz", **arrays)
-        os.replace(job.job_dir / f".{SCORES_FILE}.tmp.npz", job.job_dir / SCORES_FILE)
+        save_npz_atomic(job.job_dir / SCORES_FILE, **arrays)
     job.results.update(label_space_inferred=splits.label_space_inferred, non_dp_outputs=[k for k in NON_DP if k.split(".")[1] in section],
                        generation={"n_private": len(splits.train), "n_eval": len(splits.eval)})
     job.results["contamination"] = section
@@ -179,6 +189,14 @@ def contamination_job(job: JobRun) -> None:
                      row["n_removed"], row["f1_micro_mean"], row["f1_micro_ci95"], row["reps"])
     job.tracker.log_metrics({f"contamination/{name}_exposed_share": section[name]["exposed_share"]
                              for name in ("exact", "mink", "minkpp") if name in section})
+
+
+def save_npz_atomic(path: Path, **arrays: np.ndarray) -> None:
+    """np.savez to a temporary name, then rename: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
 
 
 def hashlib_digest(flags: np.ndarray) -> str:
