@@ -231,11 +231,14 @@ class DPSGDModule(pl.LightningModule):
             return not opt.optimizer._is_last_step_skipped
         if self.signal.queue.pop(0):
             return False
+        finite = True
         if self.cfg.loss_scale != 1.0:  # the hooks unscale DP's per-sample gradients; without DP, the summed ones
-            for p in self.model.parameters():
-                if p.grad is not None:
-                    p.grad.div_(self.cfg.loss_scale)
-        opt.step()
+            grads = [p.grad for p in self.model.parameters() if p.grad is not None]
+            for g in grads:
+                g.div_(self.cfg.loss_scale)
+            finite = all(bool(torch.isfinite(g).all()) for g in grads)  # an fp16 overflow skips the update
+        if finite:
+            opt.step()
         opt.zero_grad()
         return True
 
