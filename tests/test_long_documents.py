@@ -25,15 +25,8 @@ from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
+from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 from tests.conftest import compose_config, model_overrides, run_cli, write_jsonl
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread() -> Any:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def long_corpus(n: int = 12) -> Corpus:

@@ -28,18 +28,11 @@ from synbench.generators.dpgen.module import DPGenModule, per_sample_loss
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
+from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 
 NORM_RTOL, UPDATE_TOL = 0.01, 0.01  # measured: 0.2% and 0.5% of C
 CLIP = 0.05
 N_DOCS = 8
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread() -> Any:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def docs(n: int = N_DOCS) -> Corpus:
