@@ -192,14 +192,15 @@ def demo() -> dict:
     """The README's comparison table (the DP-Gen rows come from `+experiment=audit_memorise` on the CLI)."""
     one, outliers = ["audit.mode=one_run"], ["audit.targets=outliers"]
     k10 = ["audit.mode=k_subsets", "audit.n_subsets=10"]
+    leak = ["eps=1", "generator=copy"]  # the config of some generator to compose; the lying one replaces it
     out = {"load_average_at_start": os.getloadavg()[0],
            "copy_one_run_outliers": demo_audit(["generator=copy", *one, *outliers]),
            "copy_one_run_both": demo_audit(["generator=copy", *one]),
            "copy_k10_outliers": demo_audit(["generator=copy", *k10, *outliers]),
            "copy_k10_both": demo_audit(["generator=copy", *k10]),
-           "leaky_eps1_one_run_outliers": demo_audit(["eps=1", *one, *outliers], leaky=True),
-           "leaky_eps1_one_run_both": demo_audit(["eps=1", *one], leaky=True),
-           "leaky_eps1_k10_outliers": demo_audit(["eps=1", *k10, *outliers], leaky=True)}
+           "leaky_eps1_one_run_outliers": demo_audit([*leak, *one, *outliers], leaky=True),
+           "leaky_eps1_one_run_both": demo_audit([*leak, *one], leaky=True),
+           "leaky_eps1_k10_outliers": demo_audit([*leak, *k10, *outliers], leaky=True)}
     seeds = [demo_audit(["generator=example", "eps=1", *one, f"seed={s}"]) for s in range(20)]
     out["example_eps1_one_run_both_20_seeds"] = {
         "eps_emp_lower_max": max(r["eps_emp_lower"] for r in seeds), "eps_emp_lower_mean": round(float(np.mean([r["eps_emp_lower"] for r in seeds])), 3),

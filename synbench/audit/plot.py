@@ -58,7 +58,7 @@ def plot_roc(
             label=f"attack (AUC {roc.auc():.3f})")
     if point is not None:
         ax.plot(max(point.fpr, floor), max(point.tpr, floor), marker="o", ms=7, color="darkorange", ls="none",
-                label=f"held-out point (bound ε≥{point.bound:.2f})")
+                label=f"held-out point (TPR {point.tpr:.2f} at FPR {point.fpr:.2g})")
     ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false positive rate",
            ylabel="true positive rate", title=title or f"membership ROC, δ={delta:.2g}")
     ax.legend(fontsize=7, loc="lower right")
