@@ -96,6 +96,22 @@ def test_batched_token_scores_equal_one_text_at_a_time(tiny_model: dict[str, Any
         assert (got.logp <= 0).all() and (got.sigma >= 0).all()
 
 
+@pytest.mark.slow
+def test_smollm2_scores_a_famous_public_text_above_its_shuffled_words() -> None:
+    """Text all over the web (the MIT licence) against the same words shuffled: both scores must order them."""
+    from omegaconf import OmegaConf
+
+    from synbench.lm.backends import load_shared
+
+    loaded = load_shared(json.dumps(OmegaConf.to_container(compose_config([]).model, resolve=True), sort_keys=True), "cpu")
+    famous = ("Permission is hereby granted, free of charge, to any person obtaining a copy of this software and "
+              "associated documentation files (the \"Software\"), to deal in the Software without restriction")
+    words = famous.split()
+    shuffled = " ".join(np.random.default_rng(0).permutation(words))
+    scores = mink.score_texts(loaded.model, loaded.tokenizer, [famous, shuffled], k=0.2, batch_size=2, max_length=64, desc="t")
+    assert scores.mink[0] > scores.mink[1] and scores.minkpp[0] > scores.minkpp[1]
+
+
 def test_ablation_plan_removes_the_right_counts() -> None:
     cfg = AblationConfig(steps=(0.5, 1.0), reps=2)
     keys = ablation.plan(cfg)

@@ -87,7 +87,9 @@ def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset
 
 @pytest.mark.slow
 def test_smollm2_prefers_a_real_review_to_gibberish(tmp_path: Path) -> None:
-    cfg = PYesPNoConfig.from_node({"model": dict(compose_config([]).model)})
+    from omegaconf import OmegaConf
+
+    cfg = PYesPNoConfig.from_node({"model": OmegaConf.to_container(compose_config([]).model, resolve=True)})
     synthetic = Corpus.build(["I took this tablet for my migraines and the pain eased within an hour.",
                               "qz vlorp 7 7 7 ;; xx blenk blenk"], [["positive"], ["positive"]], ["positive"])
     scores = pyes_pno_scores(cfg, synthetic)

@@ -68,4 +68,6 @@ def auc(members: np.ndarray, non_members: np.ndarray) -> float | None:
     if members.size == 0 or non_members.size == 0:
         return None
     truth = np.r_[np.ones(members.size), np.zeros(non_members.size)]
-    return float(roc_auc_score(truth, np.nan_to_num(np.r_[members, non_members], nan=-np.inf)))
+    scores = np.r_[members, non_members]
+    floor = np.nanmin(scores) - 1 if np.isfinite(scores).any() else 0.0  # an unscorable (empty) document ranks last
+    return float(roc_auc_score(truth, np.nan_to_num(scores, nan=floor)))
