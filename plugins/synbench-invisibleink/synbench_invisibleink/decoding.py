@@ -2,7 +2,8 @@
 
 A request is one synthetic document: its b <= B private prompts (one private
 reference each) and its public prompt. Requests are packed into chunks of at
-most `max_rows` prompts; a chunk is left-padded, prefilled once, and then
+most `max_rows` prompts; a chunk is left-padded and prefilled once (each
+distinct prompt once: public-only documents of a label set share theirs), then
 advanced one token per step for all its rows together (position ids follow
 the attention mask, so padding does not shift them). After each step every
 document draws its token with the mechanism of `mechanism.py`, and all its
@@ -77,7 +78,10 @@ def decode(model: Any, tokenizer: Any, requests: Sequence[Request], mechanism: M
     stats = DecodeStats()
     start = time.perf_counter()
     out: list[list[int]] = [[] for _ in requests]
-    packed = chunks(requests, max_rows)
+    # Documents with private batches first, then public-only ones: a chunk of the latter holds one prompt per label
+    # set, which the prefill computes once (no padding to a private prompt's length, no repeated work).
+    order = sorted(range(len(requests)), key=lambda i: requests[i].rows == 1)
+    packed = [[order[j] for j in chunk] for chunk in chunks([requests[i] for i in order], max_rows)]
     with tqdm(total=len(requests), desc="invisibleink decode", unit="doc", disable=len(packed) <= 1) as bar:
         for chunk in packed:
             for i, ids in zip(chunk, _decode_chunk(model, tokenizer, [requests[i] for i in chunk], mechanism, generator,
@@ -106,13 +110,18 @@ def _decode_chunk(model: Any, tokenizer: Any, requests: list[Request], mech: Mec
     owner_t = torch.tensor(owner, dtype=torch.long, device=device)
     priv_t = torch.tensor(private_rows, dtype=torch.long, device=device)
     pub_t = torch.tensor(public_rows, dtype=torch.long, device=device)
-    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-    mask = enc["attention_mask"]
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    # Prefill each distinct prompt once, then copy its cache row to every row that has it.
+    slot = {p: i for i, p in enumerate(dict.fromkeys(prompts))}
+    rows = torch.tensor([slot[p] for p in prompts], dtype=torch.long, device=device)
+    enc = tokenizer(list(slot), return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+    positions = (enc["attention_mask"].cumsum(-1) - 1).clamp(min=0)
     # transformers renamed `past_key_values` to `cache` (5.x); take whichever this version's forward has.
     cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    result = model(input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
-    cache, logits = getattr(result, cache_arg), result.logits[:, -1, :]
+    result = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], position_ids=positions,
+                   use_cache=True, logits_to_keep=1)
+    cache, logits = getattr(result, cache_arg), result.logits[rows, -1, :]
+    cache.reorder_cache(rows)
+    mask, positions = enc["attention_mask"][rows], positions[rows]
     position = positions[:, -1:]
     done = [False] * len(requests)
     tokens: list[list[int]] = [[] for _ in requests]

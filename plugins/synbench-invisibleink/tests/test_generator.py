@@ -21,7 +21,11 @@ from synbench.testing import check_generator, public_corpus
 from synbench_invisibleink import accounting, generator as module
 from synbench_invisibleink.generator import InvisibleInkGenerator
 
-SMALL = {"batch_size": 2, "max_new_tokens": 5, "max_context_tokens": 12, "top_k": 8, "max_rows": 16}
+# Short prompts (the byte-level tiny model spends a token per character) and few tokens keep the kit's ~100 fits
+# and samples quick; the shipped templates are checked by test_config_file_matches_constructor.
+SHORT = {"domain": "review", "random": "{label}", "rephrase": "{text} {label}", "fill_blanks": "{masked} {label}"}
+SMALL = {"batch_size": 2, "max_new_tokens": 3, "max_context_tokens": 8, "top_k": 8, "max_rows": 64, "prompts": SHORT,
+         "private_prompt": "{label} {domain}: {text}\n{label} {domain}:", "public_prompt": "{label} {domain}:"}
 
 
 def make(model: dict[str, Any], **kw: Any) -> InvisibleInkGenerator:
@@ -44,7 +48,7 @@ def test_conforms_to_the_synbench_generator_contract(chat_model: dict[str, Any])
 def test_spends_the_budget_with_the_papers_accounting(chat_model: dict[str, Any]) -> None:
     corpus = public_corpus()
     spec = PrivacySpec(4.0, 1e-5, noise=NoiseSource(seed=0))
-    gen = make(chat_model, passes=2, label_rho_share=0.2)
+    gen = make(chat_model, passes=2, label_rho_share=0.2, max_new_tokens=5)
     report = gen.fit(corpus, spec, seed=0)
     d = report.details
     assert report.epsilon_spent == pytest.approx(4.0, abs=1e-6) and report.epsilon_spent <= 4.0 + 1e-9
@@ -53,7 +57,7 @@ def test_spends_the_budget_with_the_papers_accounting(chat_model: dict[str, Any]
     assert d["clip"] == pytest.approx(accounting.clip_for(0.8 * rho, 5, 2, 1.0, passes=2))
     assert d["rho_text"] == pytest.approx(2 * 5 * d["clip"] ** 2 / (2 * 2**2 * 1.0**2))
     assert d["label_noise_std"] == pytest.approx(math.sqrt(1 / (2 * 0.2 * rho)))
-    uniform = make(chat_model, label_prior="uniform").fit(corpus, spec, seed=0)
+    uniform = make(chat_model, label_prior="uniform", max_new_tokens=5).fit(corpus, spec, seed=0)
     assert uniform.details["clip"] == pytest.approx(accounting.clip_for(rho, 5, 2, 1.0)) and "label_noise_std" not in uniform.details
 
 
@@ -85,7 +89,7 @@ def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(cha
         for request, ls in zip(seen, labels):
             assert len(request.private) <= 3
             for prompt in request.private:
-                owners = [(t, l) for t, l in zip(corpus.texts, corpus.labels) if f'"{t}"' in prompt]
+                owners = [(t, l) for t, l in zip(corpus.texts, corpus.labels) if f": {t}\n" in prompt]
                 assert len(owners) == 1 and owners[0][1] == ls  # one private document, of this label set
                 uses[owners[0][0]] += 1
         assert max(uses.values()) <= passes  # no document beyond `passes`
