@@ -243,3 +243,14 @@ def test_flash_attention_only_where_it_gets_half_precision(monkeypatch: pytest.M
     assert models.pick_attention("auto", cuda, half=False) == "sdpa"
     assert models.pick_attention("auto", torch.device("cpu"), half=True) == "sdpa"
     assert models.pick_attention("eager", cuda, half=True) == "eager"
+
+
+def test_long_sequences_default_to_checkpointing_and_token_capped_physical_batches(tiny_model: dict[str, Any]) -> None:
+    short, long = DPGenGenerator(model=tiny_model, max_seq_len=48).settings, DPGenGenerator(model=tiny_model, max_seq_len=2048).settings
+    assert (short.checkpointing, short.physical_documents) == (False, 16)
+    assert (long.checkpointing, long.physical_documents) == (True, 2)
+    chunked = DPGenGenerator(model=tiny_model, max_seq_len=1024, long_documents="chunk", max_chunks=4).settings
+    assert chunked.physical_documents == 1  # a physical batch counts documents, each up to max_chunks rows
+    assert DPGenGenerator(model=tiny_model, max_seq_len=2048, activation_checkpointing=False).settings.checkpointing is False
+    with pytest.raises(ConfigError, match="activation_checkpointing"):
+        DPGenGenerator(model=tiny_model, activation_checkpointing="sometimes")

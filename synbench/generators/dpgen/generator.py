@@ -9,7 +9,7 @@ Budget: one accountant history holds the whole job, the DP label-set plan
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,6 +20,7 @@ from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
 from synbench.dp.job import DPSGD_DETAILS, DPSGDSettings, JobBudget
+from synbench.dp.module import TrainConfig
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import weights
@@ -47,20 +48,38 @@ class DPGenSettings(DPSGDSettings):
     max_train_docs: int | None = None
     long_documents: str = "truncate"
     max_chunks: int = 4
-    activation_checkpointing: bool = False
+    activation_checkpointing: bool | str = "auto"
+    physical_batch_tokens: int = 4096
     temperature: float = 0.9
     top_p: float = 1.0
     max_new_tokens: int = 256
     sample_batch_size: int = 32
 
     def positive_keys(self) -> tuple[str, ...]:
-        return (*super().positive_keys(), "max_seq_len", "max_new_tokens", "sample_batch_size", "max_chunks")
+        return (*super().positive_keys(), "max_seq_len", "max_new_tokens", "sample_batch_size", "max_chunks",
+                "physical_batch_tokens")
+
+    @property
+    def checkpointing(self) -> bool:
+        """Activation checkpointing: as set, or (auto) from 1024 training tokens on, where activations dominate memory."""
+        return self.max_seq_len >= 1024 if self.activation_checkpointing == "auto" else bool(self.activation_checkpointing)
+
+    @property
+    def physical_documents(self) -> int:
+        """Documents per physical batch: `physical_batch_size`, capped at `physical_batch_tokens` of training tokens."""
+        rows = self.max_seq_len * (self.max_chunks if self.long_documents == "chunk" else 1)
+        return max(1, min(self.physical_batch_size, self.physical_batch_tokens // rows))
+
+    def train_config(self, privacy: PrivacySpec, budget: JobBudget) -> TrainConfig:
+        return replace(super().train_config(privacy, budget), physical_batch_size=self.physical_documents)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.long_documents not in LONG_DOCUMENTS:
             raise ConfigError(f"generator.long_documents={self.long_documents!r} (set by dataset.long_documents) "
                               f"must be one of {', '.join(LONG_DOCUMENTS)}")
+        if self.activation_checkpointing not in (True, False, "auto"):
+            raise ConfigError(f"generator.activation_checkpointing={self.activation_checkpointing!r} must be true, false or auto")
         if self.long_documents == "chunk" and self.grad_sample_mode != "hooks":
             raise ConfigError("long_documents=chunk needs generator.grad_sample_mode=hooks: a document's chunks are "
                               "clipped as one gradient, which ghost clipping cannot form")
@@ -70,6 +89,7 @@ class DPGenGenerator(Generator):
     public_details = DPSGD_DETAILS | frozenset({
         "fine_tuning", "loss_on", "resumed", "attn_implementation", "model_source", "checkpoint",
         "precision", "activation_checkpointing", "long_documents", "max_seq_len", "sample_batch_size_used",
+        "physical_batch_size",
         # statistics of the synthetic text
         "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
     })
@@ -99,7 +119,7 @@ class DPGenGenerator(Generator):
                                    "data": corpus.digest()})
         loaded = load_causal_lm(self.model_node, s.device(), half_precision=True if s.precision != "32-true" else None)
         torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
-        model = weights.prepare_trainable(loaded.model, s.lora, s.activation_checkpointing)
+        model = weights.prepare_trainable(loaded.model, s.lora, s.checkpointing)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
         private_stats: dict[str, Any] = {}  # kept in memory only, never in the checkpoint
         if state is not None and state.get("fingerprint") == key:
@@ -178,7 +198,8 @@ class DPGenGenerator(Generator):
             "steps": module.steps_taken(), "epochs": s.epochs, "expected_batch_size": s.batch_size,
             **released.details(), "label_release": released.to_json(),
             "fine_tuning": "lora" if s.lora is not None else "full", "grad_sample_mode": s.grad_sample_mode,
-            "precision": s.precision, "activation_checkpointing": s.activation_checkpointing,
+            "precision": s.precision, "activation_checkpointing": s.checkpointing,
+            "physical_batch_size": s.physical_documents,
             "long_documents": s.long_documents, "max_seq_len": s.max_seq_len,
             "trainable_params": weights.trainable_count(model), "n_train_docs": len(dataset), "loss_on": s.loss_on,
             "train_s": round(train_s, 3), "noise": privacy.noise.mode, "secure_mode": privacy.noise.secure_mode,
