@@ -246,7 +246,7 @@ def test_flash_attention_only_where_it_gets_half_precision(monkeypatch: pytest.M
 
 
 def test_long_sequences_default_to_checkpointing_and_token_capped_physical_batches(tiny_model: dict[str, Any]) -> None:
-    short, long = DPGenGenerator(model=tiny_model, max_seq_len=48).settings, DPGenGenerator(model=tiny_model, max_seq_len=2048).settings
+    short, long = (DPGenGenerator(model=tiny_model, max_seq_len=n, physical_batch_size=16).settings for n in (48, 2048))
     assert (short.checkpointing, short.physical_documents) == (False, 16)
     assert (long.checkpointing, long.physical_documents) == (True, 2)
     chunked = DPGenGenerator(model=tiny_model, max_seq_len=1024, long_documents="chunk", max_chunks=4).settings
