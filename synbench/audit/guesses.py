@@ -20,7 +20,6 @@ all the others.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np

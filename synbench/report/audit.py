@@ -26,7 +26,7 @@ KEYS = ["dataset", "generator", "audit.mode", "epsilon"]
 LOWER = "audit.eps_emp_lower"
 TPR_PREFIX = "audit.tpr_at_fpr_"
 KINDS = ("outliers", "canaries")
-PER_KIND = ("audit.auc", "audit.eps_emp", "audit.gdp_mu_lower", LOWER)  # the keys summarise repeats per target kind
+PER_KIND = ("audit.auc", "audit.eps_emp", "audit.gdp_mu_lower", LOWER)  # the keys summarise also reports per target kind
 HEADERS = {"audit.auc": "AUC", "audit.eps_emp_lower_holdout": "held-out bound",
            "audit.eps_emp_lower_bonferroni": "Bonferroni bound", "audit.gdp_mu_lower": "GDP μ bound",
            LOWER: "eps_emp_lower"}
@@ -78,15 +78,6 @@ def violations(group: Group, eps: float) -> tuple[Cell, bool]:
     if not hits:
         return Cell("no"), False
     return Cell("VIOLATION" + (f": {hits} of {n} seeds" if n > 1 else ""), "violation"), True
-
-
-def kind_group(group: Group, kind: str) -> Group | None:
-    """The group with `audit.<kind>.<key>` figures moved to the plain columns, or None when no job has that kind."""
-    if f"audit.{kind}.auc" not in group.complete or group.complete[f"audit.{kind}.auc"].isna().all():
-        return None
-    moved = {f"audit.{kind}.{c.split('.', 1)[1]}": c for c in PER_KIND}
-    rename = lambda frame: frame.drop(columns=[c for c in PER_KIND if c in frame]).rename(columns=moved)
-    return Group(rename(group.complete), rename(group.incomplete))
 
 
 def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
