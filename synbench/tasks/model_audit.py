@@ -25,6 +25,7 @@ from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from synbench import registry
+from synbench.audit.config import AuditConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.targets import select_targets
 from synbench.base import ModelAttack
@@ -71,8 +72,13 @@ def build_design(audit: ModelAuditConfig, train: Corpus, cache: EmbeddingCache, 
     if audit.n_targets >= len(pool) - 3:
         raise ConfigError(f"model_audit.n_targets={audit.n_targets} leaves too few of the {len(pool)} pooled documents "
                           "for the private base and the references; lower it or raise model_audit.max_docs")
-    if audit.targets == "outliers":
-        targets = select_targets(cache.embed(pool.texts), max_targets=audit.n_targets)
+    if audit.targets == "outliers":  # the audit's outlier rule with its default settings (conf/task/audit.yaml)
+        rule = AuditConfig()
+        targets = select_targets(cache.embed(pool.texts), max_targets=audit.n_targets, far_fraction=rule.far_fraction,
+                                 lof_neighbors=rule.lof_neighbors, lof_contamination=rule.lof_contamination)
+        if len(targets) < audit.n_targets:
+            log.warning("model audit: only %d outlier targets found of model_audit.n_targets=%d", len(targets),
+                        audit.n_targets)
     else:
         targets = np.sort(rng.permutation(len(pool))[: audit.n_targets])
     design = make_design(len(pool), targets, mode="one_run", seed=seed, n_references=audit.n_references,
@@ -97,9 +103,9 @@ def model_audit_job(job: JobRun) -> None:
         pool, design = build_design(audit, splits.train, cache, spec.seed)
         design.save(job.job_dir / DESIGN_FILE)
     members = design.inclusion[0]
-    if members.all() or not members.any():
-        raise ConfigError(f"the design put all {len(members)} targets on one side of membership; raise "
-                          "model_audit.n_targets or change the seed")
+    if min(members.sum(), (~members).sum()) < 2:
+        raise ConfigError(f"the design put {members.sum()} of {len(members)} targets in the audited set; an ROC needs "
+                          "at least 2 members and 2 non-members: raise model_audit.n_targets or change the seed")
     order = np.random.default_rng([spec.seed, 0x909]).permutation(len(splits.eval))
     population = splits.eval.subset(order[: audit.n_population])
     targets = pool.subset(design.targets)
