@@ -49,6 +49,16 @@ def test_job_with_invisibleink(installed_plugin: None, tmp_path: Path, tiny_data
     assert generation["sample_tokens"] >= 30 and "label_noise_std" in generation
 
 
+def test_conforms_to_the_generator_contract(installed_plugin: None, tiny_model: dict[str, Any]) -> None:
+    """SynBench's conformance kit in this process (the plugin's own suite, below, runs it too, with more)."""
+    from synbench.testing import check_generator
+    from synbench_invisibleink.generator import InvisibleInkGenerator
+
+    check_generator(lambda: InvisibleInkGenerator(model=tiny_model, batch_size=2, max_new_tokens=3, max_context_tokens=8,
+                                                  top_k=8))
+
+
+@pytest.mark.slow
 def test_the_plugins_own_test_suite_passes(installed_plugin: None) -> None:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],
                           capture_output=True, text=True, cwd=PLUGIN)
