@@ -9,7 +9,9 @@ T = 128, 512, 1024, 2048, with activation checkpointing on:
   ghost or per-sample norm per layer) / with per-sample gradients;
 - `full_nondp`: the non-DP step of full fine-tuning (mode does not matter
   without DP); `lora_no_ckpt`: the LoRA DP step at 2048 without checkpointing.
-Each configuration runs in its own process (peak RSS is per process); memory
+Each configuration runs in its own process (peak RSS is per process), and its
+row is appended to `results/bench_long_documents.rows.jsonl` at once, so an
+interrupted run resumes (delete that file to measure again); memory
 is the highest RSS polled during the fit, time the fastest timed step (other
 processes only ever add time). Targets: LoRA DP / non-DP <= 1.2 in time and
 memory at every length; the 2048-token DP step under 8 GB with checkpointing.
@@ -22,28 +24,48 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 LENGTHS = (128, 512, 1024, 2048)
-BATCH, TIMED_STEPS = 2, 1  # reduced (shared 2-core machine): one timed step; 2048-token steps take minutes on 1 thread
+BATCH = 2
 
 
 def warmup_steps(tokens: int) -> int:
     """An untimed first step for short sequences, where first-step set-up is a visible share of the step."""
     return 1 if tokens <= 512 else 0
+
+
+def timed_steps(tokens: int) -> int:
+    """Reduced (shared 2-core machine): 3 timed steps at 128 tokens, else 1 (a 2048-token step takes minutes)."""
+    return 3 if tokens <= 128 else 1
 WORDS = "The patient was admitted with chest pain, troponin was negative, and the echocardiogram showed mild dysfunction. "
 GB = 1024 ** 3
 
 
 def configs() -> list[dict[str, Any]]:
-    out = []
-    for t in LENGTHS:
-        out += [{"name": "lora", "tokens": t, "lora": True, "mode": "hooks", "private": p, "ckpt": True} for p in (True, False)]
-        out += [{"name": "full_nondp", "tokens": t, "lora": False, "mode": "hooks", "private": False, "ckpt": True},
-                {"name": "full_ghost", "tokens": t, "lora": False, "mode": "ghost", "private": True, "ckpt": True},
-                {"name": "full_hooks", "tokens": t, "lora": False, "mode": "hooks", "private": True, "ckpt": True}]
-    out.append({"name": "lora_no_ckpt", "tokens": 2048, "lora": True, "mode": "hooks", "private": True, "ckpt": False})
+    """The grid, in the order it is measured: the targets' rows (LoRA; 2048-token memory) first."""
+    def row(name: str, t: int, lora: bool, mode: str, private: bool, ckpt: bool = True) -> dict[str, Any]:
+        return {"name": name, "tokens": t, "lora": lora, "mode": mode, "private": private, "ckpt": ckpt}
+
+    out = [row("lora", t, True, "hooks", p) for t in LENGTHS for p in (True, False)]
+    for t in (512, 2048, 128, 1024):  # full fine-tuning: a short and the longest length first
+        out += [row("full_nondp", t, False, "hooks", False), row("full_ghost", t, False, "ghost", True),
+                row("full_hooks", t, False, "hooks", True)]
+    out.insert(8, row("lora_no_ckpt", 2048, True, "hooks", True, ckpt=False))
     return out
+
+
+def measured(cache: Path) -> dict[str, dict[str, Any]]:
+    """Rows measured so far (a run resumes where it stopped; delete the file to measure again)."""
+    if not cache.exists():
+        return {}
+    rows = [json.loads(line) for line in cache.read_text().splitlines() if line.strip()]
+    return {key(r): r for r in rows if "error" not in r}
+
+
+def key(cfg: dict[str, Any]) -> str:
+    return json.dumps({k: cfg[k] for k in ("name", "tokens", "lora", "mode", "private", "ckpt")}, sort_keys=True)
 
 
 class PeakRSS:
@@ -94,7 +116,7 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     dataset = DocumentDataset(Corpus.build(texts, [["cardiology"]] * BATCH, ["cardiology"]), loaded.tokenizer, cfg["tokens"])
     assert all(len(doc[0].input_ids) == cfg["tokens"] for doc in dataset)
     warmup = warmup_steps(cfg["tokens"])
-    train = TrainConfig(epochs=warmup + TIMED_STEPS, batch_size=BATCH, physical_batch_size=BATCH, lr=1e-4,
+    train = TrainConfig(epochs=warmup + timed_steps(cfg["tokens"]), batch_size=BATCH, physical_batch_size=BATCH, lr=1e-4,
                         weight_decay=0.01, max_grad_norm=1.0, warmup_steps=0, grad_sample_mode=cfg["mode"], accountant="prv",
                         noise_multiplier=1.0 if cfg["private"] else None, noise=NoiseSource())
     seconds: list[float] = []
@@ -117,8 +139,9 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
 def run(cfg: dict[str, Any]) -> dict[str, Any]:
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), json.dumps(cfg)], capture_output=True, text=True,
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
-    if proc.returncode != 0:
-        return {**cfg, "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
+    if proc.returncode != 0:  # -9: killed, on this shared machine by the kernel's out-of-memory killer
+        lines = [line for line in proc.stderr.splitlines() if "Error" in line] or [""]
+        return {**cfg, "error": f"exit {proc.returncode} {lines[-1]}".strip()}
     return {**cfg, **json.loads(proc.stdout.strip().splitlines()[-1])}
 
 
@@ -142,11 +165,20 @@ def checkpointing_saving(rows: list[dict[str, Any]]) -> float | None:
 
 def main() -> dict[str, Any]:
     start_load = os.getloadavg()[0]
-    rows = [run(cfg) for cfg in configs()]
+    cache = Path(__file__).resolve().parent / "results" / "bench_long_documents.rows.jsonl"
+    cache.parent.mkdir(exist_ok=True)
+    done = measured(cache)
+    rows = []
+    for cfg in configs():
+        if key(cfg) not in done:
+            done[key(cfg)] = run(cfg)
+            with cache.open("a") as f:
+                f.write(json.dumps(done[key(cfg)]) + "\n")
+        rows.append(done[key(cfg)])
     lora = ratios(rows, "lora", "lora")
     dp_2048 = [r for r in rows if r["tokens"] == 2048 and r["private"] and r["ckpt"] and "error" not in r]
     figures: dict[str, Any] = {
-        "model": "smollm2_135m", "precision": "32-true", "batch": BATCH, "timed_steps": TIMED_STEPS,
+        "model": "smollm2_135m", "precision": "32-true", "batch": BATCH, "timed_steps": {t: timed_steps(t) for t in LENGTHS},
         "warmup_steps": {t: warmup_steps(t) for t in LENGTHS}, "activation_checkpointing": True, "load_average_at_start": start_load,
         "rows": [{k: v for k, v in r.items() if k not in ("lora",)} for r in rows],
         "lora_dp_over_nondp": lora, "full_ghost_over_nondp": ratios(rows, "full_ghost", "full_nondp"),
