@@ -34,10 +34,10 @@ def main() -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         cfg = compose(config_name="config")
-    container: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
-    loaded = load_shared(json.dumps(container["model"], sort_keys=True), "cpu")
+    model, dataset = (OmegaConf.to_container(cfg[k], resolve=True) for k in ("model", "dataset"))
+    loaded = load_shared(json.dumps(model, sort_keys=True), "cpu")
     tok = loaded.tokenizer
-    reviews = list(registry.create("datasets", container["dataset"]).load(0).train.texts)
+    reviews = list(registry.create("datasets", dataset).load(0).train.texts)  # type: ignore[arg-type]
 
     docs = texts.python_docs()
     per_copy = sum(len(ids) for ids in tok(docs, add_special_tokens=False)["input_ids"])
