@@ -97,8 +97,9 @@ class InvisibleInkGenerator(Generator):
         gaussians = self.label_config.gaussians(multi)
         rho_labels = self.label_rho_share * rho if dp_labels else 0.0
         sigma = math.sqrt(gaussians / (2.0 * rho_labels)) if dp_labels and math.isfinite(rho) else 0.0
-        clip = (accounting.clip_for(rho - rho_labels, self.max_new_tokens, self.batch_size, self.temperature, self.passes)
-                if privacy.is_private else math.inf)
+        # A hair under the remaining rho, so that rounding in the composition never reports an eps above the budget.
+        clip = (accounting.clip_for((rho - rho_labels) * (1 - 1e-9), self.max_new_tokens, self.batch_size,
+                                    self.temperature, self.passes) if privacy.is_private else math.inf)
         budget = self.label_config.budget(sigma, delta, multi) if dp_labels else None
         released = lsets.release(corpus, budget, privacy.noise) if budget else lsets.uniform(space)
         rng = np.random.default_rng([seed, 12])  # batch order and label plan: data-independent choices, not noise
