@@ -21,7 +21,6 @@ from typing import Any, Sequence
 
 import numpy as np
 from omegaconf import DictConfig
-from tqdm.auto import tqdm
 
 from synbench import registry
 from synbench.audit.canaries import make_canaries, with_canaries
@@ -35,6 +34,7 @@ from synbench.base import Attack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.job import JobSpec, write_corpus_jsonl, write_json_atomic
+from synbench.progress import progress
 from synbench.quality import output_health
 from synbench.tasks.common import check_budget, load_splits, node, privacy_spec
 from synbench.tasks.lifecycle import JobRun, run_job
@@ -134,7 +134,7 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     log.info("audit (%s, repeat %d): %d outlier targets, %d canaries, %d private set(s), %d already done", audit.mode,
              repeat, int((design.kinds == 0).sum()), int((design.kinds == 1).sum()), len(design.inclusion), resumed)
     with job.timing("runs"):
-        runs = [runner(k) for k in tqdm(range(len(design.inclusion)), desc="audit runs", unit="run")]
+        runs = [runner(k) for k in progress(range(len(design.inclusion)), desc="audit runs", unit="run")]
     scores = np.array([r["scores"] for r in runs], dtype=float)
     delta = audit.delta if audit.delta is not None else runner.privacy.delta
     with job.timing("summary"):
