@@ -232,6 +232,7 @@ def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple
     results = audit_task.run(cfg, spec, tmp_path)
     assert results["audit"]["auc"] >= 0.95 and results["audit"]["n_runs"] == 4
     assert results["audit"]["eps_emp_lower"] > 0  # copy is not private, and 4 x 12 trials already show it
+    assert results["non_private_control"] is True  # so the report claims no violation for it at any eps
     for key in REQUIRED:
         assert key in results["audit"], key
 

@@ -163,8 +163,9 @@ def audit_job(job: JobRun) -> None:
         summary.update(repeat_summary([a["summary"] for a in audits], audit.confidence))
     runner, design = first["runner"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
+    control = not registry.load("generators", str(node(cfg, "generator")["_plugin_"])).private
     job.results.update(delta=first["delta"], epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
-                       label_space_inferred=splits.label_space_inferred, generation={
+                       label_space_inferred=splits.label_space_inferred, non_private_control=control, generation={
         "n_runs": len(runs), "runs_resumed": sum(a["resumed"] for a in audits), "n_private": len(design.private),
         "n_aux": len(design.aux), "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
         "n_empty": sum(r["n_empty"] for r in runs), "n_degenerate": sum(r.get("n_degenerate", 0) for r in runs),
