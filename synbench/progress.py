@@ -2,9 +2,11 @@
 
 tqdm's carriage-return bar is unreadable in a log file, and a long stage that
 prints nothing (a DP-Gen fit inside an audit, sampling a corpus) looks hung.
-`progress` wraps an iterable: on a terminal it is tqdm; otherwise it logs the
-stage's start, then a line with the count and elapsed time at most every
-`every_s` seconds (and always the last one).
+`Meter` counts a stage's progress: on a terminal it is a tqdm bar; otherwise it
+logs the stage's start, then a line with the count and elapsed time at most
+every `every_s` seconds (and always the last one). `progress` wraps an iterable
+in a `Meter`; stages that advance in uneven chunks (decoding steps, packed
+batches) call `Meter.update` themselves.
 
 Only public counts may be passed here (synthetic documents, metrics, audit
 runs of a public design, planned steps), never a count of private records.
@@ -14,7 +16,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Iterable, Iterator, TypeVar
+from types import TracebackType
+from typing import Iterable, Iterator, TextIO, TypeVar
 
 from tqdm.auto import tqdm
 
@@ -22,25 +25,59 @@ T = TypeVar("T")
 log = logging.getLogger("synbench.progress")
 
 
+class Meter:
+    """The progress of one stage, advanced with `update(n)`; a context manager that reports the end on exit."""
+
+    def __init__(self, desc: str, total: int | None = None, unit: str = "it", every_s: float = 30.0,
+                 stream: TextIO | None = None, enabled: bool = True) -> None:
+        stream = stream or sys.stderr
+        self.desc, self.total, self.unit, self.every_s = desc, total, unit, every_s
+        self.done = self._logged = 0
+        self._bar = None
+        self._enabled = enabled
+        self._start = self._last = time.perf_counter()
+        if not enabled:
+            return
+        if getattr(stream, "isatty", lambda: False)():
+            self._bar = tqdm(desc=desc, total=total, unit=unit, file=stream)
+        else:
+            log.info("%s: started (0%s %s)", desc, self._of, unit)
+
+    @property
+    def _of(self) -> str:
+        return f"/{self.total}" if self.total is not None else ""
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        if self._bar is not None:
+            self._bar.update(n)
+            return
+        now = time.perf_counter()
+        if self._enabled and (now - self._last >= self.every_s or self.done == self.total):
+            log.info("%s: %d%s %s, %.0f s", self.desc, self.done, self._of, self.unit, now - self._start)
+            self._last, self._logged = now, self.done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self._enabled and (self._logged != self.done or self.done == 0):
+            log.info("%s: %d%s %s, %.0f s (done)", self.desc, self.done, self._of, self.unit,
+                     time.perf_counter() - self._start)
+        self._enabled = False
+
+    def __enter__(self) -> "Meter":
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
 def progress(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it", every_s: float = 30.0,
-             stream=None) -> Iterator[T]:
+             stream: TextIO | None = None) -> Iterator[T]:
     """Yield `items`, showing progress of the stage `desc` (a bar on a TTY, throttled log lines otherwise)."""
-    stream = stream or sys.stderr
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
-    if getattr(stream, "isatty", lambda: False)():
-        yield from tqdm(items, desc=desc, total=total, unit=unit, file=stream)
-        return
-    of = f"/{total}" if total is not None else ""
-    start = last = time.perf_counter()
-    log.info("%s: started (%s%s %s)", desc, 0, of, unit)
-    done = logged = 0
-    for item in items:
-        yield item
-        done += 1
-        now = time.perf_counter()
-        if now - last >= every_s or done == total:
-            log.info("%s: %d%s %s, %.0f s", desc, done, of, unit, now - start)
-            last, logged = now, done
-    if logged != done or done == 0:
-        log.info("%s: %d%s %s, %.0f s (done)", desc, done, of, unit, time.perf_counter() - start)
+    with Meter(desc, total, unit, every_s, stream) as meter:
+        for item in items:
+            yield item
+            meter.update()

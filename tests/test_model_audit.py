@@ -170,6 +170,8 @@ def test_overfitted_private_model_is_found_by_all_three_attacks(tmp_path: Path, 
 @pytest.mark.parametrize("variant", [
     ["model_audit.references=out", "model_attacks.lira.online=false", "model_attacks.rmia.online=false"],
     ["model_audit.classifier=utility", "classifier=tfidf"],
+    pytest.param(["model_audit.classifier=utility", "classifier=transformer", "classifier.epochs=1",
+                  "classifier.max_length=32"], marks=pytest.mark.slow, id="transformer"),
 ])
 def test_offline_references_and_the_utility_classifier_run(tmp_path: Path, reviews: list[str], variant: list[str]) -> None:
     results = run_task(tmp_path, [*reviews, "generator=copy", "eps=inf", "model_audit.regimes=[pri]", *variant])

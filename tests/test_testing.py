@@ -15,14 +15,15 @@ import pytest
 from omegaconf import OmegaConf
 
 from conftest import compose_config
-from synbench.base import Attack, FitReport, Generator, Metric, MetricContext
+from synbench.base import Attack, FitReport, Generator, Metric, MetricContext, ModelAttack, ModelSignals
 from synbench.corpus import Corpus, Labels
 from synbench.data.files import FileDataset
 from synbench.errors import SynBenchError
 from synbench.generators.copy import CopyGenerator
 from synbench.privacy import PrivacySpec, allocate, gaussian_sigma, gdp_epsilon
 from synbench.registry import create
-from synbench.testing import ConformanceError, check_attack, check_dataset, check_generator, check_metric, public_corpus
+from synbench.testing import (ConformanceError, check_attack, check_dataset, check_generator, check_metric,
+                              check_model_attack, public_corpus)
 
 VOCABULARY = tuple(sorted({w for part in range(6) for t in public_corpus(part=part).texts for w in t.split()}))
 COLUMN = {w: i for i, w in enumerate(VOCABULARY)}
@@ -191,10 +192,12 @@ def test_a_plugin_exception_is_chained_and_names_the_call() -> None:
 
 def config_node(group: str, option: str) -> dict[str, Any]:
     """The config node a job gets for `<group>=<option>`, as Hydra composes it."""
-    cfg = compose_config([f"{group}={option}"] if group != "metrics" else [f"metrics=[{option}]"])
+    listed = group in ("metrics", "model_attacks")  # list groups: one node per chosen option
+    task = ["task=model_audit"] if group == "model_attacks" else []  # the group only that task's defaults hold
+    cfg = compose_config([*task, f"{group}=[{option}]"] if listed else [f"{group}={option}"])
     value = OmegaConf.to_container(cfg[group], resolve=True)
     assert isinstance(value, dict)
-    return value[option] if group == "metrics" else value
+    return value[option] if listed else value
 
 
 def test_check_metric_passes_the_length_metric() -> None:
@@ -244,6 +247,47 @@ class Positional(Attack):
 def test_check_attack_catches_broken_attacks(broken: Callable[[], Attack], contracts: list[str]) -> None:
     with pytest.raises(ConformanceError) as info:
         check_attack(broken)
+    assert info.value.contracts == contracts
+
+
+@pytest.mark.parametrize("option, overrides", [("logits", {}), ("lira", {}), ("lira", {"online": False}),
+                                               ("rmia", {}), ("rmia", {"online": False})])
+def test_check_model_attack_passes_the_model_attacks(option: str, overrides: dict[str, Any]) -> None:
+    check_model_attack(lambda: create("attacks", {**config_node("model_attacks", option), **overrides}))
+
+
+def test_check_attack_points_a_model_attack_to_its_own_check() -> None:
+    with pytest.raises(ConformanceError, match="check_model_attack") as info:
+        check_attack(lambda: create("attacks", config_node("model_attacks", "lira")))
+    assert info.value.contracts == ["kind"]
+
+
+class Underfit(ModelAttack):
+    """Scores by how little the model trusts an example: the model audit would read it upside down."""
+
+    def score_models(self, signals: ModelSignals) -> np.ndarray:
+        return -signals.target.mean(axis=1)
+
+
+class Ranked(ModelAttack):
+    """Scores by position in the list, not by the example."""
+
+    def score_models(self, signals: ModelSignals) -> np.ndarray:
+        return np.linspace(1.0, 0.0, len(signals.target))
+
+
+class PerLabel(ModelAttack):
+    """Returns one score per example and label column instead of one per example."""
+
+    def score_models(self, signals: ModelSignals) -> np.ndarray:
+        return signals.target
+
+
+@pytest.mark.parametrize("broken, contracts", [(Underfit, ["direction"]), (Ranked, ["example-order"]),
+                                               (PerLabel, ["scores"])])
+def test_check_model_attack_catches_broken_attacks(broken: Callable[[], ModelAttack], contracts: list[str]) -> None:
+    with pytest.raises(ConformanceError) as info:
+        check_model_attack(broken)
     assert info.value.contracts == contracts
 
 

@@ -1,7 +1,7 @@
 """Batched sampling from a causal LM: left-padded prompts, KV cache, seeded, empty outputs counted.
 
 Long outputs (2-4k new tokens): `memory_batch_size` caps the batch at what
-the KV cache of that many tokens leaves room for, and a progress bar counts
+the KV cache of that many tokens leaves room for, and a progress meter counts
 decoding steps (a batch of 4k tokens takes minutes on a CPU).
 
 The one copy of the loop: DP-Gen (control-code prompts), AUG-PE and the
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import torch
-from tqdm.auto import tqdm
 
 from synbench.errors import ConfigError
+from synbench.progress import Meter
 
 
 @dataclass(frozen=True)
@@ -92,14 +92,14 @@ def memory_batch_size(model: Any, tokens: int, most: int) -> int:
 
 
 class StepProgress:
-    """A logits processor that leaves the scores alone and ticks a progress bar once per decoding step."""
+    """A logits processor that leaves the scores alone and ticks a progress meter once per decoding step."""
 
-    def __init__(self, bar: Any) -> None:
-        self.bar = bar
+    def __init__(self, meter: Meter) -> None:
+        self.meter = meter
         self.steps = 0
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        self.bar.update(1)
+        self.meter.update(1)
         self.steps += 1
         return scores
 
@@ -134,18 +134,18 @@ def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: 
 
     batches = range(0, len(prompts), batch_size)
     # Progress in decoding steps (an upper bound: a batch stops early when every row has ended); shown for long runs.
-    bar = tqdm(total=len(batches) * max_new_tokens, desc=desc, unit="step", mininterval=10,
-               disable=len(batches) * max_new_tokens < 1024)
+    meter = Meter(desc, total=len(batches) * max_new_tokens, unit="step",
+                  enabled=len(batches) * max_new_tokens >= 1024)
     for i in batches:
         enc = tokenizer(list(prompts[i:i + batch_size]), return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-        progress = StepProgress(bar)
+        steps = StepProgress(meter)
         with flash_autocast(model, device):
             out = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
                                  eos_token_id=eos if len(eos) > 1 else eos[0], pad_token_id=tokenizer.pad_token_id,
-                                 use_cache=True, logits_processor=LogitsProcessorList([progress]))
-        bar.update(max_new_tokens - progress.steps)
+                                 use_cache=True, logits_processor=LogitsProcessorList([steps]))
+        meter.update(max_new_tokens - steps.steps)
         new = out[:, enc["input_ids"].shape[1]:]
         new_tokens += int(generated_lengths(new, tokenizer.eos_token_id).sum())
         texts.extend(t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True))
-    bar.close()
+    meter.close()
     return texts, GenerationStats(len(texts), sum(1 for t in texts if not t), new_tokens, time.perf_counter() - start)

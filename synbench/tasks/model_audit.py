@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig
-from tqdm.auto import tqdm
 
 from synbench import registry
 from synbench.audit.config import AuditConfig
@@ -37,6 +36,7 @@ from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import HeadSettings, LogisticHead
 from synbench.model_audit.runs import ModelRunner, model_name
 from synbench.model_audit.summary import model_signals, summarise_regime
+from synbench.progress import Meter
 from synbench.tasks.common import load_splits, node, privacy_spec
 from synbench.tasks.lifecycle import JobRun, run_job
 
@@ -121,13 +121,13 @@ def model_audit_job(job: JobRun) -> None:
     results: dict[str, Any] = {}
     scores: dict[str, np.ndarray] = {}
     records: list[dict[str, Any]] = []
-    with tqdm(total=len(audit.regimes) * len(indices), desc="model audit", unit="model") as bar:
+    with Meter("model audit", total=len(audit.regimes) * len(indices), unit="model") as meter:
         for regime in audit.regimes:
             with timing(regime):
                 runs = []
                 for i in indices:
                     runs.append(runner(regime, i))
-                    bar.update()
+                    meter.update()
                 signals = model_signals(runs[0]["signals"], [r["signals"] for r in runs[1:]], design.ref_inclusion,
                                         len(design.targets))
                 figures, regime_scores = summarise_regime(regime, signals, members, attacks, audit, runner.privacy.delta)

@@ -22,8 +22,9 @@ from synbench.testing.dataset import check_dataset
 from synbench.testing.checks import ConformanceError, Failure
 from synbench.testing.generator import check_generator
 from synbench.testing.metric import check_metric
+from synbench.testing.model_attack import check_model_attack
 
 __all__ = [
     "LABELS", "ConformanceError", "Failure", "check_attack", "check_dataset", "check_generator", "check_metric",
-    "plant_sentinels", "public_corpus",
+    "check_model_attack", "plant_sentinels", "public_corpus",
 ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from synbench.progress import Meter
 
 from synbench_invisibleink.mechanism import outside_top_k, sample_tokens, token_distribution
 
@@ -82,12 +82,12 @@ def decode(model: Any, tokenizer: Any, requests: Sequence[Request], mechanism: M
     # set, which the prefill computes once (no padding to a private prompt's length, no repeated work).
     order = sorted(range(len(requests)), key=lambda i: requests[i].rows == 1)
     packed = [[order[j] for j in chunk] for chunk in chunks([requests[i] for i in order], max_rows)]
-    with tqdm(total=len(requests), desc="invisibleink decode", unit="doc", disable=len(packed) <= 1) as bar:
+    with Meter("invisibleink decode", total=len(requests), unit="doc", enabled=len(packed) > 1) as meter:
         for chunk in packed:
             for i, ids in zip(chunk, _decode_chunk(model, tokenizer, [requests[i] for i in chunk], mechanism, generator,
                                                    set(stop_ids), stats)):
                 out[i] = ids
-            bar.update(len(chunk))
+            meter.update(len(chunk))
     stats.seconds = time.perf_counter() - start
     return out, stats
 
