@@ -35,6 +35,27 @@ def run_cli(args: list[str], cwd: Path, check: bool = True) -> subprocess.Comple
     return proc
 
 
+def install_plugin(folder: Path) -> None:
+    """`pip install -e` a plugin package of this repository, as `make install` does (no dependencies: SynBench's suffice).
+
+    Skipped when the package is already installed editable from `folder`, so
+    running the tests of another checkout does not repoint this environment.
+    """
+    import configparser
+    from importlib import metadata
+
+    setup = configparser.ConfigParser()
+    setup.read(folder / "setup.cfg")
+    try:
+        origin = json.loads(metadata.distribution(setup["metadata"]["name"]).read_text("direct_url.json") or "{}")
+    except metadata.PackageNotFoundError:
+        origin = {}
+    if origin.get("url") == folder.resolve().as_uri() and origin.get("dir_info", {}).get("editable"):
+        return
+    command = ["install", "-q", "--no-deps", "--no-build-isolation", "-e", str(folder)]
+    subprocess.run([sys.executable, "-m", "pip", *command], check=True, capture_output=True, text=True)
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

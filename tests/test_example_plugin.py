@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, install_plugin, run_cli
 
 PLUGIN = REPO / "plugins" / "synbench-example-generator"
 
 
 @pytest.fixture(scope="module")
 def installed_plugin() -> None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", str(PLUGIN)],
-                   check=True, capture_output=True, text=True)
+    install_plugin(PLUGIN)
 
 
 def test_plugins_task_lists_the_example(installed_plugin: None, tmp_path: Path) -> None:

@@ -9,16 +9,14 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, model_overrides, run_cli
+from conftest import REPO, install_plugin, model_overrides, run_cli
 
 PLUGIN = REPO / "plugins" / "synbench-invisibleink"
 
 
 @pytest.fixture(scope="module")
 def installed_plugin() -> None:
-    """`pip install -e` the plugin's folder, as `make install` does (no dependencies: SynBench's own suffice)."""
-    command = ["install", "-q", "--no-deps", "--no-build-isolation", "-e", str(PLUGIN)]
-    subprocess.run([sys.executable, "-m", "pip", *command], check=True, capture_output=True, text=True)
+    install_plugin(PLUGIN)
 
 
 def test_listed_with_its_config_group(installed_plugin: None, tmp_path: Path) -> None:
