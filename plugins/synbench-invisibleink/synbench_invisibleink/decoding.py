@@ -25,7 +25,7 @@ from synbench_invisibleink.mechanism import outside_top_k, sample_tokens, token_
 
 @dataclass(frozen=True)
 class Request:
-    """One synthetic document to write: rendered private prompts (b <= B, possibly none) and the public prompt."""
+    """One synthetic document to write: rendered private prompts (about B, possibly none) and the public prompt."""
 
     private: tuple[str, ...]
     public: str

@@ -19,9 +19,23 @@ C is solved from the budget (as `invink` does), sigma from `label_rho_share`.
 When a label set's batches are used up (or it has no private document), its
 further documents come from the public prompt alone: a batch of empty
 references, which reads no private data and costs nothing.
+
+Batching (`batching`): `sequential` is the paper's and `invink`'s: the
+documents of a label set, in a seeded order, cut into consecutive batches of
+B. Its bound is for a document replaced by the empty reference; adding or
+removing one shifts every later batch boundary of its set. `hashed` covers
+add/remove adjacency (what DP-SGD's Poisson sampling and the audit's
+include/exclude design assume): a label set gets K = ceil(n_set / B)
+batches, n_set its DP (noisy) count from the label plan, and each document
+goes to batch hash(seed, pass, text) mod K, a function of that document
+alone. Adding a document then adds one reference to one batch per pass; as
+the scores divide by the fixed B whatever a batch holds, it moves each score
+by at most C/B, the same bound, so the accounting is unchanged. A batch then
+holds about B documents, not exactly B.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from typing import Any, Mapping
@@ -41,6 +55,7 @@ from synbench_invisibleink import accounting
 from synbench_invisibleink.decoding import DecodeStats, Mechanism, Request, decode
 
 LABEL_PRIORS = ("dp", "uniform")
+BATCHINGS = ("sequential", "hashed")
 PRIVATE_PROMPT = 'Here is a {label} {domain}:\n"{text}"\nWrite one more {label} {domain} in the same style. Reply with the text only.'
 PUBLIC_PROMPT = "Write one {label} {domain}. Reply with the text only."
 
@@ -52,13 +67,13 @@ class InvisibleInkGenerator(Generator):
         "clip", "batch_size", "passes", "temperature", "top_k", "max_new_tokens", "rho", "rho_text", "rho_labels",
         "rho_per_token", "delta_accounted", "model", "max_context_tokens",
         "label_noise_std", "label_mechanisms", "label_delta_select", "label_threshold", "label_tail",
-        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",
+        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share", "batching",
         "sample_tokens", "sample_s", "sample_tokens_per_s",
         "topk_plus_mean", "expansion_share",
     })
 
     def __init__(self, model: Mapping[str, Any], prompts: str | Mapping[str, Any] = "default", batch_size: int = 7,
-                 passes: int = 1, max_new_tokens: int = 48, temperature: float = 1.0, top_k: int = 50,
+                 passes: int = 1, batching: str = "sequential", max_new_tokens: int = 48, temperature: float = 1.0, top_k: int = 50,
                  max_context_tokens: int = 96, private_prompt: str = PRIVATE_PROMPT, public_prompt: str = PUBLIC_PROMPT,
                  label_prior: str = "dp", label_rho_share: float = 0.1, label_sets: Mapping[str, Any] | None = None,
                  max_rows: int = 64, num_threads: int | None = None) -> None:
@@ -68,6 +83,8 @@ class InvisibleInkGenerator(Generator):
             raise ConfigError(f"generator.max_rows={max_rows} must hold one document's B+1={batch_size + 1} prompts")
         if temperature <= 0:
             raise ConfigError(f"generator.temperature={temperature} must be positive")
+        if batching not in BATCHINGS:
+            raise ConfigError(f"generator.batching={batching!r}: use one of {BATCHINGS} (hashed covers add/remove adjacency)")
         if label_prior not in LABEL_PRIORS or not 0.0 < label_rho_share < 1.0:
             raise ConfigError(f"generator.label_prior must be one of {LABEL_PRIORS} and label_rho_share in (0, 1)")
         for name, template, fields in (("private_prompt", private_prompt, ("{label}", "{text}")),
@@ -79,6 +96,7 @@ class InvisibleInkGenerator(Generator):
         self.prompts = load_prompts(prompts)  # the domain words and system turn, shared with AUG-PE's prompt files
         self.private_prompt, self.public_prompt = private_prompt, public_prompt
         self.batch_size, self.passes, self.max_new_tokens = int(batch_size), int(passes), int(max_new_tokens)
+        self.batching = batching
         self.temperature, self.top_k, self.max_context_tokens = float(temperature), int(top_k), int(max_context_tokens)
         self.label_prior, self.label_rho_share = label_prior, float(label_rho_share)
         self.label_config = lsets.LabelSetConfig.from_node(label_sets)
@@ -104,12 +122,13 @@ class InvisibleInkGenerator(Generator):
         released = lsets.release(corpus, budget, privacy.noise) if budget else lsets.uniform(space)
         rng = np.random.default_rng([seed, 12])  # batch order and label plan: data-independent choices, not noise
         self._state = {"space": space, "multi": multi, "released": released, "rng": rng, "clip": clip,
-                       "batches": self._batches(corpus, rng), "used": {},
+                       "batches": self._batches(corpus, rng, released, seed), "used": {},
                        "noise": privacy.noise.torch("invisibleink_tokens")}
         rho_text = self.passes * self.max_new_tokens * accounting.token_rho(clip, self.batch_size, self.temperature)
         spent = accounting.gaussian_rho(sigma, gaussians) if dp_labels else 0.0
         eps = accounting.zcdp_epsilon(rho_text + spent, delta - select) if privacy.is_private else math.inf
         details = {"clip": clip if math.isfinite(clip) else None, "batch_size": self.batch_size, "passes": self.passes,
+                   "batching": self.batching,
                    "temperature": self.temperature, "top_k": self.top_k, "max_new_tokens": self.max_new_tokens,
                    "max_context_tokens": self.max_context_tokens, "model": self.model.get("name"),
                    "rho": _finite(rho_text + spent), "rho_text": _finite(rho_text), "rho_labels": _finite(spent),
@@ -118,17 +137,45 @@ class InvisibleInkGenerator(Generator):
                    **(budget.details() if budget else {}), **released.details()}
         return FitReport(epsilon_spent=eps, delta=delta, details=details)
 
-    def _batches(self, corpus: Corpus, rng: np.random.Generator) -> dict[Labels, list[tuple[str, ...]]]:
-        """Per label set: `passes` rounds of disjoint batches of B documents (the last of a round may be shorter)."""
+    def _batches(self, corpus: Corpus, rng: np.random.Generator, released: lsets.LabelSetRelease,
+                 seed: int) -> dict[Labels, list[tuple[str, ...]]]:
+        """Per label set: `passes` rounds of disjoint batches (`batching` says how documents are assigned)."""
         by_set: dict[Labels, list[str]] = {}
         for text, labels in zip(corpus.texts, lsets.label_sets(corpus)):
             by_set.setdefault(labels, []).append(text)
+        if self.batching == "hashed":
+            return self._hashed_batches(by_set, released, len(corpus), seed)
         out: dict[Labels, list[tuple[str, ...]]] = {}
         for labels, texts in by_set.items():
             rounds = []
             for _ in range(self.passes):
                 order = rng.permutation(len(texts))
                 rounds += [tuple(texts[j] for j in order[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+            out[labels] = rounds
+        return out
+
+    def _hashed_batches(self, by_set: Mapping[Labels, list[str]], released: lsets.LabelSetRelease, n: int,
+                        seed: int) -> dict[Labels, list[tuple[str, ...]]]:
+        """K = ceil(released count / B) batches per released set, each document in batch hash(seed, pass, text) mod K.
+
+        The count is the set's noisy weight (DP prior) or its share of the
+        public private-set size (uniform prior); documents of sets the plan
+        never writes are in no batch.
+        """
+        total = sum(released.weights)
+        out: dict[Labels, list[tuple[str, ...]]] = {}
+        for labels, weight in zip(released.sets, released.weights):
+            expected = weight if released.prior == "dp" else n * weight / total
+            k = math.ceil(max(expected, 0.0) / self.batch_size)
+            texts = by_set.get(labels, [])
+            if k == 0 or not texts:
+                continue
+            rounds: list[tuple[str, ...]] = []
+            for p in range(self.passes):
+                slots: list[list[str]] = [[] for _ in range(k)]
+                for text in texts:
+                    slots[_bucket(seed, p, text, k)].append(text)
+                rounds += [tuple(slot) for slot in slots]
             out[labels] = rounds
         return out
 
@@ -180,6 +227,12 @@ class InvisibleInkGenerator(Generator):
                 "sample_tokens_per_s": round(s.tokens / max(s.seconds, 1e-9), 2),
                 "topk_plus_mean": round(s.topk_plus_total / max(s.tokens, 1), 2),
                 "expansion_share": round(s.expansion_tokens / max(s.tokens, 1), 4)}
+
+
+def _bucket(seed: int, round_: int, text: str, k: int) -> int:
+    """The batch of a document in round `round_`: a function of the document alone (and the public seed)."""
+    digest = hashlib.blake2b(text.encode(), digest_size=8, key=f"{seed}/{round_}".encode()).digest()
+    return int.from_bytes(digest, "big") % k
 
 
 def _finite(x: float) -> float | None:

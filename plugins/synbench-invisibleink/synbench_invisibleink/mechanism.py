@@ -2,14 +2,16 @@
 
 For a document with public logits p (the LM given the public prompt and the
 text so far) and private logits l_1..l_b (the same, with one private
-reference each in the prompt; b <= B, the missing B - b references are
-empty, i.e. public, and add nothing):
+reference each in the prompt; b <= B under sequential batching, the missing
+B - b references empty, i.e. public, adding nothing; under hashed batching b
+varies around B and may exceed it, and the denominator stays B):
 
 - DClip: score = p + (1/B) sum_i clip(l_i - p, -C, C). Only the difference
   from the public logits is clipped, so the public prior (grammar, the label
   prompt) passes unclipped and the private part of every score lies in
-  [-C, C] * b/B; replacing one reference by the empty one moves each score by
-  at most C/B (`accounting` turns that into zCDP).
+  [-C, C] * b/B; replacing one reference by the empty one, or adding or
+  removing one, moves each score by at most C/B (`accounting` turns that
+  into zCDP).
 - Top-k+: the candidates are the tokens whose public logit is at least the
   k-th largest public logit minus 2C/B (the expansion of the authors' code,
   `invink` and InvisibleInk-Experiments). The set is a function of public
@@ -34,7 +36,8 @@ def dclip_scores(private: torch.Tensor, public: torch.Tensor, owner: torch.Tenso
     """Scores (docs, vocab): public logits plus the sum of each doc's clipped private differences over B.
 
     `private` is (rows, vocab), `public` (docs, vocab), and `owner[r]` the
-    document private row r belongs to (a document may own 0 to B rows).
+    document private row r belongs to (a document may own any number of rows:
+    the sum is divided by B, not by the rows it has).
     """
     diff = (private - public[owner]).clamp(-clip, clip)
     return public + torch.zeros_like(public).index_add_(0, owner, diff) / batch_size

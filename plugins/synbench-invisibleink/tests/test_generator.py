@@ -7,11 +7,13 @@ from collections import Counter
 from importlib.resources import files
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import yaml
 
 from synbench.corpus import Corpus
+from synbench.dp import label_sets as lsets
 from synbench.errors import ConfigError
 from synbench.lm.generation import chat_prompt
 from synbench.models import load_causal_lm
@@ -40,9 +42,10 @@ def test_config_file_matches_constructor(chat_model: dict[str, Any]) -> None:
     assert isinstance(gen, InvisibleInkGenerator) and gen.prompts.domain == "patient review of a medication"
 
 
-def test_conforms_to_the_synbench_generator_contract(chat_model: dict[str, Any]) -> None:
+@pytest.mark.parametrize("batching", ["sequential", "hashed"])
+def test_conforms_to_the_synbench_generator_contract(chat_model: dict[str, Any], batching: str) -> None:
     """The kit: budget and delta, secret noise (replicated with a noise seed), label_counts, eps=inf, no private text."""
-    check_generator(lambda: make(chat_model))
+    check_generator(lambda: make(chat_model, batching=batching))
 
 
 def test_spends_the_budget_with_the_papers_accounting(chat_model: dict[str, Any]) -> None:
@@ -98,6 +101,34 @@ def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(cha
         assert sum(bool(r.private) for r in seen) == sum(min(k, 3 * passes) for k in wanted.values())
 
 
+def test_hashed_batches_change_in_one_batch_per_pass_when_a_document_is_added(chat_model: dict[str, Any]) -> None:
+    """Add/remove adjacency: with the same (DP) plan, the neighbour's batches differ by that one document, once per pass."""
+    corpus = public_corpus(per_label=20)
+    released = lsets.release(corpus, lsets.LabelSetConfig().budget(2.0, 1e-5, False), NoiseSource(seed=3))
+    gen = make(chat_model, batch_size=4, passes=2, batching="hashed")
+    full = gen._batches(corpus, np.random.default_rng(0), released, seed=5)
+    for drop in (0, 17, len(corpus) - 1):
+        fewer = gen._batches(corpus.subset([i for i in range(len(corpus)) if i != drop]), np.random.default_rng(0),
+                             released, seed=5)
+        assert full.keys() == fewer.keys()
+        changed = [(ls, a, b) for ls in full for a, b in zip(full[ls], fewer[ls], strict=True) if a != b]
+        assert len(changed) == 2  # one batch per pass
+        for ls, a, b in changed:
+            assert ls == lsets.label_sets(corpus)[drop] and Counter(a) - Counter(b) == Counter([corpus.texts[drop]])
+    for ls, rounds in full.items():
+        weight = dict(zip(released.sets, released.weights))[ls]
+        assert len(rounds) == 2 * math.ceil(weight / 4)  # K = ceil(noisy count / B) per pass
+        texts = [t for t, l in zip(corpus.texts, lsets.label_sets(corpus)) if l == ls]
+        assert sorted(t for batch in rounds[: len(rounds) // 2] for t in batch) == sorted(texts)  # each once per pass
+
+
+def test_hashed_batching_runs_end_to_end(chat_model: dict[str, Any]) -> None:
+    gen = make(chat_model, batch_size=3, batching="hashed")
+    report = gen.fit(public_corpus(per_label=7), PrivacySpec(2.0, 1e-5), seed=0)
+    assert report.epsilon_spent == pytest.approx(2.0, abs=1e-6) and report.details["batching"] == "hashed"
+    assert len(gen.sample(8)) == 8
+
+
 def test_eps_inf_with_one_reference_is_ordinary_decoding_from_the_private_context(chat_model: dict[str, Any]) -> None:
     """B = 1, C = inf, tau -> 0: the mechanism is argmax of the private context's logits, i.e. greedy decoding."""
     corpus = Corpus.build(["the cream calmed the itching by the morning"], [["relief"]], ["relief", "side_effect"])
@@ -117,7 +148,7 @@ def test_eps_inf_with_one_reference_is_ordinary_decoding_from_the_private_contex
 
 def test_invalid_settings_are_config_errors(chat_model: dict[str, Any]) -> None:
     for bad in ({"batch_size": 0}, {"temperature": 0.0}, {"label_prior": "x"}, {"max_rows": 2, "batch_size": 4},
-                {"public_prompt": "Write {label} like {text}"}, {"private_prompt": "no fields"}):
+                {"public_prompt": "Write {label} like {text}"}, {"private_prompt": "no fields"}, {"batching": "random"}):
         with pytest.raises(ConfigError):
             make(chat_model, **bad)
     with pytest.raises(ConfigError, match="before fit"):

@@ -38,6 +38,16 @@ def test_replacing_one_reference_by_the_empty_one_moves_every_score_by_at_most_c
     assert gap.max().item() == pytest.approx(clip / B, abs=1e-5)
 
 
+@pytest.mark.parametrize("rows", [B - 2, B, 2 * B])
+def test_adding_one_reference_to_a_batch_of_any_size_moves_every_score_by_at_most_c_over_b(rows: int) -> None:
+    """Hashed batching: a batch holds about B references, possibly more; the sum over B still moves by <= C/B."""
+    public, clip = logits(1, 1), 0.7
+    private = logits(rows + 1, 7, scale=10.0)
+    owner = torch.zeros(rows + 1, dtype=torch.long)
+    gap = dclip_scores(private, public, owner, clip, B) - dclip_scores(private[:-1], public, owner[:-1], clip, B)
+    assert gap.abs().max().item() <= clip / B + 1e-6
+
+
 def test_unclipped_logits_would_not_be_bounded() -> None:
     """Without clipping (C = inf) one reference moves the scores arbitrarily far: the clip is what bounds them."""
     public, owner = logits(1, 0), torch.zeros(B, dtype=torch.long)
