@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
 
@@ -10,10 +11,11 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import InterpolationToMissingValueError, MissingMandatoryValue
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin
 
-from synbench.errors import SynBenchError
+from synbench.errors import ConfigError, SynBenchError
 from synbench.job import RESULTS_FILE, JobSpec, job_dirname, read_results, write_json_atomic
 from synbench.tasks import JOB_TASKS, get_task
 from synbench.tasks.lifecycle import error_record
@@ -34,7 +36,8 @@ def main(cfg: DictConfig) -> None:
     try:
         spec = JobSpec.from_config(cfg)
         get_task(spec.task)(cfg, spec, job_dir)
-    except Exception as exc:
+    except Exception as raised:
+        exc = missing_value_error(raised) or raised
         if OmegaConf.select(cfg, "task.name") in JOB_TASKS:
             record_failure(job_dir, exc)
         if isinstance(exc, SynBenchError):  # bad input: a clear message, not a traceback from deep inside
@@ -46,6 +49,16 @@ def main(cfg: DictConfig) -> None:
         if not multirun:
             raise SystemExit(2) from None
         # In a multirun the sweep goes on; synbench.sweeps.SweepCallback reports the failure at the end.
+
+
+def missing_value_error(exc: BaseException) -> ConfigError | None:
+    """A config value left `???` (such as `data_root` of the paper experiments) as an error that says what to pass."""
+    if not isinstance(exc, (MissingMandatoryValue, InterpolationToMissingValueError)):
+        return None
+    found = re.search(r"Missing mandatory value: ?([\w.]+)", str(exc))
+    missing = found.group(1) if found else exc.full_key
+    needed = f" (needed by '{exc.full_key}')" if exc.full_key and exc.full_key != missing else ""
+    return ConfigError(f"config value '{missing}'{needed} is not set: pass {missing}=<value> on the command line")
 
 
 def record_failure(job_dir: Path, exc: BaseException) -> None:

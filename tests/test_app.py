@@ -81,6 +81,13 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, tiny_dataset: list[str], ove
     assert "Traceback" not in proc.stderr
 
 
+def test_a_value_left_unset_names_itself_and_the_fix(tmp_path: Path) -> None:
+    """The paper experiments read PsyTAR from `data_root`, which only the user can set."""
+    proc = run_cli(["+experiment=paper_psytar_dpgen", "tracking=none", f"output_root={tmp_path}"], cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "synbench: error: config value 'data_root' (needed by 'dataset.train') is not set: pass data_root=<value>" in proc.stderr
+
+
 def test_unknown_group_option_lists_the_available_ones(tmp_path: Path) -> None:
     proc = run_cli(["generator=nosuchgen"], cwd=tmp_path, check=False)
     assert proc.returncode != 0
@@ -168,6 +175,33 @@ def test_the_wandb_sweep_config_runs_valid_overrides() -> None:
         for value in spec["values"]:
             cfg = compose_config([*fixed, f"{key}={value}"])
             assert str(cfg[key] if key != "generator" else cfg.generator._plugin_) == str(value)
+
+
+PAPER_CLASSIFIERS = {"hoc": "bert_large", "psytar": "bert_large", "n2c2_2008": "biomedbert", "mimic": "biomedbert",
+                     "dmsafn": "finbert", "lc37fnd": "finbert", "zstfns": "finbert", "asylax": "legal_bert",
+                     "eurlex": "legal_bert"}
+
+
+def test_paper_table1_is_every_dataset_with_its_classifier_times_the_three_generators() -> None:
+    """The paper's grid: 9 datasets x 3 generators x 5 eps x 3 seeds, each job at one delta rule and the paper's models."""
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        grid = compose(config_name="config", overrides=["+experiment=paper_table1"], return_hydra_config=True)
+        params = {k: str(v).split(",") for k, v in grid.hydra.sweeper.params.items()}
+        assert set(params["+paper_dataset"]) == set(PAPER_CLASSIFIERS) and params["eps"] == ["0.5", "1", "2", "4", "inf"]
+        assert params["+paper_generator"] == ["dpgen", "augpe", "dpdiffusion"] and len(params["seed"]) == 3
+        for name in params["+paper_dataset"]:
+            for generator in params["+paper_generator"]:
+                cfg = compose(config_name="config", overrides=["+experiment=paper_table1", f"+paper_dataset={name}",
+                                                               f"+paper_generator={generator}", "data_root=/data"])
+                assert (cfg.dataset.name, cfg.generator._plugin_, cfg.classifier.name) == (name, generator,
+                                                                                          PAPER_CLASSIFIERS[name])
+                assert cfg.delta is None and cfg.sweep == "paper_table1"  # every generator at the benchmark's delta
+                if generator != "dpdiffusion":
+                    assert cfg.generator.model.name == {"dpgen": "llama3_2_1b", "augpe": "llama3_2_1b_instruct"}[generator]
+                if "train" in cfg.dataset:  # the JSONL datasets come from data_root
+                    assert cfg.dataset.train == f"/data/{name}/train.jsonl"
 
 
 def test_cluster_launchers_compose() -> None:
