@@ -22,19 +22,25 @@ from synbench.job import RESULTS_FILE
 
 log = logging.getLogger("synbench.sweep")
 
-# Keys a benchmark sweeps by design (and `dataset.*`, other data): a sweep over anything else, such as
-# `generator.lr`, picks among settings on the same private data.
-COMPARED = frozenset({"eps", "seed", "task", "generator", "sweep", "output_root"})
+# Keys a benchmark sweeps by design (and `dataset.*`, other data; `paper_generator` / `paper_dataset` choose a
+# generator / a dataset with the paper's settings): a sweep over anything else, such as `generator.lr`, picks
+# among settings on the same private data.
+COMPARED = frozenset({"eps", "seed", "task", "generator", "sweep", "output_root", "paper_generator", "paper_dataset"})
 
 
 def swept_keys(config: DictConfig) -> list[str]:
     """The keys a multirun varies: comma lists or sweep functions on the command line, and the sweeper's params."""
-    keys = {str(k) for k in (OmegaConf.select(config, "hydra.sweeper.params") or {})}
+    keys = {str(k).lstrip("+~") for k in (OmegaConf.select(config, "hydra.sweeper.params") or {})}
     for override in OmegaConf.select(config, "hydra.overrides.task") or []:
         key, _, value = str(override).partition("=")
         if "," in value or value.startswith(("range(", "choice(", "interval(", "glob(")):
             keys.add(key.lstrip("+~"))
     return sorted(keys)
+
+
+def tuned_keys(config: DictConfig) -> list[str]:
+    """The swept keys that select among settings on the same private data (not eps, seed, generator or data)."""
+    return [k for k in swept_keys(config) if k not in COMPARED and not k.startswith("dataset")]
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -72,7 +78,7 @@ class SweepCallback(Callback):
             log.info("sweep job #%s ended after %.0f s", config.hydra.job.num, time.perf_counter() - self._job_started)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        tuned = [k for k in swept_keys(config) if k not in COMPARED and not k.startswith("dataset")]
+        tuned = tuned_keys(config)
         if tuned:
             # Printed, not logged: Hydra sets up logging per job, after this point.
             print(f"synbench: warning: this sweep varies {', '.join(tuned)} over the same private data: picking its "

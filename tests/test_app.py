@@ -164,6 +164,23 @@ def test_a_sweep_over_settings_warns_that_selection_uses_private_data(tmp_path: 
     assert "varies task.n_synthetic" in proc.stderr and "no job's epsilon covers" in proc.stderr
 
 
+@pytest.mark.parametrize("experiment, tuned", [("paper_table1", []), ("demo", []), ("paper_psytar_audit", [])])
+def test_the_prepared_grids_compare_without_tuning(experiment: str, tuned: list[str]) -> None:
+    """The paper's and the demo grid vary only data, generators, eps and seeds: no tuning warning."""
+    from hydra import compose, initialize_config_module
+
+    from omegaconf import open_dict
+
+    from synbench.sweeps import tuned_keys
+
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"+experiment={experiment}"], return_hydra_config=True)
+        assert tuned_keys(cfg) == tuned
+        with open_dict(cfg):
+            cfg.hydra.sweeper.params["generator.lr"] = "1e-4,1e-3"
+        assert tuned_keys(cfg) == ["generator.lr"]
+
+
 def test_the_wandb_sweep_config_runs_valid_overrides() -> None:
     """Every parameter value of the W&B sweep file composes as the `key=value` override its agent passes."""
     import yaml
