@@ -16,7 +16,7 @@ import numpy as np
 from synbench.base import Attack, ModelAttack
 from synbench.corpus import Corpus
 from synbench.testing.corpora import public_corpus
-from synbench.testing.checks import begin
+from synbench.testing.checks import begin, checked_scores
 
 N_TARGETS = 12  # members and as many non-members
 
@@ -39,14 +39,8 @@ def check_attack(factory: Callable[[], Attack]) -> None:
     def score(texts: list[str]) -> np.ndarray:
         with checks.running("score", "score(targets, synthetic, references)"):
             out = factory().score(texts, synthetic, references)
-        if not isinstance(out, np.ndarray) or out.shape != (len(texts),) or out.dtype.kind not in "fiu":
-            checks.stop("scores", f"score() of {len(texts)} targets returned {type(out).__name__} "
-                        f"{getattr(out, 'shape', '')} {getattr(out, 'dtype', '')}",
-                        "return a 1-d numpy array of floats, one score per target, in the targets' order")
-        if not np.all(np.isfinite(out)):
-            checks.stop("scores", f"score() returned {int(np.sum(~np.isfinite(out)))} non-finite score(s)",
-                        "return finite scores (clip or smooth log-probabilities): ROC thresholds need an order")
-        return out.astype(float)
+        return checked_scores(out, len(texts), checks, "score()", "one score per target, in the targets' order",
+                              "clip or smooth log-probabilities")
 
     scores = score(targets)
     if not np.allclose(score(targets[::-1])[::-1], scores, rtol=1e-6, atol=1e-9):

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, NoReturn, TypeVar
 
+import numpy as np
+
 from synbench.errors import PluginError
 
 P = TypeVar("P")
@@ -109,3 +111,14 @@ def begin(kind: str, factory: Callable[[], P], base: type) -> tuple[P, Checks]:
         except PluginError as exc:
             checks.fail("declaration", str(exc), "fix the class attribute the message names")
     return first, checks
+
+
+def checked_scores(out: object, n: int, checks: Checks, call: str, shape_fix: str, finite_fix: str) -> np.ndarray:
+    """An attack's output as `n` finite float scores, or stop with the `scores` contract broken (an ROC needs them)."""
+    if not isinstance(out, np.ndarray) or out.shape != (n,) or out.dtype.kind not in "fiu":
+        checks.stop("scores", f"{call} of {n} items returned {type(out).__name__} {getattr(out, 'shape', '')} "
+                    f"{getattr(out, 'dtype', '')}", f"return a 1-d numpy array of floats, {shape_fix}")
+    if not np.all(np.isfinite(out)):
+        checks.stop("scores", f"{call} returned {int(np.sum(~np.isfinite(out)))} non-finite score(s)",
+                    f"return finite scores ({finite_fix}): ROC thresholds need an order")
+    return out.astype(float)

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from synbench.base import ModelAttack, ModelSignals
-from synbench.testing.checks import Checks, begin
+from synbench.testing.checks import Checks, begin, checked_scores
 
 N_EXAMPLES = 24  # members (even positions) and as many non-members
 N_REFERENCES = 4
@@ -55,15 +55,8 @@ def permuted(signals: ModelSignals, order: np.ndarray) -> ModelSignals:
 def _scores(factory: Callable[[], ModelAttack], signals: ModelSignals, checks: Checks, what: str) -> np.ndarray:
     with checks.running("score", f"score_models(signals) {what}"):
         out = factory().score_models(signals)
-    n = len(signals.target)
-    if not isinstance(out, np.ndarray) or out.shape != (n,) or out.dtype.kind not in "fiu":
-        checks.stop("scores", f"score_models() {what} of {n} examples returned {type(out).__name__} "
-                    f"{getattr(out, 'shape', '')} {getattr(out, 'dtype', '')}",
-                    "return a 1-d numpy array of floats, one score per example (average over label columns)")
-    if not np.all(np.isfinite(out)):
-        checks.stop("scores", f"score_models() {what} returned {int(np.sum(~np.isfinite(out)))} non-finite score(s)",
-                    "return finite scores (floor variances, clip log-likelihoods): ROC thresholds need an order")
-    return out.astype(float)
+    return checked_scores(out, len(signals.target), checks, f"score_models() {what}",
+                          "one score per example (average over label columns)", "floor variances, clip log-likelihoods")
 
 
 def check_model_attack(factory: Callable[[], ModelAttack]) -> None:
