@@ -26,7 +26,7 @@ KEYS = ["dataset", "generator", "audit.mode", "epsilon"]
 LOWER = "audit.eps_emp_lower"
 TPR_PREFIX = "audit.tpr_at_fpr_"
 KINDS = ("outliers", "canaries")
-PER_KIND = ("audit.auc", "audit.eps_emp", "audit.gdp_mu_lower", LOWER)  # the keys summarise also reports per target kind
+PER_KIND = ("audit.auc", "audit.eps_emp", "audit.gdp_mu_lower", LOWER)  # the keys the audit summary also reports per target kind
 HEADERS = {"audit.auc": "AUC", "audit.eps_emp_lower_holdout": "held-out bound",
            "audit.eps_emp_lower_bonferroni": "Bonferroni bound", "audit.gdp_mu_lower": "GDP μ bound",
            LOWER: "eps_emp_lower"}
