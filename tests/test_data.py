@@ -5,6 +5,7 @@ import json
 import logging
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from omegaconf import OmegaConf
@@ -94,7 +95,7 @@ def test_huggingface_folder_maps_classlabel_ints_to_names(tmp_path: Path) -> Non
     assert len(splits.eval) == 6
 
     ds.save_to_disk(str(tmp_path / "single"))  # one split only: eval is held out of train
-    held = HuggingFaceDataset(name="t", path=str(tmp_path / "single"), eval_fraction=0.5).load(0)
+    held = HuggingFaceDataset(name="t", path=str(tmp_path / "single"), eval_fraction=0.5, label_space=SENTIMENT).load(0)
     assert (len(held.train), len(held.eval)) == (3, 3)
 
 
@@ -106,7 +107,8 @@ def test_huggingface_multi_label_sequence_of_classlabel(tmp_path: Path) -> None:
     features = datasets.Features({"text": datasets.Value("string"), "labels": labels})
     ds = datasets.Dataset.from_dict({"text": ["a b", "c d"], "labels": [[0, 1], [2]]}, features=features)
     datasets.DatasetDict({"train": ds, "test": ds}).save_to_disk(str(tmp_path / "dd"))
-    splits = HuggingFaceDataset(name="m", path=str(tmp_path / "dd"), label_field="labels", multi_label=True).load(0)
+    splits = HuggingFaceDataset(name="m", path=str(tmp_path / "dd"), label_field="labels", multi_label=True,
+                                allow_inferred_label_space=True).load(0)
     assert splits.train.labels == (("ADR", "EF"), ("WD",))
     assert splits.train.label_space == tuple(names)
 
@@ -119,10 +121,38 @@ def test_multi_label_lists_and_separated_strings(name: str) -> None:
 
 
 def test_inferred_label_space_is_sorted_and_logged(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO):
-        splits = _files(FIXTURES / "docs.jsonl", label_space=None)
+    with caplog.at_level(logging.INFO):  # 3 labels for 6 documents is above N/10: allowed explicitly
+        splits = _files(FIXTURES / "docs.jsonl", label_space=None, allow_inferred_label_space=True)
     assert splits.train.label_space == splits.eval.label_space == tuple(SENTIMENT)
     assert any("inferred" in r.message and "public" in r.message for r in caplog.records)
+
+
+def _labelled(n: int, label: Callable[[int], str]) -> list[dict]:
+    return [{"text": f"{SECRET} note {i}", "label": label(i)} for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("records", "kw", "why"),
+    [
+        (_labelled(40, lambda i: f"{SECRET} note {i}"), {"label_field": "text"}, "40 labels for 40 training documents"),
+        (_labelled(40, lambda i: ("positive", "negative", "neutral", "x" * 101)[i % 4]), {}, "a label of 101 characters"),
+        (_labelled(40, lambda i: ("positive", "negative", "neutral", "mixed", "other")[i % 5]), {}, "5 labels for 40"),
+    ],
+)
+def test_inferred_label_space_that_looks_like_text_is_refused(tmp_path: Path, records: list[dict], kw: dict,
+                                                               why: str) -> None:
+    """More labels than N/10, or a label over 100 characters: refused, naming the field and the fix, never a label."""
+    path = _jsonl(tmp_path, records)
+    message = _error(DataError, path, label_space=None, **kw)
+    assert why in message and f"field {kw.get('label_field', 'label')!r}" in message
+    assert "dataset.label_space" in message and "dataset.allow_inferred_label_space=true" in message
+    allowed = _files(path, label_space=None, allow_inferred_label_space=True, **kw)
+    assert len(allowed.train.label_space) >= 4  # the opt-in keeps the old behaviour
+
+
+def test_inferred_label_space_within_the_limits_is_accepted(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path, _labelled(40, lambda i: ("positive", "negative", "neutral", "mixed")[i % 4]))
+    assert len(_files(path, label_space=None).train.label_space) == 4  # 4 <= 40/10
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -133,14 +163,14 @@ GOOD = {"text": SECRET, "label": "positive"}
 @pytest.mark.parametrize(
     ("bad", "kw", "expected"),
     [
-        ({"body": SECRET, "label": "positive"}, {}, ["line 2", "'text'", "'body'", "dataset.text_field="]),
-        ({"text": SECRET, "sentiment": "positive"}, {}, ["line 2", "'label'", "'sentiment'", "dataset.label_field="]),
+        ({"body": SECRET, "label": "positive"}, {}, ["line 2", "'text'", "dataset.text_field="]),
+        ({"text": SECRET, "sentiment": "positive"}, {}, ["line 2", "'label'", "dataset.label_field="]),
         ({"text": "", "label": "positive"}, {}, ["line 2", "field 'text' is empty", "remove the record"]),
         ({"text": " \n\t ", "label": "positive"}, {}, ["line 2", "field 'text' is empty"]),
         ({"text": SECRET, "label": []}, {"multi_label": True}, ["line 2", "is empty (no label)"]),
-        ({"text": SECRET, "label": "bogus"}, {}, ["line 2", "'bogus'", "'negative', 'neutral', 'positive'"]),
+        ({"text": SECRET, "label": "bogus"}, {}, ["line 2", "'label'", "'negative', 'neutral', 'positive'"]),
         ({"text": SECRET, "label": ["positive", "neutral"]}, {}, ["line 2", "single-label", "dataset.multi_label=true"]),
-        ({"text": SECRET, "label": "positive", "id": "x"}, {"id_field": "id"}, ["line 2", "'x'", "line 1"]),
+        ({"text": SECRET, "label": "positive", "id": "x"}, {"id_field": "id"}, ["line 2", "'id'", "line 1"]),
     ],
 )
 def test_bad_records_name_file_line_and_fix_without_text(tmp_path: Path, bad: dict, kw: dict, expected: list[str]) -> None:
@@ -233,7 +263,7 @@ def test_drugreview_loads_clean_real_reviews() -> None:
 
 
 def test_drugreview_condition_drops_unlabelled_rows() -> None:
-    splits = DrugReviewDataset(label="condition").load(0)
+    splits = DrugReviewDataset(label="condition", allow_inferred_label_space=True).load(0)
     assert 580 < len(splits.train) < 600 and 360 < len(splits.eval) < 379
     assert not any("</span>" in label for label in splits.train.label_space)
 
@@ -249,7 +279,7 @@ def test_drugreview_multilabel_is_the_rating_plus_condition_groups() -> None:
     assert set(sizes) == {1, 2, 3} and sizes[2] > sizes[1] > sizes[3]
     groups = node["condition_groups"]
     assert set(train.label_space) == set(SENTIMENT) | set(groups)
-    with pytest.raises(DataError, match="not in the label space"):
+    with pytest.raises(DataError, match="not in the configured label space"):
         DrugReviewDataset(label_space=SENTIMENT, condition_groups={"womens_health": ["Birth Control"]}).load(0)
 
 

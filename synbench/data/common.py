@@ -22,7 +22,8 @@ class BaseDataset(DatasetLoader):
     """Keys every dataset has.
 
     `label_space` is public (null: inferred from the data, with a warning,
-    and flagged `label_space_inferred: true` in results). `max_length` is the token sequence length generators use for this
+    and flagged `label_space_inferred: true` in results; a space that looks
+    like document text is refused unless `allow_inferred_label_space`). `max_length` is the token sequence length generators use for this
     dataset (the paper's DP-Gen setting); loading does not truncate. `access`
     (public / DUA / credentialed) and `source` say where to get the data and
     appear in errors when it is missing. `long_documents` says how a
@@ -47,7 +48,8 @@ class BaseDataset(DatasetLoader):
         train, eval = self._read()
         inferred = self.label_space is None
         if inferred:
-            train, eval = infer_label_space(self.name, train, eval)
+            train, eval = infer_label_space(self.name, train, eval, self.label_origin(), self.allow_inferred_label_space)
+    allow_inferred_label_space: bool = False
         splits = make_splits(
             train, eval, name=self.name, seed=seed, eval_fraction=self.eval_fraction,
             max_train=self.max_train, max_eval=self.max_eval,
@@ -64,6 +66,10 @@ class BaseDataset(DatasetLoader):
 
 
 @dataclass(kw_only=True)
+    def label_origin(self) -> str:
+        """Where the labels are read from, for messages ("field 'label'")."""
+        return "the label field"
+
 class FieldDataset(BaseDataset):
     """A dataset whose records name their fields: which holds the text, the label(s), the id."""
 
@@ -79,6 +85,9 @@ class FieldDataset(BaseDataset):
         source: str,
         split: str,
         *,
+    def label_origin(self) -> str:
+        return f"field {self.label_field!r}"
+
         label_sep: str | None = None,
         label_names: Sequence[str] | None = None,
     ) -> Corpus:

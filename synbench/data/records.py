@@ -5,8 +5,10 @@ own way and hands them here as `(where, record)` pairs, `where` saying where
 the row came from ("line 17", "row 3"). All checks and clean-up live here, so
 a JSONL file and a Parquet file with the same content give the same corpus,
 and every error names the source, the row and the field and says what to do.
-Messages may quote field names and label values, never document text: the
-texts are the private data this benchmark protects.
+Messages never quote anything read from a record, not even a field name or a
+label: a mis-set `label_field` makes a label the document text, and a CSV
+without a header line makes its first document the "field names". They quote
+only what the config holds (field names asked for, a configured label space).
 """
 from __future__ import annotations
 
@@ -39,11 +41,11 @@ def _missing(value: Any) -> bool:
 
 
 def _field(record: Mapping[str, Any], field: str, key: str, at: str) -> Any:
-    """`record[field]`, or an error listing the fields the record does have."""
+    """`record[field]`, or an error saying which config key to set (the record's own field names are not quoted)."""
     if field not in record:
         raise DataError(
-            f"{at}: the record has no field {field!r}; its fields are {listing(list(record))}; "
-            f"set dataset.{key}=<the field that holds it>"
+            f"{at}: the record has no field {field!r} (it has {len(record)} field(s)); set dataset.{key}=<the field "
+            f"that holds it>, as named by the JSON keys or the CSV/TSV header line (a CSV/TSV file needs a header line)"
         )
     return record[field]
 
@@ -55,8 +57,8 @@ def _one_label(value: Any, label_names: Sequence[str] | None, label_field: str, 
     if isinstance(value, numbers.Integral) and label_names is not None:
         if not 0 <= int(value) < len(label_names):
             raise DataError(
-                f"{at}: field {label_field!r} holds class index {int(value)} but the dataset has "
-                f"{len(label_names)} class names; fix the record"
+                f"{at}: field {label_field!r} holds a class index outside 0..{len(label_names) - 1} (the dataset has "
+                f"{len(label_names)} class names); fix the record"
             )
         return str(label_names[int(value)])
     return str(value).strip()
@@ -127,15 +129,15 @@ def records_to_corpus(
             raise DataError(f"{at}: field {label_field!r} is empty (no label); every record needs at least one label")
         if not multi_label and len(found) > 1:
             raise DataError(
-                f"{at}: field {label_field!r} has {len(found)} labels ({listing(found)}) but the dataset is "
-                f"single-label; keep one label or set dataset.multi_label=true"
+                f"{at}: field {label_field!r} has {len(found)} labels but the dataset is single-label; keep one "
+                f"label, set dataset.multi_label=true, or check that dataset.label_field names the label field"
             )
         if allowed is not None:
-            unknown = next((label for label in found if label not in allowed), None)
-            if unknown is not None:
+            if any(label not in allowed for label in found):
                 raise DataError(
-                    f"{at}: label {unknown!r} is not in the label space ({listing(space)}); fix the record "
-                    f"or set dataset.label_space to include it (null infers it from the data)"
+                    f"{at}: field {label_field!r} holds a label that is not in the configured label space "
+                    f"({listing(space)}); check that dataset.label_field names the label field, fix the record, "
+                    f"or set dataset.label_space to include it"
                 )
         doc_id = f"{name}-{split}-{i}"
         if id_field is not None:
@@ -145,8 +147,8 @@ def records_to_corpus(
                 raise DataError(f"{at}: field {id_field!r} (the id) is empty; give every record an id")
             if doc_id in first_seen:
                 raise DataError(
-                    f"{at}: id {doc_id!r} was already used at {first_seen[doc_id]}; ids in field {id_field!r} "
-                    f"must be unique (or set dataset.id_field=null to number the records)"
+                    f"{at}: the id in field {id_field!r} was already used at {first_seen[doc_id]}; ids must be "
+                    f"unique (or set dataset.id_field=null to number the records)"
                 )
             first_seen[doc_id] = where
         ids.append(doc_id)
@@ -159,15 +161,37 @@ def records_to_corpus(
     return Corpus.build(texts, labels, space, ids=ids, multi_label=multi_label, name=f"{name}-{split}")
 
 
-def infer_label_space(name: str, train: Corpus, eval: Corpus | None) -> tuple[Corpus, Corpus | None]:
+# An inferred label space larger than this share of the documents, or with a label longer than this, is most
+# likely document text read as labels (a mis-set label_field): refused unless allowed.
+MAX_INFERRED_LABEL_SHARE = 0.1
+MAX_INFERRED_LABEL_CHARS = 100
+
+
+def infer_label_space(name: str, train: Corpus, eval: Corpus | None, origin: str = "the label field",
+                      allow: bool = False) -> tuple[Corpus, Corpus | None]:
     """Give both splits the sorted union of their labels, for datasets whose config sets no label space.
 
     The label space then comes from the private data without noise; it is
     treated as public (as the paper does), with a warning, and results flag
     the job `label_space_inferred: true`. Set `dataset.label_space` to avoid it.
+    A space that looks like document text (more labels than a tenth of the
+    training documents, or a label over 100 characters) is refused unless
+    `allow` (`dataset.allow_inferred_label_space=true`): releasing it would
+    publish private text as label names. `origin` names where labels were read
+    ("field 'label'") for the message, which never quotes a label.
     """
     corpora = [c for c in (train, eval) if c is not None]
     space = tuple(sorted({label for c in corpora for ls in c.labels for label in ls}))
+    limit = int(len(train) * MAX_INFERRED_LABEL_SHARE)
+    longest = max((len(label) for label in space), default=0)
+    if not allow and (len(space) > limit or longest > MAX_INFERRED_LABEL_CHARS):
+        why = (f"{len(space)} labels for {len(train)} training documents (at most N/10 = {limit} may be inferred)"
+               if len(space) > limit else f"a label of {longest} characters (at most {MAX_INFERRED_LABEL_CHARS})")
+        raise DataError(
+            f"dataset '{name}': the label space inferred from {origin} has {why}, so it may be document text; "
+            f"check that dataset.label_field names the label field and set dataset.label_space to the task's labels, "
+            f"or set dataset.allow_inferred_label_space=true to release the inferred labels as public"
+        )
     log.warning(
         "dataset '%s': label_space not set; inferred %d labels from the %s labels (sorted); the label space is "
         "treated as public, which is not DP for the private labels: set dataset.label_space to the task's labels",
