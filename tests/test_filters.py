@@ -33,6 +33,32 @@ def test_config_is_checked() -> None:
         apply_filter({"name": "bleach"}, Corpus.build([], [], []), Path("."), {}, lambda c: [])
 
 
+DOMAINS = {"drugreview": "medical", "drugreview_condition": "medical", "drugreview_multilabel": "medical",
+           "psytar": "medical", "n2c2_2008": "medical", "mimic": "medical", "hoc": "biomedical", "dmsafn": "financial",
+           "lc37fnd": "financial", "zstfns": "financial", "asylax": "legal", "eurlex": "legal"}
+
+
+@pytest.mark.parametrize("dataset", sorted(DOMAINS))
+def test_the_prompt_names_the_dataset_domain(dataset: str) -> None:
+    """Each dataset config names its domain and the filter prompt asks about that domain (DMSAFN is not medical)."""
+    from omegaconf import OmegaConf
+
+    cfg = compose_config([f"dataset={dataset}", "filter=pyes_pno"])
+    node = OmegaConf.to_container(cfg.filter, resolve=True)
+    assert cfg.dataset.domain == DOMAINS[dataset] and node["domain"] == DOMAINS[dataset]
+    assert PYesPNoConfig.from_node({k: v for k, v in node.items() if k != "name"}).domain == DOMAINS[dataset]
+
+
+def test_a_dataset_without_a_domain_is_a_clear_error() -> None:
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.to_container(compose_config(["dataset=files", "filter=pyes_pno"]).filter, resolve=True)
+    node.pop("name")
+    with pytest.raises(ConfigError, match=r"filter.domain is not set.*conf/dataset/<name>.yaml"):
+        PYesPNoConfig.from_node(node)
+    assert PYesPNoConfig.from_node({**node, "domain": "legal"}).domain == "legal"
+
+
 def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, Any]) -> None:
     from synbench.lm.backends import load_shared
     from synbench.lm.generation import chat_prompt
@@ -42,7 +68,8 @@ def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, An
     tok = loaded.tokenizer
     assert single_token_ids(tok, ["y", "yes"]) == tok("y", add_special_tokens=False)["input_ids"]  # bytes: only "y" is one token
     synthetic = Corpus.build(["the tablet helped", "zzzz", "my pain eased"], [["pos"], ["neg"], ["pos"]], ["neg", "pos"])
-    node = {"model": tiny_model, "prompt": "{text} Realistic {domain} text about {label}?", "batch_size": 2}
+    node = {"model": tiny_model, "prompt": "{text} Realistic {domain} text about {label}?", "batch_size": 2,
+            "domain": "medical"}
     scores = pyes_pno_scores(PYesPNoConfig.from_node({**node, "yes_answers": ["y", "Y"], "no_answers": ["n", "N"]}), synthetic)
     prompt = chat_prompt(tok, "zzzz Realistic medical text about neg?")
     ids = tok(["y", "Y", "n", "N"], add_special_tokens=False)["input_ids"]
@@ -68,12 +95,12 @@ def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset
     monkeypatch.setattr(pyes_pno, "pyes_pno_scores", fake_scores)
     monkeypatch.setattr("synbench.filters.pyes_pno_scores", fake_scores)
     cfg = compose_config([*tiny_dataset, "generator=copy", "eps=inf", "metrics=[utility,length]", "tracking=none",
-                          "filter=pyes_pno", "filter.keep_share=0.5", f"cache_dir={tmp_path / 'cache'}"])
+                          "filter=pyes_pno", "filter.keep_share=0.5", "dataset.domain=legal", f"cache_dir={tmp_path / 'cache'}"])
     from synbench.job import JobSpec
 
     results = benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path)
     assert results["filter"] == {**results["filter"], "name": "pyes_pno", "n_before": 30, "n_kept": 16,  # ceil(7.5) per label
-                                 "private_data_used": False}
+                                 "private_data_used": False, "domain": "legal"}
     assert "f1_micro" in results["utility"] and "f1_micro" in results["utility_filtered"]
     assert set(results["fidelity_filtered"]) == set(results["fidelity"])
     assert results["filter"]["mean_score_kept"] > results["filter"]["mean_score"]

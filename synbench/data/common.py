@@ -34,6 +34,7 @@ class BaseDataset(DatasetLoader):
     """
 
     name: str = "dataset"
+    domain: str | None = None  # medical, financial, legal, ...: the word the post-hoc filter's prompt asks about
     label_space: Sequence[str] | None = None
     eval_fraction: float = 0.2
     max_train: int | None = None

@@ -1,7 +1,8 @@
 """The P(yes) - P(no) quality filter: ask the public LM whether each synthetic document is a realistic one.
 
-For each synthetic document the domain prompt (with the document and its
-label set) is rendered as a chat turn of the `model` group's LM, and the
+For each synthetic document the domain prompt (with the document, its
+label set and the dataset's domain word, `domain` in conf/dataset/*.yaml, so
+financial news is not judged as medical text) is rendered as a chat turn of the `model` group's LM, and the
 score is P(yes) - P(no) over the first answer token, where P(yes) sums the
 next-token probabilities of the single-token spellings of "yes" ("Yes",
 "yes", " Yes", " yes"; configurable) and P(no) likewise. One batched forward pass per
@@ -31,7 +32,7 @@ class PYesPNoConfig:
     model: Mapping[str, Any]
     keep_share: float = 0.5
     per_label: bool = True
-    domain: str = "medical"
+    domain: str | None = None   # the dataset's domain word (medical, financial, legal, biomedical): what "realistic" means
     prompt: str = "{text}\n\nIs this a realistic {domain} document about {label}? Answer yes or no."
     batch_size: int = 16
     max_length: int = 384
@@ -48,6 +49,10 @@ class PYesPNoConfig:
         cfg = cls(**{k: tuple(v) if k in ("yes_answers", "no_answers") else v for k, v in node.items()})
         if not 0 < cfg.keep_share <= 1:
             raise ConfigError(f"filter.keep_share={cfg.keep_share} must lie in (0, 1]")
+        if not cfg.domain and "{domain}" in cfg.prompt:
+            raise ConfigError("filter.domain is not set: the filter's prompt asks whether a document is a realistic one of "
+                              "the dataset's domain; add `domain: <medical|financial|legal|...>` to the dataset's config "
+                              "(conf/dataset/<name>.yaml), or pass dataset.domain=<word> or filter.domain=<word>")
         if "{text}" not in cfg.prompt:
             raise ConfigError("filter.prompt must contain {text} (and may use {domain} and {label})")
         if cfg.batch_size < 1 or cfg.max_length < 8:
