@@ -82,7 +82,7 @@ class NoiseSource:
     `secure_mode` switches DP-SGD to Opacus' noise sampling that resists
     floating-point attacks (each draw the sum of four Gaussians). Opacus pairs
     it with torchcsprng, which has no build for current torch; here the torch
-    generator is seeded with 64 bits of OS entropy instead (see README).
+    generator is seeded with 64 bits of OS entropy instead (see docs/release.md).
     """
 
     seed: int | None = None

@@ -7,7 +7,7 @@ DP output (the synthetic text, scored against the real held-out eval split).
 A statistic of private data without noise (a generator's `private_stats`, a
 metric's `non_dp_keys`) is written only when the user opts in with
 `tracking.log_private_stats=true`, and every such field is then named in
-`non_dp_outputs`. README "What a job releases" documents this list.
+`non_dp_outputs`. docs/release.md documents this list.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ documentation's pydoc topics (`pydoc_data.topics`, about 465 KB of English
 text in 79 topics, split into paragraphs), which ships inside every CPython
 installation under the PSF License 2.0, so it can be indexed anywhere with no
 download. It is a stand-in that shows the mechanics; it is not the
-pretraining data of any model (see README, "Contamination", for pointing the
+pretraining data of any model (see docs/contamination.md, "Exact n-gram exposure", for pointing the
 detector at a real pretraining index).
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ logit-scaled confidence on the true label, phi = log p_y - log sum_{j != y} p_j
 (Carlini et al. 2022, section IV.B; for one column of a multi-label task,
 log p - log(1 - p) of the label's true value). Each attack scores every
 column and the scores are averaged over columns, so a multi-label task is
-attacked label by label and then averaged (our choice, documented in README).
+attacked label by label and then averaged (our choice, documented in docs/model-attacks.md).
 
 - `logits`: phi itself (no reference models).
 - `lira`: Carlini et al. 2022. Per example, Gaussians N(mu_in, s_in) and
