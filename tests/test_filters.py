@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import compose_config, model_overrides
+from conftest import compose_config
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.filters import apply_filter

@@ -129,7 +129,7 @@ def test_activation_checkpointing_keeps_per_sample_gradients(tiny_model: dict[st
         model = prepare_trainable(loaded.model, PAPER_LORA if lora else None, checkpointing=ckpt).train()
         calls = []
         layer = model.get_base_model().model.layers[0] if lora else model.model.layers[0]
-        layer.mlp.register_forward_hook(lambda *a: calls.append(torch.is_grad_enabled()))  # inside the checkpoint
+        layer.mlp.register_forward_hook(lambda *a, calls=calls: calls.append(torch.is_grad_enabled()))  # inside the checkpoint
         batch = Collator(loaded.tokenizer.pad_token_id)(list(DocumentDataset(long_corpus(3), loaded.tokenizer, 96)))
         hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
         hooks.enable_hooks()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -19,6 +20,9 @@ from synbench.privacy import (
     noisy_label_histogram,
     resolve_delta,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 
 @pytest.mark.parametrize("eps, sigma", [(0.5, 20.98), (1.0, 11.19), (2.0, 6.01), (4.0, 3.28)])

@@ -92,7 +92,7 @@ def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(cha
         for request, ls in zip(seen, labels):
             assert len(request.private) <= 3
             for prompt in request.private:
-                owners = [(t, l) for t, l in zip(corpus.texts, corpus.labels) if f": {t}\n" in prompt]
+                owners = [(t, lab) for t, lab in zip(corpus.texts, corpus.labels) if f": {t}\n" in prompt]
                 assert len(owners) == 1 and owners[0][1] == ls  # one private document, of this label set
                 uses[owners[0][0]] += 1
         assert max(uses.values()) <= passes  # no document beyond `passes`
@@ -118,7 +118,7 @@ def test_hashed_batches_change_in_one_batch_per_pass_when_a_document_is_added(ch
     for ls, rounds in full.items():
         weight = dict(zip(released.sets, released.weights))[ls]
         assert len(rounds) == 2 * math.ceil(weight / 4)  # K = ceil(noisy count / B) per pass
-        texts = [t for t, l in zip(corpus.texts, lsets.label_sets(corpus)) if l == ls]
+        texts = [t for t, lab in zip(corpus.texts, lsets.label_sets(corpus)) if lab == ls]
         assert sorted(t for batch in rounds[: len(rounds) // 2] for t in batch) == sorted(texts)  # each once per pass
 
 
