@@ -16,7 +16,7 @@ class AuditConfig:
     """How an audit is designed, run and summarised; see conf/task/audit.yaml for each key."""
 
     mode: str = "k_subsets"
-    n_targets: int = 50
+    n_targets: int | None = 50   # None: every outlier of both criteria (the paper's audit)
     far_fraction: float = 0.01
     lof_neighbors: int = 20
     lof_contamination: float | str = 0.1
@@ -34,7 +34,7 @@ class AuditConfig:
     select_share: float = 0.25
     repeats: int = 1
     bootstrap_samples: int = 200
-    fpr_grid: tuple[float, ...] = (0.001, 0.01, 0.1)
+    fpr_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 0.2)
     recall_grid: tuple[float, ...] = (0.01, 0.1)
     min_count: int = 5
     confidence: float = 0.95

@@ -2,10 +2,11 @@
 
 DP bounds the worst case, and the documents a generator is most likely to
 leak are the rare ones, so the targets are extreme outliers of the corpus in
-a sentence-embedding space (the paper's D_out): the farthest `far_fraction`
-from the centroid, plus Local Outlier Factor outliers (our choice of LOF
-settings: n_neighbors=20, `contamination` share flagged). LOF catches
-documents in sparse pockets that are not far from the centre.
+a sentence-embedding space (the paper's D_out): the union of the farthest
+`far_fraction` from the centroid and the Local Outlier Factor outliers (our
+choice of LOF settings: n_neighbors=20, `contamination` share flagged). LOF
+catches documents in sparse pockets that are not far from the centre, so it
+must contribute even when the centroid criterion alone fills the cap.
 """
 from __future__ import annotations
 
@@ -17,23 +18,51 @@ from sklearn.neighbors import LocalOutlierFactor
 from synbench.errors import ConfigError
 
 
+def interleave(*rankings: np.ndarray) -> np.ndarray:
+    """The rankings merged by taking turns: each adds its highest-ranked document not yet taken, until all run out.
+
+    Turn-taking gives each criterion the same number of places at the top
+    (while it has candidates left), whatever the scale of its scores: the
+    centroid distance and the outlier factor are not comparable numbers. A
+    document both criteria rank high is taken once, and the other criterion
+    then adds its next one, so the first 2k places hold each one's top k.
+    """
+    taken: dict[int, None] = {}
+    position = [0] * len(rankings)
+    while any(p < len(r) for p, r in zip(position, rankings)):
+        for i, ranking in enumerate(rankings):
+            while position[i] < len(ranking) and int(ranking[position[i]]) in taken:
+                position[i] += 1
+            if position[i] < len(ranking):
+                taken[int(ranking[position[i]])] = None
+                position[i] += 1
+    return np.array(list(taken), dtype=np.int64)
+
+
 def select_targets(
     embeddings: np.ndarray,
     *,
-    max_targets: int,
+    max_targets: int | None,
     far_fraction: float = 0.01,
     lof_neighbors: int = 20,
     lof_contamination: float | str = "auto",
 ) -> np.ndarray:
-    """Sorted positions of at most `max_targets` outliers among the rows of `embeddings`.
+    """Sorted positions of the outliers among the rows of `embeddings`: the union of both criteria, at most `max_targets`.
 
-    Every far-from-centroid document is kept first (they are few), then LOF
-    outliers in decreasing outlier factor, until `max_targets`. Deterministic:
-    no randomness, so the same corpus and encoder always give the same targets.
+    The candidates are the ceil(`far_fraction` * N) documents farthest from
+    the centroid and the documents LOF flags. With `max_targets` None (the
+    paper's audit) every one of them is a target. When the union is larger
+    than `max_targets`, the two criteria are ranked jointly by `interleave`:
+    they take turns, the centroid criterion first, each adding its most
+    outlying document not yet taken; so the cap holds the top half of each
+    criterion's ranking (all of one when the other runs out).
+    Deterministic: no randomness, so the same corpus and encoder always give
+    the same targets.
     """
     n = len(embeddings)
-    if max_targets < 2:
-        raise ConfigError(f"audit.n_targets={max_targets} is too small: the audit needs at least 2 targets")
+    if max_targets is not None and max_targets < 2:
+        raise ConfigError(f"audit.n_targets={max_targets} is too small: the audit needs at least 2 targets "
+                          "(null: every outlier of both criteria)")
     if not 0 <= far_fraction < 1:
         raise ConfigError(f"audit.far_fraction={far_fraction} must lie in [0, 1)")
     if n <= lof_neighbors:
@@ -43,9 +72,8 @@ def select_targets(
     lof = LocalOutlierFactor(n_neighbors=lof_neighbors, contamination=lof_contamination)
     flagged = lof.fit_predict(embeddings) == -1
     by_factor = np.argsort(lof.negative_outlier_factor_, kind="stable")  # most outlying first
-    lof_outliers = by_factor[flagged[by_factor]]
-    ranked = np.concatenate([far, lof_outliers[~np.isin(lof_outliers, far)]])
-    chosen = ranked[:max_targets]
+    ranked = interleave(far, by_factor[flagged[by_factor]])
+    chosen = ranked if max_targets is None else ranked[:max_targets]
     if chosen.size < 2:
         raise ConfigError(
             f"only {chosen.size} outlier target(s) found among {n} documents; raise audit.far_fraction "
