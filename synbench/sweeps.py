@@ -23,9 +23,10 @@ from synbench.job import RESULTS_FILE
 log = logging.getLogger("synbench.sweep")
 
 # Keys a benchmark sweeps by design (and `dataset.*`, other data; `paper_generator` / `paper_dataset` choose a
-# generator / a dataset with the paper's settings): a sweep over anything else, such as `generator.lr`, picks
-# among settings on the same private data.
-COMPARED = frozenset({"eps", "seed", "task", "generator", "sweep", "output_root", "paper_generator", "paper_dataset"})
+# generator / a dataset with the paper's settings; `demo_job` a (task, seed) slice of the demo grid): a sweep over
+# anything else, such as `generator.lr`, picks among settings on the same private data.
+COMPARED = frozenset({"eps", "seed", "task", "generator", "sweep", "output_root", "paper_generator", "paper_dataset",
+                      "demo_job"})
 
 
 def swept_keys(config: DictConfig) -> list[str]:

@@ -21,7 +21,7 @@ def test_default_config_composes() -> None:
         assert group in cfg, group
     assert cfg.task.name == "benchmark"
     assert cfg.tracking.mode == "offline"
-    assert cfg.dataset.name == "drugreview"
+    assert cfg.dataset.name == "drugreview_condition6"  # the demo task with headroom (issue 26)
     assert cfg.generator._plugin_ == "dpgen"  # make demo runs DP-Gen
 
 

@@ -288,3 +288,33 @@ def test_every_dataset_config_builds_its_plugin(path: Path) -> None:
     node = OmegaConf.to_container(OmegaConf.load(path))
     loader = registry.create("datasets", node)
     assert isinstance(loader, DatasetLoader) and loader.name == node["name"]
+
+
+def test_the_default_task_has_a_public_label_space_fixed_in_its_config() -> None:
+    """`make demo`'s task: six conditions written in the config (not read off the data); other reviews are dropped."""
+    from conftest import compose_config
+    from synbench.generators.dpgen.data import control_code
+
+    cfg = compose_config()
+    assert cfg.dataset.name == "drugreview_condition6" and cfg.dataset.label == "condition"
+    space = list(cfg.dataset.label_space)
+    assert len(space) == 6 and cfg.dataset.only_label_space is True
+    assert space == OmegaConf.load(CONF / "drugreview_condition6.yaml").label_space  # the config's list, as written
+    splits = registry.create("datasets", OmegaConf.to_container(cfg.dataset)).load(0)
+    assert not splits.label_space_inferred and splits.train.label_space == tuple(space)
+    assert (len(splits.train), len(splits.eval)) == (232, 148)
+    assert {ls[0] for ls in splits.train.labels} == set(space) and {ls[0] for ls in splits.eval.labels} == set(space)
+    # DP-Gen prompts with the dataset's wording of the label; the rating task keeps the authors' bare prefix
+    assert control_code(("Depression",), cfg.generator.control_code) == "Condition: Depression\n\n"
+    assert control_code(("positive",), compose_config(["dataset=drugreview"]).generator.control_code) == "positive\n\n"
+
+
+def test_only_label_space_needs_a_label_list_and_control_codes_need_the_labels() -> None:
+    from synbench.generators.dpgen.data import check_control_code
+
+    with pytest.raises(ConfigError, match="needs a label_space list"):
+        DrugReviewDataset(label="condition", only_label_space=True)
+    with pytest.raises(ConfigError, match="no {labels} placeholder"):
+        check_control_code("Condition:\n\n")
+    kept = DrugReviewDataset(label="condition", label_space=["Acne", "Pain"], only_label_space=True).load(0)
+    assert {ls[0] for ls in kept.train.labels} == {"Acne", "Pain"} and len(kept.train) == 24 + 27

@@ -31,6 +31,10 @@ class BaseDataset(DatasetLoader):
     head_tail | chunk, with at most `max_chunks` chunks; see
     synbench/generators/dpgen/data.py): part of the dataset's config because
     it follows the corpus (the paper truncates its long corpora).
+    `control_code` is the public template of the label prefix a label-conditioned
+    generator trains and prompts with (`{labels}`: the labels, tab-joined;
+    null: the generator's own), read by DP-Gen through its config: it words
+    what the labels are ("Condition: Depression"), which follows the dataset.
     """
 
     name: str = "dataset"
@@ -42,15 +46,16 @@ class BaseDataset(DatasetLoader):
     max_length: int | None = None
     long_documents: str = "truncate"
     max_chunks: int = 4
+    control_code: str | None = None
     access: str = "public"
     source: str = ""
+    allow_inferred_label_space: bool = False
 
     def load(self, seed: int) -> Splits:
         train, eval = self._read()
         inferred = self.label_space is None
         if inferred:
             train, eval = infer_label_space(self.name, train, eval, self.label_origin(), self.allow_inferred_label_space)
-    allow_inferred_label_space: bool = False
         splits = make_splits(
             train, eval, name=self.name, seed=seed, eval_fraction=self.eval_fraction,
             max_train=self.max_train, max_eval=self.max_eval,
@@ -61,16 +66,16 @@ class BaseDataset(DatasetLoader):
     def _read(self) -> tuple[Corpus, Corpus | None]:
         """The train corpus and the eval corpus, or None when eval is to be held out of train."""
 
+    def label_origin(self) -> str:
+        """Where the labels are read from, for messages ("field 'label'")."""
+        return "the label field"
+
     def where_to_get(self) -> str:
         """Sentences appended to "data not found" errors saying how to obtain the data ("" if unknown)."""
         return f" Access: {self.access}. Where to get it: {self.source}" if self.source else ""
 
 
 @dataclass(kw_only=True)
-    def label_origin(self) -> str:
-        """Where the labels are read from, for messages ("field 'label'")."""
-        return "the label field"
-
 class FieldDataset(BaseDataset):
     """A dataset whose records name their fields: which holds the text, the label(s), the id."""
 
@@ -80,15 +85,15 @@ class FieldDataset(BaseDataset):
     multi_label: bool = False
     label_sep: str | None = None
 
+    def label_origin(self) -> str:
+        return f"field {self.label_field!r}"
+
     def _corpus(
         self,
         rows: Iterable[Row],
         source: str,
         split: str,
         *,
-    def label_origin(self) -> str:
-        return f"field {self.label_field!r}"
-
         label_sep: str | None = None,
         label_names: Sequence[str] | None = None,
     ) -> Corpus:

@@ -12,6 +12,12 @@ reviews (`dataset=drugreview_multilabel`): each review keeps its `label`
 mapping in the config. No real multi-label text corpus ships in a pip
 package we could find, so this is the offline stand-in for the paper's
 multi-label datasets; it is a task we built, not a published benchmark.
+
+`only_label_space: true` keeps only the reviews whose label is in the
+configured `label_space` (`dataset=drugreview_condition6`, the default task:
+the six most frequent conditions). The label list is a public choice written
+in the config, so which reviews are dropped depends on that list alone; only
+the count dropped is logged.
 """
 from __future__ import annotations
 
@@ -64,6 +70,8 @@ def _unquote(review: Any) -> Any:
 class DrugReviewDataset(BaseDataset):
     """Drug reviews labelled by `label: rating` (negative / neutral / positive) or `label: condition`.
 
+    With `only_label_space` only the reviews whose label is in `label_space` are kept.
+
     Ids are the source's row numbers. Rows without a usable label are
     dropped and counted in the log: a few conditions are missing, and some
     hold a scraping artefact ("3</span> users found this comment helpful.").
@@ -75,10 +83,16 @@ class DrugReviewDataset(BaseDataset):
     name: str = "drugreview"
     label: str = "rating"
     condition_groups: Mapping[str, Sequence[str]] | None = None
+    only_label_space: bool = False
 
     def __post_init__(self) -> None:
         if self.label not in LABEL_COLUMNS:
             raise ConfigError(f"dataset.label={self.label!r} is not one of: {', '.join(LABEL_COLUMNS)}")
+        if self.only_label_space and (self.label_space is None or self.condition_groups is not None):
+            raise ConfigError(
+                f"dataset '{self.name}': only_label_space=true keeps the reviews whose label is in dataset.label_space, "
+                "so it needs a label_space list and no condition_groups; set both or set only_label_space=false"
+            )
         self._groups_of: dict[str, list[str]] = {}
         for group, conditions in (self.condition_groups or {}).items():
             for condition in conditions:
@@ -96,6 +110,11 @@ class DrugReviewDataset(BaseDataset):
         usable = labels.notna() & ~labels.astype(str).str.contains("</span>", regex=False)
         if not usable.all():
             log.info("dataset '%s': dropped %d %s rows with no %s label", self.name, int((~usable).sum()), split, self.label)
+        if self.only_label_space:
+            kept = usable & labels.astype(str).isin([str(label) for label in self.label_space or ()])
+            log.info("dataset '%s': kept the %d %s rows whose %s is in the label space (dropped %d)",
+                     self.name, int(kept.sum()), split, self.label, int((usable & ~kept).sum()))
+            usable = kept
         return records_to_corpus(
             self._rows(frame[usable]), source=f"{path}:{member}", name=self.name, split=split,
             id_field="id", label_space=self.label_space, multi_label=self.condition_groups is not None,

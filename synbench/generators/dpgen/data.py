@@ -1,7 +1,8 @@
 """Training examples for DP-Gen: the control-code prefix, tokenisation, long documents and collation.
 
 A training sequence is `"\t".join(labels) + "\n\n" + text + eos` (the
-authors' format); at sampling time the prefix alone is the prompt. One
+authors' format; `control_code` words the prefix from a template); at
+sampling time the prefix alone is the prompt. One
 document is the privacy unit of DP-SGD, whatever its length.
 
 Documents longer than `max_seq_len` (`dataset.long_documents`):
@@ -29,9 +30,25 @@ LOSS_ON = ("text", "all")
 LONG_DOCUMENTS = ("truncate", "head_tail", "chunk")
 
 
-def control_code(labels: Sequence[str]) -> str:
-    """The label prefix that conditions generation."""
-    return "\t".join(labels) + "\n\n"
+AUTHORS_CONTROL_CODE = "{labels}\n\n"
+
+
+def control_code(labels: Sequence[str], template: str | None = None) -> str:
+    """The label prefix that conditions generation: `template` with `{labels}` the tab-joined labels.
+
+    None is the authors' prefix, the labels alone. A template that words
+    what the labels are ("Condition: {labels}\n\n", from the dataset config)
+    lets a model that took few DP-SGD steps use what it knows of the label
+    names from pretraining; the template is public, so this costs no budget.
+    """
+    return (template or AUTHORS_CONTROL_CODE).replace("{labels}", "\t".join(labels))
+
+
+def check_control_code(template: str | None) -> None:
+    """A template must place the labels, or every prompt would be the same and no label would condition anything."""
+    if template is not None and "{labels}" not in template:
+        raise ConfigError(f"generator.control_code={template!r} (set by dataset.control_code) has no {{labels}} "
+                          "placeholder; write where the labels go, e.g. 'Condition: {labels}\\n\\n', or set it to null")
 
 
 class Example(NamedTuple):
@@ -45,7 +62,7 @@ class DocumentDataset(Dataset):
     """Tokenised documents, each one item of one or more `Example`s (see the module docstring for long ones)."""
 
     def __init__(self, corpus: Corpus, tokenizer: Any, max_seq_len: int, long_documents: str = "truncate",
-                 max_chunks: int = 1) -> None:
+                 max_chunks: int = 1, control_template: str | None = None) -> None:
         if tokenizer.eos_token_id is None:
             raise ConfigError("the model's tokenizer has no EOS token; DP-Gen needs one to end documents")
         if long_documents not in LONG_DOCUMENTS:
@@ -53,7 +70,7 @@ class DocumentDataset(Dataset):
                               f"{', '.join(LONG_DOCUMENTS)}")
         self.examples: list[tuple[Example, ...]] = []
         for text, labels in zip(corpus.texts, label_sets(corpus)):  # label-space order, as the sampling plan writes them
-            prefix = tokenizer(control_code(labels), add_special_tokens=False)["input_ids"]
+            prefix = tokenizer(control_code(labels, control_template), add_special_tokens=False)["input_ids"]
             body = tokenizer(text, add_special_tokens=False)["input_ids"]
             room = max_seq_len - len(prefix) - 1
             if room < 1:

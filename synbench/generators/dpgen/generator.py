@@ -24,10 +24,11 @@ from synbench.dp.module import TrainConfig
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import weights
-from synbench.generators.dpgen.data import LONG_DOCUMENTS, Collator, DocumentDataset, control_code
+from synbench.generators.dpgen.data import LONG_DOCUMENTS, Collator, DocumentDataset, check_control_code, control_code
 from synbench.lm.generation import generate, memory_batch_size
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
+from synbench.resume import resume_key
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ class DPGenSettings(DPSGDSettings):
 
     lora: Mapping[str, Any] | None = field(default_factory=lambda: dict(PAPER_LORA))
     loss_on: str = "text"
+    control_code: str | None = None
     max_seq_len: int = 128
     max_train_docs: int | None = None
     long_documents: str = "truncate"
@@ -75,6 +77,7 @@ class DPGenSettings(DPSGDSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_control_code(self.control_code)
         if self.long_documents not in LONG_DOCUMENTS:
             raise ConfigError(f"generator.long_documents={self.long_documents!r} (set by dataset.long_documents) "
                               f"must be one of {', '.join(LONG_DOCUMENTS)}")
@@ -153,7 +156,7 @@ class DPGenGenerator(Generator):
                                label_counts)
         limit = min(s.max_new_tokens, s.max_seq_len)
         # Control-code prompts in plan order: the plan is grouped by label set, so most batches need no padding.
-        prompts = [control_code(labels) for labels in plan]
+        prompts = [control_code(labels, s.control_code) for labels in plan]
         longest = max((len(self._tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts), default=0)
         batch = memory_batch_size(self._model, longest + limit, s.sample_batch_size)  # long outputs: what the KV cache fits
         texts, stats = generate(self._model, self._tokenizer, prompts, batch_size=batch, max_new_tokens=limit,
@@ -186,7 +189,7 @@ class DPGenGenerator(Generator):
 
         s = self.settings
         pl.seed_everything(seed, verbose=False)  # weight init and dropout; no privacy mechanism reads the global RNG
-        dataset = DocumentDataset(train, tokenizer, s.max_seq_len, s.long_documents, s.max_chunks)
+        dataset = DocumentDataset(train, tokenizer, s.max_seq_len, s.long_documents, s.max_chunks, s.control_code)
         budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
         released = budget.release_labels(corpus, privacy)
         collator = Collator(tokenizer.pad_token_id, s.loss_on, chunked=s.long_documents == "chunk")
