@@ -28,7 +28,6 @@ from synbench.generators.dpgen.data import LONG_DOCUMENTS, Collator, DocumentDat
 from synbench.lm.generation import generate, memory_batch_size
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
-from synbench.resume import resume_key
 
 log = logging.getLogger(__name__)
 
