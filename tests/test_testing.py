@@ -15,6 +15,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from conftest import compose_config
+from leaky_generator import VerbatimCopier
 from synbench.base import Attack, FitReport, Generator, Metric, MetricContext, ModelAttack, ModelSignals
 from synbench.corpus import Corpus, Labels
 from synbench.data.files import FileDataset
@@ -23,7 +24,8 @@ from synbench.generators.copy import CopyGenerator
 from synbench.privacy import PrivacySpec, allocate, gaussian_sigma, gdp_epsilon
 from synbench.registry import create
 from synbench.testing import (ConformanceError, check_attack, check_dataset, check_generator, check_metric,
-                              check_model_attack, public_corpus)
+                              check_model_attack, generator_checks, parametrize_with_checks, public_corpus)
+from synbench.testing.corpora import SENTINEL_PATTERN
 
 VOCABULARY = tuple(sorted({w for part in range(6) for t in public_corpus(part=part).texts for w in t.split()}))
 COLUMN = {w: i for i, w in enumerate(VOCABULARY)}
@@ -136,8 +138,42 @@ class UnseededSampling(NoisyUnigram):
         return super().sample(n, label_counts)
 
 
-def test_an_honest_generator_passes() -> None:
-    check_generator(NoisyUnigram)
+@parametrize_with_checks([NoisyUnigram])
+def test_an_honest_generator_passes_each_named_check(check: Callable[[], None]) -> None:
+    check()
+
+
+def test_the_named_checks_and_their_pytest_ids() -> None:
+    assert [name for name, _ in generator_checks(NoisyUnigram)] == [
+        "api", "fit-sample", "fit-sample-multi-label", "no-dp", "sentinels", "noise"]
+    assert [name for name, _ in generator_checks(NoisyUnigram, multi_label=False, audit=True)][-1] == "audit"
+    [mark] = parametrize_with_checks([NoisyUnigram, lambda: NoisyUnigram()]).mark.args[1:]
+    assert [p.id for p in mark][:2] == ["NoisyUnigram-api", "NoisyUnigram-fit-sample"] and mark[-1].id == "generator1-noise"
+    with pytest.raises(ValueError, match="epsilon"):
+        list(generator_checks(NoisyUnigram, epsilon=math.inf))
+
+
+def test_the_kit_fails_a_generator_that_releases_half_its_documents_verbatim() -> None:
+    """Secret noise, claimed budget, label_counts, declared details: only its sample() output gives it away."""
+    with pytest.raises(ConformanceError) as info:
+        check_generator(VerbatimCopier)
+    assert info.value.contracts == ["sample-leak"]
+    assert not SENTINEL_PATTERN.search(str(info.value))  # how many sentinels leaked, never which
+    checks = dict(generator_checks(VerbatimCopier))
+    for name in ("api", "fit-sample", "fit-sample-multi-label", "no-dp", "noise"):
+        checks[name]()  # each of these passes on its own: they never read what sample() writes
+    with pytest.raises(ConformanceError, match=r"\[sample-leak\] sample\(36\) .* wrote \d+ of the 36 random"):
+        checks["sentinels"]()
+
+
+def test_the_canary_audit_bounds_a_verbatim_copier_above_its_claim_and_passes_an_honest_generator() -> None:
+    # At eps=1: the copier's bound with the default 1000 canaries ranged 2.5 to 3.9 over 11 draws (3.9 the most
+    # 500 members allow at the grid's Bonferroni level), so the test cannot fail by chance.
+    audit = dict(generator_checks(VerbatimCopier, audit=True, epsilon=1.0))["audit"]
+    with pytest.raises(ConformanceError, match=r"\[audit\] a one-run canary audit .* bounds epsilon below by") as info:
+        audit()
+    assert info.value.contracts == ["audit"]
+    dict(generator_checks(NoisyUnigram, audit=True))["audit"]()
 
 
 @pytest.mark.parametrize("broken, contract", [
@@ -155,14 +191,14 @@ def test_the_kit_catches_a_broken_generator(broken: type[Generator], contract: s
     assert info.value.contracts == [contract]
     message = str(info.value)
     assert f"generator {broken.__qualname__} ({__name__})" in message and f"[{contract}]" in message and "fix:" in message
-    assert "qzsentinel" not in message  # the message names where private text leaked, never the text
+    assert not SENTINEL_PATTERN.search(message)  # the message names where private text leaked, never the text
 
 
 def test_copy_passes_as_a_declared_non_private_control_and_fails_as_a_private_generator() -> None:
     check_generator(CopyGenerator)  # its class declares private = False
     with pytest.raises(ConformanceError, match="private = False") as info:
         check_generator(CopyGenerator, private=True)
-    assert info.value.contracts == ["budget-epsilon"]
+    assert info.value.contracts == ["budget-epsilon", "sample-leak"]
 
 
 def test_sample_before_fit_must_be_a_synbench_error() -> None:

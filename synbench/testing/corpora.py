@@ -4,11 +4,16 @@ The texts are made from fixed word lists here (short drug-review-like
 sentences over three labels), so they are public, need no download, and are
 the same on every machine. `part` selects disjoint slices of the same
 distribution, for checks that need several corpora (real against synthetic,
-members against non-members). Sentinels are distinctive made-up words: if
-one turns up where only public values may go, private text has leaked.
+members against non-members). Sentinels are random high-entropy words drawn
+afresh from the operating system's entropy (`secrets`) on every call: if one
+turns up where only public values may go (a fit report, or the output of a
+DP generator), private text has leaked; no generator can know them in advance.
 """
 from __future__ import annotations
 
+import re
+import secrets
+import string
 from itertools import product
 
 import numpy as np
@@ -23,6 +28,12 @@ _SIDE_EFFECT = (("made me dizzy", "gave me a rash", "upset my stomach", "kept me
                 ("every night", "for two days", "after each dose"))
 _NO_EFFECT = (("did nothing for", "barely touched", "never helped"), ("my headache", "the joint pain", "my cough", "the itching"),
               ("even at full strength", "after a month", "at all"))
+# A sentinel word: a fixed prefix (so the kit's own tests can look for any sentinel in a message) and 20 random
+# lowercase letters, 26^20 (about 2^94) equally likely values; lowercase, so a generator that lowercases its
+# output (an uncased tokenizer) is searched as well.
+SENTINEL_PREFIX = "zq"
+SENTINEL_LETTERS = 20
+SENTINEL_PATTERN = re.compile(SENTINEL_PREFIX + "[a-z]{%d}" % SENTINEL_LETTERS)
 # A fixed shuffle of each label's sentences: slices of it are disjoint parts that mix every template.
 _ORDER_SEED = 20260513
 
@@ -64,15 +75,22 @@ def public_corpus(*, multi_label: bool = False, per_label: int = 12, part: int =
     return Corpus.build(texts, labels, LABELS, multi_label=multi_label, name=name)
 
 
+def sentinel_word() -> str:
+    """A fresh sentinel: `SENTINEL_PREFIX` and `SENTINEL_LETTERS` lowercase letters from `secrets` (94 random bits)."""
+    return SENTINEL_PREFIX + "".join(secrets.choice(string.ascii_lowercase) for _ in range(SENTINEL_LETTERS))
+
+
 def plant_sentinels(corpus: Corpus, every: int = 4) -> tuple[Corpus, tuple[str, ...]]:
-    """A copy of `corpus` with a distinct made-up word appended to document 0 and every `every`-th one after it.
+    """A copy of `corpus` with a fresh `sentinel_word()` appended to document 0 and every `every`-th one after it.
 
     Returns the copy and its sentinels (lowercase; search case-insensitively).
     """
+    if every < 1:
+        raise ValueError(f"every={every} must be at least 1")
     sentinels: list[str] = []
     texts = list(corpus.texts)
     for i in range(0, len(texts), every):
-        sentinels.append(f"qzsentinel{len(sentinels):03d}vk")
+        sentinels.append(sentinel_word())
         texts[i] = f"{texts[i]} {sentinels[-1]}"
     planted = Corpus(ids=corpus.ids, texts=tuple(texts), labels=corpus.labels, label_space=corpus.label_space,
                      multi_label=corpus.multi_label, name=corpus.name)

@@ -1,23 +1,37 @@
-"""`check_generator`: the contracts of a `synbench.base.Generator`, checked from outside.
+"""`check_generator`: the contracts of a `synbench.base.Generator`, checked from outside, as named checks.
 
 The generator is a black box built by `factory()`: the kit fits it on its own
-small public corpus (with sentinel words planted, playing the private set)
-under budgets made with `PrivacySpec`, samples from it and inspects what comes
-back. What it cannot see (whether the noise is calibrated to the sensitivity
-the author claims) the author's own tests must show; what it can see is what
-the core relies on when it writes a release:
+small public corpus (with random sentinel words planted, playing the private
+set) under budgets made with `PrivacySpec`, samples from it and reads what
+comes back. What it cannot see (whether the noise is calibrated to the
+sensitivity the author claims) the author's own tests must show; what it can
+see is what the core relies on when it writes a release. Each named check of
+`generator_checks` (what `parametrize_with_checks` turns into one pytest case
+each) guarantees one part:
 
-- the budget: `epsilon_spent` within eps (finite for a private request) and
-  `delta` within the job's delta, also for a smaller eps and a delta far below
-  the default rule's, so neither can be hard-coded;
-- the release: `FitReport.details` keys declared in `public_details`, and no
-  private text in `details` or `private_stats`;
-- the noise: secret noise (`NoiseSource()`) changes the output of two fits
-  with the same `seed`, and a replication noise seed (`NoiseSource(seed=k)`)
-  reproduces it, so the noise comes from `privacy.noise` and not from `seed`;
-- the output: `sample(n)` is a `Corpus` of n documents labelled from the
-  label space, `label_counts` is followed exactly, `eps=inf` works, and
-  `sample` before `fit` is a `SynBenchError` the app can print.
+- `api`: a `Generator` subclass whose class declarations the registry accepts,
+  and `sample` before `fit` a `SynBenchError` the app can print;
+- `fit-sample` (and `fit-sample-multi-label`): at the budget, `epsilon_spent`
+  within eps and `delta` within the job's; `FitReport.details` keys declared
+  in `public_details`; no private text in `details` or `private_stats`;
+  `sample(n)` a `Corpus` of n documents labelled from the label space;
+  `label_counts` followed exactly;
+- `no-dp`: `eps=inf` runs the same pipeline and samples;
+- `sentinels`: at half the budget and delta=1e-9 (so neither can be
+  hard-coded) with a fresh random word in every private document, `sample()`
+  output holds none of them (`sentinel_check` states why this cannot fail a
+  DP generator);
+- `noise`: a replication noise seed (`NoiseSource(seed=k)`) reproduces the
+  output, and secret noise (`NoiseSource()`) changes what two fits with the
+  same public `seed` release, so the noise comes from `privacy.noise` and the
+  output is not a function of the seed and the data alone;
+- `audit` (only with `audit=True`): a one-run canary audit
+  (`synbench.testing.canary_audit`) whose 95% lower bound on epsilon must not
+  exceed the epsilon the generator reports.
+
+A declared non-private control (the built-in `copy`) is checked only on the
+contracts that do not involve a budget or noise: its `no-dp`, `sentinels`,
+`noise` and `audit` checks pass without running.
 """
 from __future__ import annotations
 
@@ -25,16 +39,18 @@ import math
 import numbers
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from synbench import release
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.errors import SynBenchError
 from synbench.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
-from synbench.testing.corpora import plant_sentinels, public_corpus
-from synbench.testing.checks import Checks, begin
+from synbench.testing.canary_audit import AUDIT_CANARIES, AUDIT_CONFIDENCE, CanaryAudit
+from synbench.testing.checks import Checks, ConformanceError, Failure, begin, describe
+from synbench.testing.corpora import SENTINEL_LETTERS, plant_sentinels, public_corpus
 from synbench.testing.values import canonical, is_number
 
 STRICT_DELTA = 1e-9  # far below 1/N^2 of the kit's corpora: a generator that ignores privacy.delta reports more
@@ -42,6 +58,8 @@ NOISE_SEED = 1234  # the replication noise seed of the replication check
 SAMPLE_SIZES = (1, 17)
 FINGERPRINT_DOCS = 24  # documents compared between fits: enough that noise in the model shows in the text
 SECRET_TRIES = 3  # fits with secret noise; output identical in all of them means the noise is not secret
+
+GeneratorCheck = Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -53,43 +71,149 @@ class _Private:
 
     def leaks(self, text: str) -> bool:
         """True if `text` holds a planted sentinel (any case) or a whole private document."""
+        return self.sentinel_hits(text) > 0 or any(doc in text for doc in self.corpus.texts if len(doc) >= 20)
+
+    def sentinel_hits(self, text: str) -> int:
+        """How many distinct planted sentinels `text` holds (any case)."""
         low = text.lower()
-        return any(s in low for s in self.sentinels) or any(doc in text for doc in self.corpus.texts if len(doc) >= 20)
+        return sum(s in low for s in self.sentinels)
 
 
-def check_generator(factory: Callable[[], Generator], *, corpus: Corpus | None = None, epsilon: float = 2.0,
-                    multi_label: bool = True, private: bool | None = None, seed: int = 0) -> None:
-    """Check that the generators `factory()` builds keep the `Generator` contracts; raise `ConformanceError` if not.
+@dataclass(frozen=True)
+class GeneratorKit:
+    """One generator under test and the kit's options: what every named check of it shares.
 
     `factory` returns a fresh, unfitted generator on each call (a class with
     default arguments will do). The kit fits on its own small public corpora:
-    single-label and, with `multi_label` (pass False for a generator that only
+    single-label and, with `multi_label` (False for a generator that only
     supports single-label tasks), multi-label; or on `corpus` instead, when
     given. `epsilon` is the budget of the private fits. `private` defaults to
-    the class's declaration (`Generator.private`); a declared non-private
-    control such as `copy` is checked only on the contracts that do not
-    involve a budget or noise.
-    Every contract is checked and all broken ones are reported together.
+    the class's declaration (`Generator.private`). `audit` adds the one-run
+    canary audit with `audit_canaries` canaries at `audit_confidence`.
     """
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon={epsilon} must be a finite positive budget for the private fits")
-    first, checks = begin("generator", factory, Generator)
-    private = type(first).private if private is None else private
-    run = _GeneratorRun(checks, factory, epsilon if private else math.inf, private, seed)
-    run.sample_before_fit(first)
-    corpora = [corpus] if corpus is not None else [public_corpus()] + ([public_corpus(multi_label=True)] if multi_label else [])
-    for data in corpora:
-        run.corpus_contracts(data)
-    if private:
-        run.noise_contracts(corpora[0])
-    checks.done()
+
+    factory: Callable[[], Generator]
+    corpus: Corpus | None = None
+    epsilon: float = 2.0
+    multi_label: bool = True
+    private: bool | None = None
+    seed: int = 0
+    audit: bool = False
+    audit_canaries: int = AUDIT_CANARIES
+    audit_confidence: float = AUDIT_CONFIDENCE
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
+            raise ValueError(f"epsilon={self.epsilon} must be a finite positive budget for the private fits")
+        if self.audit_canaries < 2 or not 0 < self.audit_confidence < 1:
+            raise ValueError(f"audit_canaries={self.audit_canaries} must be at least 2 and audit_confidence="
+                             f"{self.audit_confidence} lie strictly between 0 and 1")
+
+    def checks(self) -> Iterator[tuple[str, GeneratorCheck]]:
+        """(name, check) for each named check; a check raises `ConformanceError` naming what it found broken."""
+        yield "api", self.check_api
+        if self.corpus is not None:
+            yield "fit-sample", lambda: self.run(lambda run: run.corpus_contracts(self.corpus))
+        else:
+            yield "fit-sample", lambda: self.run(lambda run: run.corpus_contracts(public_corpus()))
+            if self.multi_label:
+                yield "fit-sample-multi-label", lambda: self.run(lambda run: run.corpus_contracts(public_corpus(multi_label=True)))
+        yield "no-dp", lambda: self.run(lambda run: run.no_dp(self.first_corpus()), private_only=True)
+        yield "sentinels", lambda: self.run(lambda run: run.sentinel_check(self.first_corpus()), private_only=True)
+        yield "noise", lambda: self.run(lambda run: run.noise_contracts(self.first_corpus()), private_only=True)
+        if self.audit:
+            yield "audit", lambda: self.run(lambda run: run.canary_audit(self.audit_canaries, self.audit_confidence),
+                                            private_only=True)
+
+    def first_corpus(self) -> Corpus:
+        return self.corpus if self.corpus is not None else public_corpus()
+
+    def check_api(self) -> None:
+        """The class the registry would load, and `sample` before `fit` a `SynBenchError`."""
+        first, checks = begin("generator", self.factory, Generator)
+        _GeneratorRun(checks, self, self.is_private(first)).sample_before_fit(first)
+        checks.done()
+
+    def run(self, body: Callable[["_GeneratorRun"], None], private_only: bool = False) -> None:
+        """Run one check's `body` on a fresh collector; a non-private control skips the `private_only` ones."""
+        first = self.factory()
+        checks = Checks("generator", describe(first))
+        if not isinstance(first, Generator):
+            checks.stop("subclass", f"factory() returned a {type(first).__name__}, not a synbench.base.Generator",
+                        "subclass synbench.base.Generator and pass the class (or a function building a fresh instance)")
+        private = self.is_private(first)
+        if private or not private_only:
+            body(_GeneratorRun(checks, self, private))
+        checks.done()
+
+    def is_private(self, generator: Generator) -> bool:
+        return not release.is_control(generator) if self.private is None else self.private
+
+
+def generator_checks(factory: Callable[[], Generator], **options: Any) -> Iterator[tuple[str, GeneratorCheck]]:
+    """The named checks of `factory`'s generators: (name, check) pairs, each check a call with no arguments.
+
+    `options` are `GeneratorKit`'s (corpus, epsilon, multi_label, private,
+    seed, audit, audit_canaries, audit_confidence). A check raises
+    `ConformanceError` naming every contract it found broken, so a plugin
+    author sees each check pass or fail on its own (`parametrize_with_checks`
+    makes one pytest case of each).
+    """
+    return GeneratorKit(factory, **options).checks()
+
+
+def check_generator(factory: Callable[[], Generator], **options: Any) -> None:
+    """Run every named check of `generator_checks(factory, **options)`; raise one `ConformanceError` naming all failures.
+
+    The one-call entry, as scikit-learn's `check_estimator`: every check runs
+    (a failure in one does not hide the others) and each broken contract is
+    reported once, with its fix; the first plugin exception is chained as the
+    cause, so pytest shows its traceback.
+    """
+    failures: list[Failure] = []
+    plugin, cause = "", None
+    for _, check in generator_checks(factory, **options):
+        try:
+            check()
+        except ConformanceError as exc:
+            plugin = exc.plugin
+            failures += [f for f in exc.failures if f.contract not in {g.contract for g in failures}]
+            cause = cause or exc.__cause__
+            if "subclass" in exc.contracts:
+                break  # not a generator: nothing else can run
+    if failures:
+        raise ConformanceError("generator", plugin, failures) from cause
+
+
+def parametrize_with_checks(factories: Sequence[Callable[[], Generator]], **options: Any) -> Any:
+    """A pytest decorator: one test case per (generator, named check), as scikit-learn's `parametrize_with_checks`.
+
+    The test takes one argument, `check`, and calls it::
+
+        @parametrize_with_checks([MyGenerator, lambda: MyGenerator(order=2)])
+        def test_conformance(check):
+            check()
+
+    Case ids are `<factory>-<check>` (`MyGenerator-sentinels`); a lambda is
+    named by its position (`generator1-noise`). `options` go to every
+    factory's `generator_checks`.
+    """
+    import pytest
+
+    params = []
+    for i, factory in enumerate(factories):
+        name = getattr(factory, "__name__", "")
+        name = name if name.isidentifier() else f"generator{i}"
+        params += [pytest.param(check, id=f"{name}-{check_name}") for check_name, check in generator_checks(factory, **options)]
+    return pytest.mark.parametrize("check", params)
 
 
 class _GeneratorRun:
-    """The checks of one `check_generator` call, sharing its factory, budget and seed."""
+    """The work of one named check: fits and samples of fresh generators, each result checked against the contracts."""
 
-    def __init__(self, checks: Checks, factory: Callable[[], Generator], epsilon: float, private: bool, seed: int) -> None:
-        self.checks, self.factory, self.epsilon, self.private, self.seed = checks, factory, epsilon, private, seed
+    def __init__(self, checks: Checks, kit: GeneratorKit, private: bool) -> None:
+        self.checks, self.factory, self.seed, self.private = checks, kit.factory, kit.seed, private
+        self.epsilon = kit.epsilon if private else math.inf
 
     def sample_before_fit(self, generator: Generator) -> None:
         fix = ("raise synbench.errors.SynBenchError (or a subclass such as ConfigError) saying that fit() must come "
@@ -105,23 +229,74 @@ class _GeneratorRun:
             self.checks.fail("sample-before-fit", "sample(3) before fit() returned instead of raising", fix)
 
     def corpus_contracts(self, corpus: Corpus) -> None:
-        """Fit at the budget and sample: sizes, labels, label_counts; then a stricter budget and eps=inf."""
+        """Fit at the budget and sample: budget, release, sizes, labels and label_counts."""
         private = _Private(*plant_sentinels(corpus))
-        n = len(corpus)
-        name = f"corpus '{corpus.name}'"
-        where = f"on {name} at eps={self.epsilon:g}"
-        generator, _ = self.fit(private, PrivacySpec.for_private_set(n, self.epsilon), where)
+        where = f"on corpus '{corpus.name}' at eps={self.epsilon:g}"
+        generator, _ = self.fit(private, PrivacySpec.for_private_set(len(corpus), self.epsilon), where)
         for size in SAMPLE_SIZES:
             self.sample(generator, corpus, size, where)
         self.label_counts(generator, corpus, where)
-        if not self.private:
-            return
-        # Half the budget and a far smaller delta than the default rule's: a generator that hard-codes either is caught.
-        strict = PrivacySpec(self.epsilon / 2, STRICT_DELTA)
-        self.fit(private, strict, f"on {name} at eps={strict.epsilon:g}, delta={STRICT_DELTA:g}")
-        where = f"on {name} at eps=inf"
-        generator, _ = self.fit(private, PrivacySpec.for_private_set(n, math.inf), where, contract="eps-inf")
-        self.sample(generator, corpus, n, where, contract="eps-inf")
+
+    def no_dp(self, corpus: Corpus) -> None:
+        """`eps=inf`: the same pipeline without DP fits and samples as many documents as it saw."""
+        where = f"on corpus '{corpus.name}' at eps=inf"
+        private = _Private(*plant_sentinels(corpus))
+        generator, _ = self.fit(private, PrivacySpec.for_private_set(len(corpus), math.inf), where, contract="eps-inf")
+        self.sample(generator, corpus, len(corpus), where, contract="eps-inf")
+
+    def sentinel_check(self, corpus: Corpus) -> None:
+        """No planted sentinel in what `sample()` writes after a private fit; also a budget neither hard-coded.
+
+        Every document of the private corpus gets its own sentinel, a word of
+        `SENTINEL_LETTERS` = 20 letters drawn uniformly from a-z by `secrets`
+        (A = 26^20, about 2^94 values), fresh on every call. The fit is at
+        eps' = eps/2 and delta' = 1e-9 (`STRICT_DELTA`), and the generator
+        writes n = N documents (N = the private set size).
+
+        Why an honest generator cannot fail: let M be (eps', delta')-DP under
+        add/remove adjacency, D the planted corpus and D_j = D without
+        document j. M(D_j) never reads sentinel s_j, and s_j is independent of
+        everything in D_j (each sentinel is drawn on its own), so for an output
+        of at most L characters P[s_j in M(D_j)] <= L / A: each of the at most
+        L places where s_j could start matches a uniform word with
+        probability 1/A. DP bounds the same event on D:
+        P[s_j in M(D)] <= e^eps' L / A + delta'. A union over the N sentinels
+        bounds the false-failure rate by N (e^eps' L / A + delta'); with
+        N = 36, eps' = 1 and L = 10^9 characters this is below 4e-8, the
+        delta' term dominating, which is why the fit uses delta' = 1e-9 and
+        not the job rule's 1/N^2 (7.7e-4 here: N delta would be 3 %). Under
+        replace adjacency (D_j: document j with another word) the argument is
+        the same. A generator that writes each private document verbatim with
+        probability 1/2 is missed with probability 2^-N = 2^-36.
+        """
+        private = _Private(*plant_sentinels(corpus, every=1))
+        privacy = PrivacySpec(self.epsilon / 2, STRICT_DELTA)
+        where = f"on corpus '{corpus.name}' at eps={privacy.epsilon:g}, delta={STRICT_DELTA:g}"
+        generator, _ = self.fit(private, privacy, where)
+        out = self.sample(generator, corpus, len(corpus), where)
+        hits = sum(private.sentinel_hits(text) for text in out.texts)
+        if hits:
+            self.checks.fail(
+                "sample-leak", f"sample({len(corpus)}) after fit() {where} wrote {hits} of the {len(private.sentinels)} "
+                f"random {SENTINEL_LETTERS}-letter sentinel words planted one per private document: a DP generator "
+                "writes a word it could only have read in one document with probability below 1e-7",
+                "never copy private text into the output (documents, phrases or rare words): everything sample() "
+                "writes must come from what the DP mechanism released (a noisy model, noisy votes, noisy decoding)")
+
+    def canary_audit(self, n_canaries: int, confidence: float) -> None:
+        """The one-run canary audit: its lower bound on eps must not exceed the eps the fit reports."""
+        audit = CanaryAudit.draw(n_canaries)
+        privacy = PrivacySpec.for_private_set(audit.planned_size, self.epsilon)
+        where = f"on the kit's audit corpus with {n_canaries} canaries at eps={self.epsilon:g}"
+        generator, report = self.fit(_Private(audit.private, ()), privacy, where, contract="audit")
+        out = self.sample(generator, audit.private, audit.planned_size, where, contract="audit")
+        bound = float(audit.bound(out, privacy.delta, confidence)["eps_emp_lower"])
+        if bound > report.epsilon_spent * (1 + EPS_TOLERANCE):
+            self.checks.fail(
+                "audit", f"a one-run canary audit {where} bounds epsilon below by {bound:.3g} at {confidence:.0%} "
+                f"confidence, above the epsilon_spent={report.epsilon_spent:.3g} the fit reports",
+                "the generator leaks more than its accounting claims: check that every read of private data goes "
+                "through a calibrated mechanism and that the sensitivity the noise is calibrated to holds")
 
     def noise_contracts(self, corpus: Corpus) -> None:
         """Replication with a noise seed, then secret noise: it must change what two fits with one `seed` release."""
@@ -152,8 +327,9 @@ class _GeneratorRun:
                 return
         self.checks.fail(
             "noise-source", f"{SECRET_TRIES} fits {where} with seed={self.seed} and secret noise (NoiseSource()) "
-            "sampled the same documents and released the same statistics: the privacy noise does not come from "
-            "privacy.noise", "draw every bit of privacy noise from privacy.noise (privacy.noise.numpy('<mechanism>') "
+            "sampled the same documents and released the same statistics: the output is a function of the public "
+            "seed and the data alone, so the privacy noise does not come from privacy.noise",
+            "draw every bit of privacy noise from privacy.noise (privacy.noise.numpy('<mechanism>') "
             "or privacy.noise.torch('<mechanism>')), never from `seed` or a fixed RNG: noise that the published "
             "seed determines is known to an attacker, and the output is then not DP")
 
