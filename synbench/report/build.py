@@ -16,7 +16,8 @@ import pandas as pd
 
 from synbench.job import write_text_atomic
 from synbench.report.audit import TASK as AUDIT
-from synbench.report.audit import audit_detail_table, audit_table, bound_note, roc_images
+from synbench.report.audit import (audit_detail_table, audit_table, bound_note, paper_region_note, paper_region_table,
+                                    roc_images)
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import benchmark_tables
 from synbench.report.contamination import TASK as CONTAMINATION
@@ -77,6 +78,9 @@ def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: fl
         doc.blocks.append(Text("No audit results in this sweep."))
         return
     doc.blocks += [table, Text(bound_note(frame))]
+    paper = paper_region_table(frame, confidence)
+    if paper is not None:
+        doc.blocks += [paper, Text(paper_region_note())]
     detail = audit_detail_table(frame, confidence)
     if detail is not None:
         doc.blocks.append(Details("Bounds behind eps_emp_lower, per target kind, over repeats", (detail,)))

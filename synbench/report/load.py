@@ -74,6 +74,7 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else -1,
         "status": str(results.get("status", "?")),
         "noise": results.get("noise"),
+        "delta": to_float(results.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
         "non_dp": ", ".join(map(str, results.get("non_dp_outputs") or [])),
         "label_space_inferred": bool(results.get("label_space_inferred")),
         "non_private_control": bool(results.get("non_private_control")),
