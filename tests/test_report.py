@@ -7,7 +7,9 @@ looking files beside the results that the report must never read.
 """
 from __future__ import annotations
 
+import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -197,22 +199,79 @@ class Cells(HTMLParser):
             self.cells[-1] += data
 
 
-def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> None:
+# Appended to a copy of report.html: after load it writes what the browser laid out into a <pre>, which
+# --dump-dom then prints (the report itself has no script).
+LAYOUT_PROBE = """<script>
+window.addEventListener("load", () => {
+  document.querySelectorAll("details").forEach(d => { d.open = true; });  // folded tables are laid out too
+  const width = window.innerWidth, box = e => e.getBoundingClientRect();
+  const inScroller = e => e.parentElement && e.parentElement.closest(".scroll");
+  const probe = document.createElement("pre");
+  probe.id = "layout-probe";
+  probe.textContent = JSON.stringify({
+    viewport: width, page_width: document.documentElement.scrollWidth,
+    tables: [...document.querySelectorAll("table")].map(t => ({rows: t.rows.length, right: box(t).right,
+                                                                scrolled: !!inScroller(t)})),
+    images: [...document.images].map(i => ({loaded: i.complete && i.naturalWidth > 0, width: box(i).width,
+                                            right: box(i).right})),
+    scrolling_boxes: [...document.querySelectorAll(".scroll")].filter(e => e.scrollWidth > e.clientWidth + 1).length,
+    overflowing: [...document.body.querySelectorAll("*")].filter(e => box(e).right > width + 1 && !inScroller(e))
+                                                      .map(e => e.tagName.toLowerCase())});
+  document.body.appendChild(probe);
+});
+</script>"""
+
+
+def chromium_or_skip() -> str:
+    """The `chromium` binary; CI (.ci/run installs it and sets SYNBENCH_REQUIRE_CHROMIUM=1) fails instead of skipping."""
     chromium = shutil.which("chromium")
     if chromium is None:
+        if os.environ.get("SYNBENCH_REQUIRE_CHROMIUM") == "1":
+            pytest.fail("SYNBENCH_REQUIRE_CHROMIUM=1 but no `chromium` binary (Debian: apt-get install -y chromium)")
         pytest.skip("the `chromium` binary is not installed (Debian: apt-get install -y chromium)")
-    _, page = write_report(sweep)
-    shot = tmp_path / "report.png"
+    return chromium
+
+
+def rendered_layout(browser: list[str], page: Path, width: int) -> tuple[dict[str, Any], str]:
+    """The probe's layout figures and the dumped DOM of `page` in a window `width` pixels wide."""
+    probed = page.with_name("report_probed.html")
+    probed.write_text(page.read_text().replace("</body>", LAYOUT_PROBE + "</body>"))
+    dom = subprocess.run([*browser, f"--window-size={width},1000", "--virtual-time-budget=5000", "--dump-dom",
+                          probed.as_uri()], check=True, capture_output=True, text=True, timeout=60).stdout
+    probe = re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S)
+    assert probe, "the layout probe did not run: the page did not finish loading in headless Chromium"
+    return json.loads(html.unescape(probe.group(1))), dom
+
+
+def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> None:
+    """The report as a browser draws it: every table and plot is there and laid out, and nothing is wider than the
+    window (a wide table scrolls inside its own box), at a desktop and at a laptop-narrow width."""
+    chromium = chromium_or_skip()
+    markdown, page = write_report(sweep)
     browser = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
                f"--user-data-dir={tmp_path / 'profile'}"]
-    subprocess.run([*browser, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
-                   check=True, capture_output=True, timeout=60)
-    dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], check=True, capture_output=True, text=True, timeout=60).stdout
-    pixels = np.asarray(Image.open(shot).convert("RGB"))
-    assert pixels.shape[:2] == (2000, 1400)
-    assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200 and (pixels < 200).any(axis=2).mean() > 0.01
+    n_tables = sum(line.startswith("| ---") or line.startswith("|---") for line in markdown.read_text().splitlines())
+    n_figures = len(re.findall(r"!\[", markdown.read_text()))
+    assert n_tables >= 3 and n_figures >= 3  # utility, audit and audit-detail tables; F1, MAUVE, eps and ROC plots
+    for width in (1400, 900):
+        layout, dom = rendered_layout(browser, page, width)
+        assert layout["viewport"] == width
+        assert layout["page_width"] <= width, f"the page is {layout['page_width']} px wide in a {width} px window"
+        assert layout["overflowing"] == [], f"elements past the right edge at {width} px: {layout['overflowing']}"
+        assert len(layout["tables"]) == n_tables and all(t["rows"] >= 2 for t in layout["tables"])
+        assert all(t["right"] <= width or t["scrolled"] for t in layout["tables"])
+        if width == 1400:  # on a desktop window every table fits: none hides columns behind a scroll bar
+            assert layout["scrolling_boxes"] == 0 and all(t["right"] <= width for t in layout["tables"]), layout
+        assert len(layout["images"]) == n_figures
+        assert all(i["loaded"] and 100 <= i["width"] and i["right"] <= width for i in layout["images"]), layout["images"]
     parser = Cells()
     parser.feed(dom)
     for cell in ("0.550 ± 0.635", "0.340 ± 0.127", "– (failed)", "– (running)", "VIOLATION",
                  "DataError: train.jsonl line 3: no text"):
         assert cell in parser.cells, cell
+    shot = tmp_path / "report.png"
+    subprocess.run([*browser, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
+                   check=True, capture_output=True, timeout=60)
+    pixels = np.asarray(Image.open(shot).convert("RGB"))
+    assert pixels.shape[:2] == (2000, 1400)
+    assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200 and (pixels < 200).any(axis=2).mean() > 0.01
