@@ -65,7 +65,7 @@ h3 { font-size: 16px; margin-top: 22px; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: 6px 0 14px; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #d5dbe5; padding: 4px 9px; text-align: left; white-space: nowrap; }
-th { background: #eef2f8; text-align: center; }
+th { background: #eef2f8; text-align: center; white-space: normal; }  /* long headers wrap, numbers do not */
 td.num { text-align: right; }
 td.wrap { white-space: normal; text-align: left; min-width: 22em; }
 tbody tr:nth-child(even) td { background: #fafbfd; }
