@@ -193,7 +193,7 @@ def audit_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], lis
     rows = [{"text": t, "label": ["pos" if i % 2 else "neg"]} for i, t in enumerate(texts)]
     train, test = write_jsonl(folder / "train.jsonl", rows[:60]), write_jsonl(folder / "test.jsonl", rows[60:])
     overrides = ["task=audit", "dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=tiny",
-                 "tracking=none", f"cache_dir={folder / 'cache'}", "audit.n_targets=12", "audit.lof_contamination=0.2",
+                 "tracking=none", f"output_root={folder}", "audit.n_targets=12", "audit.lof_contamination=0.2",
                  "audit.n_canaries=20"]
     return overrides, texts[:60]
 
@@ -261,7 +261,7 @@ def test_audit_config_rejects_bad_values() -> None:
 def test_public_generator_writes_labelled_text_without_spending_budget() -> None:
     from synbench import registry
     from synbench.privacy import PrivacySpec
-    from synbench.tasks.common import node
+    from synbench.lifecycle import node
 
     cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
     generator = registry.create("generators", node(cfg, "generator"))

@@ -228,7 +228,7 @@ def test_a_plugin_exception_is_chained_and_names_the_call() -> None:
 
 def config_node(group: str, option: str) -> dict[str, Any]:
     """The config node a job gets for `<group>=<option>`, as Hydra composes it."""
-    listed = group in ("metrics", "model_attacks")  # list groups: one node per chosen option
+    listed = group in ("metrics", "model_attacks", "attack")  # list groups: one node per chosen option
     task = ["task=model_audit"] if group == "model_attacks" else []  # the group only that task's defaults hold
     cfg = compose_config([*task, f"{group}=[{option}]"] if listed else [f"{group}={option}"])
     value = OmegaConf.to_container(cfg[group], resolve=True)

@@ -32,7 +32,7 @@ from synbench.audit.ngram import NgramAttack
 from synbench.corpus import Corpus
 
 N_CORPORA, N_DOCS, N_WORDS, N_TARGETS, N_REFS = 100, 1000, 100, 1000, 4
-CACHE = Path(os.environ.get("SYNBENCH_BENCH_CACHE", "/tmp/synbench-bench-cache"))  # embedding cache of the demo audits
+CACHE = Path(os.environ.get("SYNBENCH_BENCH_CACHE", "/tmp/synbench-bench-cache"))  # output root (embedding cache) of the demo audits
 
 
 def word_list() -> np.ndarray:
@@ -168,7 +168,7 @@ def demo_audit(overrides: list[str], leaky: bool = False) -> dict:
     from synbench.tasks import audit as audit_task
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["task=audit", "tracking=none", f"cache_dir={CACHE}", *overrides])
+        cfg = compose(config_name="config", overrides=["task=audit", "tracking=none", f"output_root={CACHE}", *overrides])
     create = registry.create
     if leaky:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))

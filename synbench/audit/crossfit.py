@@ -103,22 +103,31 @@ def cross_fitted_epsilon(scores: np.ndarray, members: np.ndarray, folds: np.ndar
 
 def holdout_lower_bound(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, bound: CountsBound,
                         confidence: float) -> tuple[float, OperatingPoint | None]:
-    """The bound at the threshold chosen on fold 0, tested on fold 1 at `confidence`, and that operating point.
+    """The bound at the threshold chosen on fold 0, tested on fold 1 at `confidence`, and that operating point."""
+    value, point, _ = holdout_selection(scores, members, folds, bound, confidence)
+    return value, point
+
+
+def holdout_selection(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, bound: CountsBound,
+                      confidence: float) -> tuple[float, OperatingPoint | None, float]:
+    """(test bound, operating point, the best bound on fold 0 that chose it); the last is -inf when nothing was chosen.
 
     `bound(tp, fp, n_pos, n_neg, alpha)` gives a per-threshold bound from two
     one-sided intervals at `alpha` each; the threshold is the one whose bound
-    is largest on fold 0 at the same level.
+    is largest on fold 0 at the same level. The fold-0 value depends on fold-0
+    targets only, so choosing among attacks by it is a held-out choice too.
     """
     alpha = (1 - confidence) / 2  # the test's two intervals
     scores, members = np.atleast_2d(scores), np.atleast_2d(members).astype(bool)
     roc, s, m = fold_roc(scores, members, folds == 0), scores[:, folds == 1], members[:, folds == 1]
     if roc is None or len(roc.tp) < 3 or m.all() or not m.any():  # nothing to choose from, or nothing to test on
-        return 0.0, None
+        return 0.0, None, -np.inf
     inner = slice(1, len(roc.tp) - 1)
-    row = 1 + int(np.argmax(bound(roc.tp[inner], roc.fp[inner], roc.n_pos, roc.n_neg, alpha)))
+    on_selection = bound(roc.tp[inner], roc.fp[inner], roc.n_pos, roc.n_neg, alpha)
+    row = 1 + int(np.argmax(on_selection))
     tp, fp, n_pos, n_neg = counts_at(roc.thresholds[row], s, m)
     value = max(float(bound(np.array([tp]), np.array([fp]), n_pos, n_neg, alpha)[0]), 0.0)
-    return value, OperatingPoint(float(roc.thresholds[row]), fp / n_neg, tp / n_pos, value)
+    return value, OperatingPoint(float(roc.thresholds[row]), fp / n_neg, tp / n_pos, value), float(on_selection.max())
 
 
 def epsilon_counts_bound(delta: float) -> CountsBound:

@@ -64,13 +64,24 @@ def grid_bounds(scores: np.ndarray, members: np.ndarray, fractions: tuple[float,
     return np.maximum(bound(m, guesses, correct, alpha / len(shares)).max(axis=1), 0.0)
 
 
-def holdout_bounds(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, fractions: tuple[float, ...],
-                   bound: GameBound, alpha: float) -> np.ndarray:
-    """Per game (row), the bound on fold 1 at the shares whose bound is largest on fold 0, at level alpha."""
+def holdout_selected(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, fractions: tuple[float, ...],
+                     bound: GameBound, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per game (row): (the best bound on fold 0, the bound on fold 1 at the shares that gave it), both at level alpha.
+
+    The fold-0 value depends on fold-0 targets only, so a choice among
+    games (attacks) by it is still a choice made on held-out targets.
+    """
     shares = guess_shares(fractions)
     scores = np.atleast_2d(scores)
     folds = np.broadcast_to(np.atleast_2d(folds), scores.shape)
     m, guesses, correct = grid_counts(scores, members, shares, folds == 0)
-    chosen = shares[np.argmax(bound(m, guesses, correct, alpha), axis=1)][:, None, :]  # (B, 1, 2)
+    on_selection = bound(m, guesses, correct, alpha)
+    chosen = shares[np.argmax(on_selection, axis=1)][:, None, :]  # (B, 1, 2)
     m, guesses, correct = grid_counts(scores, members, chosen, folds == 1)
-    return np.maximum(bound(m, guesses, correct, alpha)[:, 0], 0.0)
+    return on_selection.max(axis=1), np.maximum(bound(m, guesses, correct, alpha)[:, 0], 0.0)
+
+
+def holdout_bounds(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, fractions: tuple[float, ...],
+                   bound: GameBound, alpha: float) -> np.ndarray:
+    """Per game (row), the bound on fold 1 at the shares whose bound is largest on fold 0, at level alpha."""
+    return holdout_selected(scores, members, folds, fractions, bound, alpha)[1]

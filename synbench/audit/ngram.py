@@ -7,7 +7,19 @@ log-probabilities, and score(x) = log P_syn(x) - mean_m log P_ref_m(x).
 V is theirs too: the number of distinct tokens of the corpus the model is
 fitted on, plus one for unseen tokens (so each model has its own V; the
 markers are not counted). count(c) counts c as a context: the sum of
-count(c, w) over the next tokens, `</s>` included.
+count(c, w) over the next tokens, `</s>` included. That is `smoothing=add_one`,
+the default.
+
+`smoothing=kneser_ney` is interpolated Kneser-Ney (Chen & Goodman 1998) with
+one absolute discount D for every order:
+P_k(w | h) = max(c_k(h w) - D, 0) / c_k(h .) + D N1+(h .) / c_k(h .) P_{k-1}(w | h'),
+h' the context without its first token, P_0 = 1/V (V as above), and the
+order's own P_{k-1} where c_k(h .) = 0. c_n are raw counts; a lower order
+counts continuations, c_k(g) = the number of distinct (k+1)-gram types that
+end in g. It moves mass from a context's seen continuations to the lower
+orders, so a target n-gram that is absent but whose words are common is not
+scored as if it were unseen. It needs distinct-type counts over the whole
+corpus, so it encodes every corpus token (no shared OTHER id), which is slower.
 
 Speed (`make bench BENCH=audit`). Only the targets' n-grams are ever counted,
 so only the targets' vocabulary needs ids: a corpus token outside it becomes
@@ -43,6 +55,7 @@ from synbench.nlp import tokenize
 
 BOS, EOS, FIRST_WORD = 0, 1, 2
 TOKENIZERS = ("spacy", "whitespace")
+SMOOTHINGS = ("add_one", "kneser_ney")
 
 
 def whitespace_tokens(texts: Sequence[str]) -> tuple[pa.Array, np.ndarray]:
@@ -96,6 +109,8 @@ class _Queries:
     """
 
     vocabulary: pa.Array
+    tokens: pa.Array  # the targets' tokens end to end (Kneser-Ney re-encodes them per corpus)
+    lengths: np.ndarray
     full_index: pd.Index
     full_counts: sparse.csr_matrix
     context_index: pd.Index
@@ -118,14 +133,20 @@ def _occurrences(index: pd.Index, keys: np.ndarray) -> np.ndarray:
 
 
 class NgramAttack(Attack):
-    """Add-one n-gram LM membership attack; `reference=False` is the synthetic-only variant, score = log P_syn."""
+    """n-gram LM membership attack (add-one or Kneser-Ney); `reference=False` is the synthetic-only variant, score = log P_syn."""
 
-    def __init__(self, n: int = 2, tokenizer: str = "spacy", spacy_model: str = "en_core_web_sm", reference: bool = True) -> None:
+    def __init__(self, n: int = 2, tokenizer: str = "spacy", spacy_model: str = "en_core_web_sm", reference: bool = True,
+                 smoothing: str = "add_one", discount: float = 0.75) -> None:
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
-            raise ConfigError(f"attack.n={n!r} must be a whole number from 1 to 8")
+            raise ConfigError(f"attack.ngram.n={n!r} must be a whole number from 1 to 8")
         if tokenizer not in TOKENIZERS:
-            raise ConfigError(f"attack.tokenizer={tokenizer!r} is unknown; choose one of {', '.join(TOKENIZERS)}")
+            raise ConfigError(f"attack.ngram.tokenizer={tokenizer!r} is unknown; choose one of {', '.join(TOKENIZERS)}")
+        if smoothing not in SMOOTHINGS:
+            raise ConfigError(f"attack.ngram.smoothing={smoothing!r} is unknown; choose one of {', '.join(SMOOTHINGS)}")
+        if not 0 < discount < 1:
+            raise ConfigError(f"attack.ngram.discount={discount!r} must lie strictly between 0 and 1")
         self.n, self.tokenizer, self.spacy_model, self.reference = n, tokenizer, spacy_model, bool(reference)
+        self.smoothing, self.discount = smoothing, float(discount)
         self._bits = 63 // n
         # Per-instance caches: an audit scores many synthetic corpora against the same targets and references.
         self._queries = lru_cache(maxsize=2)(self._build_queries)
@@ -138,7 +159,8 @@ class NgramAttack(Attack):
         if not self.reference:
             return log_p
         if not references:
-            raise ConfigError("attack 'ngram' with reference=true needs reference corpora; set attack.reference=false for the synthetic-only variant")
+            raise ConfigError("attack 'ngram' with reference=true needs reference corpora; set attack.ngram.reference=false "
+                              "for the synthetic-only variant")
         return log_p - self._reference_term(key, tuple(ref.texts for ref in references))
 
     def tokens(self, texts: Sequence[str]) -> tuple[pa.Array, np.ndarray]:
@@ -151,6 +173,8 @@ class NgramAttack(Attack):
     def log_prob(self, queries: _Queries, texts: Sequence[str]) -> np.ndarray:
         """log P(target) under the model fitted on `texts`, for every target of `queries`."""
         tokens, lengths = self.tokens(texts)
+        if self.smoothing == "kneser_ney":
+            return self.kneser_ney_log_prob(queries, tokens, lengths)
         words = pc.dictionary_encode(tokens)
         vocab = len(words.dictionary) + 1
         known = pc.fill_null(pc.add(pc.index_in(words.dictionary, value_set=queries.vocabulary), FIRST_WORD), queries.other)
@@ -167,14 +191,51 @@ class NgramAttack(Attack):
         tokens, lengths = self.tokens(targets)
         words = pc.dictionary_encode(tokens)
         if len(words.dictionary) + FIRST_WORD + 1 > 1 << self._bits:
-            raise ConfigError(f"attack.n={self.n} packs each token into {self._bits} bits, too few for the "
+            raise ConfigError(f"attack.ngram.n={self.n} packs each token into {self._bits} bits, too few for the "
                               f"targets' {len(words.dictionary)} distinct tokens; use a smaller n")
         ids = words.indices.to_numpy(zero_copy_only=False).astype(np.int64) + FIRST_WORD
         keys = ngram_keys(ids, lengths, self.n, self._bits)
         full_code, full = pd.factorize(keys.full)
         context_code, context = pd.factorize(keys.context)
-        return _Queries(words.dictionary, pd.Index(full), _count_matrix(keys.doc, full_code, len(targets), len(full)),
+        return _Queries(words.dictionary, tokens, lengths, pd.Index(full), _count_matrix(keys.doc, full_code, len(targets), len(full)),
                         pd.Index(context), _count_matrix(keys.doc, context_code, len(targets), len(context)))
+
+    def kneser_ney_log_prob(self, queries: _Queries, tokens: pa.Array, lengths: np.ndarray) -> np.ndarray:
+        """log P(target) under interpolated Kneser-Ney fitted on a corpus' tokens, for every target of `queries`."""
+        words = pc.dictionary_encode(tokens)
+        size = len(words.dictionary)
+        if size + FIRST_WORD + 1 > 1 << self._bits:
+            raise ConfigError(f"attack.ngram.n={self.n} with smoothing=kneser_ney packs each token into {self._bits} bits, "
+                              f"too few for the corpus' {size} distinct tokens; use a smaller n")
+        ids = words.indices.to_numpy(zero_copy_only=False).astype(np.int64) + FIRST_WORD
+        corpus = ngram_keys(ids, lengths, self.n, self._bits).full
+        # A target token the corpus lacks gets one shared unseen id: no corpus n-gram holds it, so sharing is exact.
+        known = pc.fill_null(pc.add(pc.index_in(queries.tokens, value_set=words.dictionary), FIRST_WORD), FIRST_WORD + size)
+        target = ngram_keys(known.to_numpy(zero_copy_only=False).astype(np.int64), queries.lengths, self.n, self._bits)
+        prob = np.full(len(target.full), 1.0 / (size + 1))  # P_0 = 1/V
+        types = pd.unique(corpus)
+        for k in range(1, self.n + 1):
+            suffix = np.int64((1 << (k * self._bits)) - 1)
+            if k == self.n:  # the highest order counts occurrences
+                grams, counts = np.unique(corpus & suffix, return_counts=True)
+            else:  # lower orders count distinct left extensions: (k+1)-gram types ending in the k-gram
+                longer = pd.unique(types & np.int64((1 << ((k + 1) * self._bits)) - 1))
+                grams, counts = np.unique(longer & suffix, return_counts=True)
+            contexts = grams >> self._bits
+            context_index = pd.Index(np.unique(contexts))
+            at_context = context_index.get_indexer(contexts)
+            total = np.bincount(at_context, weights=counts, minlength=len(context_index))
+            distinct = np.bincount(at_context, minlength=len(context_index))
+            query = target.full & suffix
+            at = pd.Index(grams).get_indexer(query)
+            seen = np.where(at >= 0, counts[np.maximum(at, 0)], 0)
+            ctx = context_index.get_indexer(query >> self._bits)
+            denominator = np.where(ctx >= 0, total[np.maximum(ctx, 0)], 0.0)
+            weight = np.where(ctx >= 0, distinct[np.maximum(ctx, 0)], 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mixed = (np.maximum(seen - self.discount, 0) + self.discount * weight * prob) / denominator
+            prob = np.where(denominator > 0, mixed, prob)
+        return np.bincount(target.doc, weights=np.log(prob), minlength=len(queries.lengths))
 
     def _mean_reference_log_prob(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> np.ndarray:
         queries = self._queries(targets)

@@ -23,11 +23,12 @@ import numpy as np
 from omegaconf import DictConfig
 
 from synbench import registry
+from synbench.audit.attacks import attacks_from_node
 from synbench.audit.canaries import make_canaries, with_canaries
 from synbench.audit.config import AuditConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.plot import plot_roc
-from synbench.audit.repeats import block_bootstrap, repeat_summary
+from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summary
 from synbench.audit.summary import summarise
 from synbench.audit.targets import select_targets
 from synbench.base import Attack
@@ -75,9 +76,9 @@ class SubsetRunner:
     """Runs the generator on private set k and scores the targets, or returns the saved run if there is one."""
 
     def __init__(self, cfg: DictConfig, spec: JobSpec, job_dir: Path, audit: AuditConfig, train: Corpus,
-                 design: AuditDesign, attack: Attack, references: Sequence[Corpus], repeat: int = 0) -> None:
+                 design: AuditDesign, attacks: dict[str, Attack], references: Sequence[Corpus], repeat: int = 0) -> None:
         self.cfg, self.spec, self.audit, self.train, self.design = cfg, spec, audit, train, design
-        self.attack, self.references, self.repeat = attack, references, repeat
+        self.attacks, self.references, self.repeat = attacks, references, repeat
         self.folder = job_dir / "runs"
         self.prefix = "run" if repeat == 0 else f"rep{repeat}_run"
         self.digest = design.digest()
@@ -91,7 +92,8 @@ class SubsetRunner:
             record = json.loads((self.folder / f"{self.prefix}_{k:03d}.json").read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             return None
-        return record if record.get("job_key") == self.spec.key and record.get("design") == self.digest else None
+        same = record.get("job_key") == self.spec.key and record.get("design") == self.digest
+        return record if same and set(record.get("scores") or ()) == set(self.attacks) else None
 
     def __call__(self, k: int) -> dict[str, Any]:
         record = self.saved(k)
@@ -107,10 +109,10 @@ class SubsetRunner:
         synthetic = generator.sample(self.n_synthetic)
         if self.audit.save_synthetic:
             write_corpus_jsonl(self.folder / f"{self.prefix}_{k:03d}.synthetic.jsonl", synthetic)
-        scores = self.attack.score(self.targets, synthetic, self.references)
+        scores = {name: a.score(self.targets, synthetic, self.references).tolist() for name, a in self.attacks.items()}
         record = {"job_key": self.spec.key, "design": self.digest, "epsilon_spent": report.epsilon_spent,
                   "delta": report.delta, "n_private": len(private), "n_synthetic": len(synthetic),
-                  **output_health(synthetic.texts), "scores": scores.tolist()}
+                  **output_health(synthetic.texts), "scores": scores}
         write_json_atomic(self.folder / f"{self.prefix}_{k:03d}.json", record)  # written last: its presence means done
         return record
 
@@ -127,26 +129,29 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     with job.timing("design"):
         design, pool = build_design(audit, train, outliers, seed)
         design.save(job_dir / DESIGN_FILE.replace(".npz", f"{suffix}.npz"))
-    attack = registry.create("attacks", node(cfg, "attack"))
+    attacks = attacks_from_node(node(cfg, "attack"))
     references = [pool.subset(design.reference_set(m), name=f"{train.name}-ref-{m}") for m in range(len(design.ref_base))]
-    runner = SubsetRunner(cfg, spec, job_dir, audit, pool, design, attack, references, repeat)
+    runner = SubsetRunner(cfg, spec, job_dir, audit, pool, design, attacks, references, repeat)
     resumed = sum(runner.saved(k) is not None for k in range(len(design.inclusion)))
     log.info("audit (%s, repeat %d): %d outlier targets, %d canaries, %d private set(s), %d already done", audit.mode,
              repeat, int((design.kinds == 0).sum()), int((design.kinds == 1).sum()), len(design.inclusion), resumed)
     with job.timing("runs"):
         runs = [runner(k) for k in progress(range(len(design.inclusion)), desc="audit runs", unit="run")]
-    scores = np.array([r["scores"] for r in runs], dtype=float)
+    scores = {name: np.array([r["scores"][name] for r in runs], dtype=float) for name in attacks}
     delta = audit.delta if audit.delta is not None else runner.privacy.delta
     with job.timing("summary"):
         summary, roc, point = summarise(scores, design.inclusion, audit, delta, design.kinds, seed)
         if repeat == 0:
-            np.savez(job_dir / SCORES_FILE, scores=scores, members=design.inclusion, kinds=design.kinds,
+            np.savez(job_dir / SCORES_FILE, **{f"scores_{n}": s for n, s in scores.items()}, members=design.inclusion,
+                     kinds=design.kinds,
                      thresholds=roc.thresholds, tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
             if audit.mode == "k_subsets" and len(runs) >= 4:
-                summary.update(block_bootstrap(scores, design.inclusion, 2, audit.bootstrap_samples, seed, audit.confidence))
+                chosen = scores[summary.get("attack_chosen", next(iter(scores)))]
+                summary.update(block_bootstrap(chosen, design.inclusion, 2, audit.bootstrap_samples, seed, audit.confidence))
             plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid, point=point,
                      title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
-    return {"summary": summary, "runs": runs, "resumed": resumed, "runner": runner, "design": design, "delta": delta}
+    return {"summary": summary, "runs": runs, "resumed": resumed, "runner": runner, "design": design, "delta": delta,
+            "scores": scores}
 
 
 def audit_job(job: JobRun) -> None:
@@ -161,6 +166,10 @@ def audit_job(job: JobRun) -> None:
     summary = dict(first["summary"], targets=audit.targets, canary_repeats=audit.canary_repeats)
     if audit.repeats > 1:
         summary.update(repeat_summary([a["summary"] for a in audits], audit.confidence))
+    if audit.repeats > 1 and audit.mode == "one_run":
+        summary.update(pooled_summary([a["scores"] for a in audits], [a["design"].inclusion for a in audits],
+                                      [a["design"].kinds for a in audits], [a["summary"]["eps_emp_lower"] for a in audits],
+                                      audit, first["delta"], spec.seed))
     runner, design = first["runner"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
     control = not registry.load("generators", str(node(cfg, "generator")["_plugin_"])).private

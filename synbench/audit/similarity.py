@@ -1,0 +1,119 @@
+"""`attack=similarity`: a target's closest match in the released synthetic corpus (the SIM attack of Meeus et al. 2025).
+
+"The Canary's Echo" (Meeus, Wutschitz, Zanella-Béguelin, Tople & Shokri,
+ICML 2025) scores a target by how similar the synthetic records nearest to
+it are: Jaccard similarity of their n-gram sets (SIM_jac) or cosine
+similarity of their sentence embeddings (SIM_emb), averaged over the `k`
+closest records. Unlike the n-gram LM attack, which needs a target's exact
+n-grams in the synthetic text, a similarity survives paraphrase: a document
+released with half its words swapped keeps half its word set and most of
+its meaning, while a bigram survives only if both its words do.
+
+The score is calibrated like the n-gram attack's, against the same balanced
+reference corpora (each target in exactly half of them):
+score(x) = sim_syn(x) - mean_m sim_ref_m(x), so a target that is close to
+everything (a typical document) does not look like a member. Larger means member.
+
+`similarity=embedding` uses the audit's encoder (the `encoder` config node,
+the one that picks the outlier targets) through an in-memory
+`EmbeddingCache`: targets and references are embedded once per audit however
+many synthetic corpora are scored. Nothing is written to disk (the cache
+folder is not used), so no file name derived from private text is created.
+`similarity=jaccard` compares sets of lower-cased word n-grams (`unit=word`)
+or character n-grams within word boundaries (`unit=char`).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
+
+from synbench.base import Attack
+from synbench.corpus import Corpus
+from synbench.embeddings import EmbeddingCache, EncoderSpec
+from synbench.errors import ConfigError
+
+SIMILARITIES = ("embedding", "jaccard")
+UNITS = ("word", "char")
+
+
+def top_k_mean(similarity: np.ndarray, k: int) -> np.ndarray:
+    """Per row, the mean of its k largest entries (all of them when a row is shorter; 0 for an empty corpus)."""
+    if similarity.shape[1] == 0:
+        return np.zeros(similarity.shape[0])
+    k = min(k, similarity.shape[1])
+    return np.partition(similarity, similarity.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (zero rows stay zero), so a product of two is their cosine similarity."""
+    vectors = np.asarray(vectors, dtype=float)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+
+def jaccard_matrix(targets: Sequence[str], texts: Sequence[str], unit: str, n: int) -> np.ndarray:
+    """(targets x texts) Jaccard similarity of the documents' n-gram sets; 0 where both sets are empty.
+
+    Intersections are one sparse product of binary indicator matrices over a
+    vocabulary fitted on both sides; |A u B| = |A| + |B| - |A n B|.
+    """
+    if unit == "word":
+        vectorizer = CountVectorizer(binary=True, analyzer="word", ngram_range=(n, n), token_pattern=r"(?u)\b\w+\b")
+    else:
+        vectorizer = CountVectorizer(binary=True, analyzer="char_wb", ngram_range=(n, n))
+    if not len(texts) or not len(targets):
+        return np.zeros((len(targets), len(texts)))
+    try:
+        vectorizer.fit([*targets, *texts])
+    except ValueError:  # no n-gram in any document (all empty or shorter than n)
+        return np.zeros((len(targets), len(texts)))
+    a, b = vectorizer.transform(targets), vectorizer.transform(texts)
+    inter = np.asarray((a @ b.T).todense(), dtype=float)
+    union = np.asarray(a.sum(axis=1)).reshape(-1, 1) + np.asarray(b.sum(axis=1)).reshape(1, -1) - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+class SimilarityAttack(Attack):
+    """Closest-match membership attack: mean similarity of the k nearest synthetic documents, minus the references'."""
+
+    def __init__(self, similarity: str = "embedding", k: int = 1, unit: str = "word", n: int = 1, reference: bool = True,
+                 encoder: Mapping[str, Any] | None = None) -> None:
+        if similarity not in SIMILARITIES:
+            raise ConfigError(f"attack.similarity.similarity={similarity!r} is unknown; choose one of {', '.join(SIMILARITIES)}")
+        if unit not in UNITS:
+            raise ConfigError(f"attack.similarity.unit={unit!r} is unknown; choose one of {', '.join(UNITS)}")
+        for key, value in (("k", k), ("n", n)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"attack.similarity.{key}={value!r} must be a positive whole number")
+        if similarity == "embedding" and not encoder:
+            raise ConfigError("attack.similarity with similarity=embedding needs an encoder node (conf/attack/similarity.yaml "
+                              "sets encoder: ${encoder}); set it, or use similarity=jaccard")
+        self.similarity, self.k, self.unit, self.n, self.reference = similarity, k, unit, n, bool(reference)
+        self._cache = EmbeddingCache(EncoderSpec(**encoder)) if similarity == "embedding" and encoder else None
+        self._reference_term = lru_cache(maxsize=2)(self._mean_reference_similarity)
+
+    def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
+        """sim_syn(x) - mean_m sim_ref_m(x) per target (sim_syn(x) alone when `reference` is off)."""
+        closest = self.closest(tuple(targets), synthetic.texts)
+        if not self.reference:
+            return closest
+        if not references:
+            raise ConfigError("attack 'similarity' with reference=true needs reference corpora; set "
+                              "attack.similarity.reference=false for the synthetic-only variant")
+        return closest - self._reference_term(tuple(targets), tuple(tuple(ref.texts) for ref in references))
+
+    def closest(self, targets: tuple[str, ...], texts: Sequence[str]) -> np.ndarray:
+        """Per target, the mean similarity of its k most similar documents among `texts`."""
+        if self._cache is not None:
+            if not len(texts):
+                return np.zeros(len(targets))
+            cosine = unit_rows(self._cache.embed(targets)) @ unit_rows(self._cache.embed(list(texts))).T
+            return top_k_mean(cosine, self.k)
+        return top_k_mean(jaccard_matrix(targets, texts, self.unit, self.n), self.k)
+
+    def _mean_reference_similarity(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> np.ndarray:
+        return np.mean([self.closest(targets, ref) for ref in references], axis=0)
+
