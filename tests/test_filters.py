@@ -117,7 +117,7 @@ def test_smollm2_scores_are_probability_differences_that_vary() -> None:
     """With SmolLM2 the scores lie in [-1, 1] and differ between documents.
 
     Measured while writing this test: SmolLM2-135M (4-bit) scored a realistic review (-0.18) BELOW gibberish (-0.08),
-    so with the embedded model the filter is no quality judge (README says so); larger `model=` choices are.
+    so with the embedded model the filter is no quality judge (docs/filter.md says so); larger `model=` choices are.
     """
     from omegaconf import OmegaConf
 

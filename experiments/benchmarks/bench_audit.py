@@ -189,7 +189,7 @@ def demo_audit(overrides: list[str], leaky: bool = False) -> dict:
 
 
 def demo() -> dict:
-    """The README's comparison table (the DP-Gen rows come from `+experiment=audit_memorise` on the CLI)."""
+    """The demo audits (docs/audit.md; figures in bench.md); the DP-Gen rows come from `+experiment=audit_memorise`."""
     one, outliers = ["audit.mode=one_run"], ["audit.targets=outliers"]
     k10 = ["audit.mode=k_subsets", "audit.n_subsets=10"]
     leak = ["eps=1", "generator=copy"]  # the config of some generator to compose; the lying one replaces it
