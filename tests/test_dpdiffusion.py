@@ -57,7 +57,7 @@ def test_every_per_document_gradient_is_clipped(mode: str) -> None:
                            max_grad_norm=clip, accountant="rdp", noise=NoiseSource(), device="cpu", grad_sample_mode=mode,
                            criterion=torch.nn.CrossEntropyLoss())
     opt, hooks = private["optimizer"], private["hooks"]
-    loss_fn = MaskedDiffusionLoss(tok.mask_token_id, 16, 2, t_min=0.5, draws=2, seed=0)
+    loss_fn = MaskedDiffusionLoss(tok.mask_token_id, 16, 2, t_min=0.5, draws=2, noise=NoiseSource(seed=0))
     raw, clipped = [], []
     for i in range(len(data)):
         losses = loss_fn(model, collate([data[i]]))
@@ -146,7 +146,37 @@ def test_config_and_errors() -> None:
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         DPDiffusionGenerator(grad_sample_mode="functorch")
     with pytest.raises(ConfigError, match="noise_draws"):
-        MaskedDiffusionLoss(103, 8, 2, t_min=0.01, draws=0, seed=0)
+        MaskedDiffusionLoss(103, 8, 2, t_min=0.01, draws=0, noise=NoiseSource())
+
+
+def loss_draws(data: SequenceDataset, batches: list[list[int]], noise: NoiseSource) -> dict[int, list[torch.Tensor]]:
+    """Per document of `data` (by its id's key), the (t, masks) of its draws when the loss sees `batches` in order."""
+    loss = MaskedDiffusionLoss(public_tokenizer().mask_token_id, 16, 2, t_min=0.1, draws=2, noise=noise)
+    out: dict[int, list[torch.Tensor]] = {}
+    for rows in batches:
+        batch = collate([data[i] for i in rows])
+        t, masked = loss.masks(batch["doc"], 16)
+        for doc, t_doc, m_doc in zip(batch["doc"].tolist(), t, masked):
+            out.setdefault(doc, []).append(torch.cat([t_doc.flatten(), m_doc.flatten().float()]))
+    return out
+
+
+def test_a_documents_masks_do_not_depend_on_the_other_documents() -> None:
+    """Per-document draws from the secret noise: removing a document moves no other document's t or masks."""
+    tok = public_tokenizer()
+    docs = corpus(8)
+    full, fewer = SequenceDataset(docs, tok, 16), SequenceDataset(docs.subset([0, 2, 3, 4, 5, 6, 7]), tok, 16)
+    noise = NoiseSource(seed=7)  # a replication seed: the same secret key in both worlds
+    with_doc = loss_draws(full, [[0, 1, 2, 3], [4, 5, 6, 7], [0, 2, 5]], noise)
+    without = loss_draws(fewer, [[0, 1, 2], [3, 4, 5, 6], [0, 1, 4]], noise)  # the same documents, positions shifted
+    assert set(with_doc) - set(without) == {full[1].doc} and len(without) == 7
+    for doc, draws in without.items():
+        assert all(torch.equal(a, b) for a, b in zip(draws, with_doc[doc], strict=True))
+    assert not torch.equal(with_doc[full[0].doc][0], with_doc[full[0].doc][1])  # a document's second draw is fresh
+    # Secret noise: two sources draw different masks for the same documents; a replication seed repeats them.
+    secret = [loss_draws(full, [[0, 1]], NoiseSource()) for _ in range(2)]
+    assert not torch.equal(secret[0][full[0].doc][0], secret[1][full[0].doc][0])
+    assert torch.equal(loss_draws(full, [[0, 1]], noise)[full[1].doc][0], with_doc[full[1].doc][0])
 
 
 def test_dpdiffusion_conforms_to_the_generator_contract() -> None:

@@ -38,6 +38,11 @@ the rest, identically for all of them:
 - A batch may carry `unit` (row -> privacy unit): rows of one unit (the
   chunks of one long document) are summed into one per-sample gradient
   before clipping, so the document, not the chunk, is what is clipped.
+- No dropout under DP (`check_no_dropout`): its masks come from the global
+  torch RNG, seeded by the public `seed` and drawn in batch order, so one
+  document's presence would shift every later document's masks. Per-example
+  draws a loss needs come from the secret noise, per document
+  (`synbench.dp.document_noise`).
 """
 from __future__ import annotations
 
@@ -122,6 +127,34 @@ class Unsized:
         return iter(self.loader)
 
 
+def dropout_sites(model: torch.nn.Module) -> list[str]:
+    """Names of the modules of `model` that drop activations in training: dropout layers (LoRA's included) with
+    p > 0, and attention modules with a positive `attention_dropout` (Hugging Face's, applied functionally)."""
+    sites = []
+    for name, module in model.named_modules():
+        p = module.p if isinstance(module, torch.nn.modules.dropout._DropoutNd) else getattr(module, "attention_dropout", 0.0)
+        if isinstance(p, (int, float)) and p > 0:
+            sites.append(name or type(module).__name__)
+    return sites
+
+
+def check_no_dropout(model: torch.nn.Module) -> None:
+    """Refuse DP-SGD on a model that uses dropout: its masks are per-example draws the DP bound does not cover.
+
+    Dropout masks come from the global torch RNG (seeded by the public
+    `seed`) in batch order: the masks of every later document in a batch
+    depend on which documents came before, so the neighbour's per-sample
+    gradients differ in many rows, not one, and the attacker knows them.
+    """
+    sites = dropout_sites(model)
+    if sites:
+        shown = ", ".join(sites[:3]) + (f" and {len(sites) - 3} more" if len(sites) > 3 else "")
+        raise ConfigError(f"DP-SGD refuses dropout: {len(sites)} module(s) of the model drop activations in training "
+                          f"({shown}), with masks drawn from the public seed in batch order, so one document would shift "
+                          "every later document's masks; set generator.lora.dropout=0 (LoRA) and use a model whose "
+                          "config sets its dropout probabilities to 0, or run with eps=inf")
+
+
 def is_empty(batch: Any) -> bool:
     return not batch or next(iter(batch.values())).shape[0] == 0
 
@@ -151,6 +184,8 @@ class DPSGDModule(pl.LightningModule):
         self._loader: Unsized | None = None
         self._chunk_losses: list[tuple[float, int]] = []
         self._epoch_start = 0.0
+        if self.private:
+            check_no_dropout(model)
 
     @property
     def private(self) -> bool:
@@ -158,7 +193,7 @@ class DPSGDModule(pl.LightningModule):
 
     def configure_optimizers(self) -> Any:
         # Hugging Face models load in eval mode and Lightning keeps each submodule's mode; Opacus' hooks
-        # only record activations in training mode (dropout, if configured, needs it too).
+        # only record activations in training mode (dropout, without DP only, needs it too).
         self.model.train()
         params = [p for p in self.model.parameters() if p.requires_grad]
         optimizer: Any = torch.optim.AdamW(params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)

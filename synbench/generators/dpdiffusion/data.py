@@ -13,8 +13,11 @@ and take (1/t) x the cross-entropy of the masked positions, divided by the
 sequence length. With `noise_draws` k > 1 one document is noised k times and
 the k losses are averaged before clipping (the draws sit side by side in one
 row, each attending only to itself), so it is still one document's gradient
-and costs no privacy. The masking randomness is part of the per-document
-loss, not a privacy mechanism: it comes from the job's `seed`.
+and costs no privacy. Every draw of the loss (t and the masks) is drawn per
+document from the job's secret noise (`synbench.dp.document_noise`): one
+document's presence never moves another's masks, so the per-sample gradient
+of a document is a function of that document alone, as the DP-SGD bound
+needs, and the public `seed` says nothing about them.
 """
 from __future__ import annotations
 
@@ -25,9 +28,11 @@ import torch
 from torch.utils.data import Dataset
 
 from synbench.corpus import Corpus
+from synbench.dp.document_noise import DocumentNoise, document_key
 from synbench.dp.label_sets import label_sets, positions
 from synbench.dp.module import Batch, PerSampleLoss
 from synbench.errors import ConfigError
+from synbench.privacy import NoiseSource
 
 
 @lru_cache(maxsize=1)
@@ -48,6 +53,7 @@ def forbidden_ids(tokenizer: Any) -> list[int]:
 class Example(NamedTuple):
     input_ids: torch.Tensor  # [L]
     labels: torch.Tensor  # [n_labels] multi-hot
+    doc: int  # the document's key (`document_key` of its id): names its own random stream in the loss
 
 
 class SequenceDataset(Dataset):
@@ -60,12 +66,12 @@ class SequenceDataset(Dataset):
         bodies = tokenizer(list(corpus.texts), add_special_tokens=False, truncation=True,
                            max_length=max_seq_len)["input_ids"] if len(corpus) else []
         self.examples: list[Example] = []
-        for body, labels in zip(bodies, label_sets(corpus)):
+        for body, labels, doc_id in zip(bodies, label_sets(corpus), corpus.ids):
             body = body[:max_seq_len - 2]
             ids = [tokenizer.cls_token_id, *body] + [tokenizer.sep_token_id] * (max_seq_len - 1 - len(body))
             code = torch.zeros(len(corpus.label_space))
             code[[position[label] for label in labels]] = 1.0
-            self.examples.append(Example(torch.tensor(ids), code))
+            self.examples.append(Example(torch.tensor(ids), code, document_key(doc_id)))
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -76,7 +82,7 @@ class SequenceDataset(Dataset):
 
 def collate(batch: Sequence[Example]) -> dict[str, torch.Tensor]:
     return {"input_ids": torch.stack([e.input_ids for e in batch]), "labels": torch.stack([e.labels for e in batch]),
-            "weight": torch.ones(len(batch))}
+            "weight": torch.ones(len(batch)), "doc": torch.tensor([e.doc for e in batch], dtype=torch.long)}
 
 
 def label_codes(plan: Sequence[Sequence[str]], label_space: Sequence[str]) -> torch.Tensor:
@@ -98,20 +104,34 @@ def layout(batch_size: int, length: int, draws: int, device: Any) -> tuple[torch
 
 
 class MaskedDiffusionLoss(PerSampleLoss):
-    """(1/t) x cross-entropy over the masked positions, per document, averaged over `draws` noise draws."""
+    """(1/t) x cross-entropy over the masked positions, per document, averaged over `draws` noise draws.
 
-    def __init__(self, mask_id: int, seq_len: int, n_labels: int, *, t_min: float, draws: int, seed: int) -> None:
+    t and the masks of each document come from its own stream of the secret
+    `noise` (`DocumentNoise`, stream `dpdiffusion_masks`), never from `seed`.
+    """
+
+    def __init__(self, mask_id: int, seq_len: int, n_labels: int, *, t_min: float, draws: int, noise: NoiseSource) -> None:
         if not 0.0 < t_min < 1.0 or draws < 1:
             raise ConfigError(f"generator.t_min={t_min} must lie in (0, 1) and generator.noise_draws={draws} be >= 1")
         self.mask_id, self.seq_len, self.n_labels, self.t_min, self.draws = mask_id, seq_len, n_labels, t_min, draws
-        self.rng = torch.Generator().manual_seed(seed)  # masking: part of the loss, not a privacy mechanism
+        self.noise = DocumentNoise(noise, "dpdiffusion_masks")
+
+    def masks(self, docs: torch.Tensor, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(t [B, k, 1], masked [B, k, L]) for the documents `docs`, each row from that document's own next draw."""
+        t, masked = [], []
+        for doc in docs.tolist():
+            rng = self.noise.next(int(doc))
+            t_doc = self.t_min + (1 - self.t_min) * torch.rand(self.draws, 1, generator=rng)
+            t.append(t_doc)
+            masked.append(torch.rand(self.draws, length, generator=rng) < t_doc)
+        out = torch.stack(masked)
+        out[:, :, 0] = False  # the label-set code is never masked
+        return torch.stack(t), out
 
     def __call__(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
         ids = batch["input_ids"]
         b, length, k = ids.shape[0], ids.shape[1], self.draws
-        t = self.t_min + (1 - self.t_min) * torch.rand(b, k, 1, generator=self.rng)
-        masked = torch.rand(b, k, length, generator=self.rng) < t
-        masked[:, :, 0] = False  # the label-set code is never masked
+        t, masked = self.masks(batch["doc"], length)
         t, masked = t.to(ids.device), masked.to(ids.device)
         clean = ids.unsqueeze(1).expand(b, k, length)
         noisy = torch.where(masked, torch.full_like(clean, self.mask_id), clean)
@@ -125,7 +145,8 @@ class MaskedDiffusionLoss(PerSampleLoss):
     def null_batch(self) -> Batch:
         """One all-[MASK] row with weight 0: exactly zero gradient."""
         return {"input_ids": torch.full((1, self.seq_len), self.mask_id, dtype=torch.long),
-                "labels": torch.zeros(1, self.n_labels), "weight": torch.zeros(1)}
+                "labels": torch.zeros(1, self.n_labels), "weight": torch.zeros(1),
+                "doc": torch.full((1,), -1, dtype=torch.long)}  # no document's key (those are >= 0)
 
     def count(self, batch: Batch) -> tuple[int, int]:
         examples = int(batch["weight"].sum())

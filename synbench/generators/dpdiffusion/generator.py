@@ -91,7 +91,7 @@ class DPDiffusionGenerator(Generator):
         device = s.device()
         model = Denoiser(cfg).to(device)
         loss = MaskedDiffusionLoss(tokenizer.mask_token_id, s.max_seq_len, len(corpus.label_space), t_min=s.t_min,
-                                   draws=s.noise_draws, seed=seed)
+                                   draws=s.noise_draws, noise=privacy.noise)
         module = DPSGDModule(model, dataset, collate, s.train_config(privacy, budget), loss)
         train_s = fit_module(module, **s.trainer_kwargs(device))
         eps_spent = budget.spent(privacy, module.privacy_engine, "dpdiffusion")
