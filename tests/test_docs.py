@@ -1,0 +1,52 @@
+"""The front door and the docs site: README stays short and its links resolve; `mkdocs build --strict` fails on a
+broken link, so CI (`make check`) catches one."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_readme_is_a_short_front_door_whose_links_resolve() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    assert not re.search(r"\bissue\s*#?\d+|#\d{2,}\b", readme, re.I), "README refers to an issue number"
+    targets = [t for t in LINK.findall(readme) if not re.match(r"[a-z]+://", t)]
+    assert any(t.startswith("docs/") for t in targets)
+    missing = [t for t in targets if not (REPO / t).exists()]
+    assert missing == [], f"README links to files that do not exist: {missing}"
+
+
+def strict_build(root: Path) -> subprocess.CompletedProcess[str]:
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    return subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(root / "site")], cwd=root,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def test_the_strict_docs_build_passes_and_fails_on_a_broken_link(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed (make install installs it)")
+    pytest.importorskip("material", reason="the docs extra is not installed (make install installs it)")
+    shutil.copytree(REPO / "docs", tmp_path / "docs")
+    shutil.copy(REPO / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    results = tmp_path / "experiments" / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    shutil.copy(REPO / "experiments" / "benchmarks" / "results" / "bench.md", results / "bench.md")
+    built = strict_build(tmp_path)
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert "bench_audit" in (tmp_path / "site" / "results" / "index.html").read_text()  # bench.md is included
+    page = tmp_path / "docs" / "concepts.md"
+    page.write_text(page.read_text() + "\nSee [the old notes](no-such-page.md).\n")
+    broken = strict_build(tmp_path)
+    assert broken.returncode != 0 and "no-such-page.md" in broken.stderr
+    (results / "bench.md").unlink()
+    page.write_text(page.read_text().replace("\nSee [the old notes](no-such-page.md).\n", ""))
+    assert strict_build(tmp_path).returncode != 0  # a generated file the docs include is missing
