@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)#\s]+)(?:#[^)]*)?\)")
+SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', re.M)  # a generated file a docs page includes (pymdownx.snippets)
 
 
 def test_readme_is_a_short_front_door_whose_links_resolve() -> None:
@@ -37,9 +38,11 @@ def test_the_strict_docs_build_passes_and_fails_on_a_broken_link(tmp_path: Path)
     pytest.importorskip("material", reason="the docs extra is not installed (make install installs it)")
     shutil.copytree(REPO / "docs", tmp_path / "docs")
     shutil.copy(REPO / "mkdocs.yml", tmp_path / "mkdocs.yml")
-    results = tmp_path / "experiments" / "benchmarks" / "results"
-    results.mkdir(parents=True)
-    shutil.copy(REPO / "experiments" / "benchmarks" / "results" / "bench.md", results / "bench.md")
+    included = {m for page in (REPO / "docs").rglob("*.md") for m in SNIPPET.findall(page.read_text())}
+    assert "experiments/benchmarks/results/bench.md" in included
+    for name in included:  # the generated files the pages include, at their place under the repository root
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / name, tmp_path / name)
     built = strict_build(tmp_path)
     assert built.returncode == 0, built.stderr[-2000:]
     assert "bench_audit" in (tmp_path / "site" / "results" / "index.html").read_text()  # bench.md is included
@@ -47,6 +50,6 @@ def test_the_strict_docs_build_passes_and_fails_on_a_broken_link(tmp_path: Path)
     page.write_text(page.read_text() + "\nSee [the old notes](no-such-page.md).\n")
     broken = strict_build(tmp_path)
     assert broken.returncode != 0 and "no-such-page.md" in broken.stderr
-    (results / "bench.md").unlink()
+    (tmp_path / "experiments" / "benchmarks" / "results" / "bench.md").unlink()
     page.write_text(page.read_text().replace("\nSee [the old notes](no-such-page.md).\n", ""))
     assert strict_build(tmp_path).returncode != 0  # a generated file the docs include is missing
