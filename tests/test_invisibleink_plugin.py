@@ -20,11 +20,14 @@ def installed_plugin() -> None:
 
 
 def test_listed_with_its_config_group(installed_plugin: None, tmp_path: Path) -> None:
-    """`task=plugins` names the package; `--cfg job` resolves generator=invisibleink from the plugin's own YAML."""
+    """`task=plugins` names the package; `--cfg job` resolves generator=invisibleink from the plugin's own YAML.
+
+    Its default batching is `hashed`, DP under the add/remove adjacency SynBench promises for every generator.
+    """
     listing = run_cli(["task=plugins"], cwd=tmp_path).stdout.splitlines()
     assert any(line.split()[:1] == ["invisibleink"] and "synbench-invisibleink" in line for line in listing)
     job = run_cli(["generator=invisibleink", "--cfg", "job"], cwd=tmp_path).stdout
-    assert "_plugin_: invisibleink" in job and "batch_size: 7" in job
+    assert "_plugin_: invisibleink" in job and "batch_size: 7" in job and "batching: hashed" in job
 
 
 def test_demo_sweep_includes_it() -> None:
@@ -45,6 +48,7 @@ def test_job_with_invisibleink(installed_plugin: None, tmp_path: Path, tiny_data
     generation = results["generation"]
     assert generation["n_synthetic"] == 30 and generation["batch_size"] == 3 and generation["clip"] > 0
     assert generation["sample_tokens"] >= 30 and "label_noise_std" in generation
+    assert generation["batching"] == "hashed" and generation["adjacency"] == "add_remove"
 
 
 def test_conforms_to_the_generator_contract(installed_plugin: None, tiny_model: dict[str, Any]) -> None:

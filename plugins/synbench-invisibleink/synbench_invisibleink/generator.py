@@ -1,8 +1,8 @@
 """`InvisibleInkGenerator`: DP synthetic text by private decoding (InvisibleInk, arXiv 2507.02974).
 
 No model is trained. `fit` releases the label plan, splits the private
-documents of each label set into disjoint batches of B (in an order drawn
-from `seed`, which is data-independent), and fixes the clip norm C that
+documents of each label set into disjoint batches of about B (`batching`,
+below: data-independent), and fixes the clip norm C that
 makes the whole release meet the budget; `sample` writes each synthetic
 document of a label set from the next unused batch of that set: per token,
 the B private prompts (one reference each) and the public prompt (label and
@@ -20,18 +20,21 @@ When a label set's batches are used up (or it has no private document), its
 further documents come from the public prompt alone: a batch of empty
 references, which reads no private data and costs nothing.
 
-Batching (`batching`): `sequential` is the paper's and `invink`'s: the
-documents of a label set, in a seeded order, cut into consecutive batches of
-B. Its bound is for a document replaced by the empty reference; adding or
-removing one shifts every later batch boundary of its set. `hashed` covers
-add/remove adjacency (what DP-SGD's Poisson sampling and the audit's
-include/exclude design assume): a label set gets K = ceil(n_set / B)
+Batching (`batching`): `hashed`, the default, covers add/remove adjacency,
+the one SynBench promises for every generator (and DP-SGD's Poisson sampling
+and the audit's include/exclude design assume): a label set gets K = ceil(n_set / B)
 batches, n_set its DP (noisy) count from the label plan, and each document
 goes to batch hash(seed, pass, text) mod K, a function of that document
 alone. Adding a document then adds one reference to one batch per pass; as
 the scores divide by the fixed B whatever a batch holds, it moves each score
 by at most C/B, the same bound, so the accounting is unchanged. A batch then
-holds about B documents, not exactly B.
+holds about B documents, not exactly B. `sequential` is the paper's and
+`invink`'s, kept to replicate the paper: the documents of a label set, in a
+seeded order, cut into consecutive batches of B. Its bound is for a document
+replaced by the empty reference; adding or removing one shifts every later
+batch boundary of its set, so it is not DP under add/remove adjacency.
+Results say which guarantee a run has: `"adjacency": "add_remove"` (hashed)
+or `"replace"` (sequential).
 """
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets as lsets
 from synbench.errors import ConfigError
-from synbench.generators.augpe.prompts import load_prompts
+from synbench.lm.prompts import load_prompts
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, torch_threads
 from synbench.privacy import PrivacySpec
@@ -55,7 +58,9 @@ from synbench_invisibleink import accounting
 from synbench_invisibleink.decoding import DecodeStats, Mechanism, Request, decode
 
 LABEL_PRIORS = ("dp", "uniform")
-BATCHINGS = ("sequential", "hashed")
+BATCHINGS = ("hashed", "sequential")
+# The neighbouring relation each batching's bound holds under, reported in results as `adjacency`.
+ADJACENCY = {"hashed": "add_remove", "sequential": "replace"}
 PRIVATE_PROMPT = 'Here is a {label} {domain}:\n"{text}"\nWrite one more {label} {domain} in the same style. Reply with the text only.'
 PUBLIC_PROMPT = "Write one {label} {domain}. Reply with the text only."
 
@@ -67,13 +72,13 @@ class InvisibleInkGenerator(Generator):
         "clip", "batch_size", "passes", "temperature", "top_k", "max_new_tokens", "rho", "rho_text", "rho_labels",
         "rho_per_token", "delta_accounted", "model", "max_context_tokens",
         "label_noise_std", "label_mechanisms", "label_delta_select", "label_threshold", "label_tail",
-        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share", "batching",
+        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share", "batching", "adjacency",
         "sample_tokens", "sample_s", "sample_tokens_per_s",
         "topk_plus_mean", "expansion_share",
     })
 
     def __init__(self, model: Mapping[str, Any], prompts: str | Mapping[str, Any] = "default", batch_size: int = 7,
-                 passes: int = 1, batching: str = "sequential", max_new_tokens: int = 48, temperature: float = 1.0, top_k: int = 50,
+                 passes: int = 1, batching: str = "hashed", max_new_tokens: int = 48, temperature: float = 1.0, top_k: int = 50,
                  max_context_tokens: int = 96, private_prompt: str = PRIVATE_PROMPT, public_prompt: str = PUBLIC_PROMPT,
                  label_prior: str = "dp", label_rho_share: float = 0.1, label_sets: Mapping[str, Any] | None = None,
                  max_rows: int = 64, num_threads: int | None = None) -> None:
@@ -84,7 +89,8 @@ class InvisibleInkGenerator(Generator):
         if temperature <= 0:
             raise ConfigError(f"generator.temperature={temperature} must be positive")
         if batching not in BATCHINGS:
-            raise ConfigError(f"generator.batching={batching!r}: use one of {BATCHINGS} (hashed covers add/remove adjacency)")
+            raise ConfigError(f"generator.batching={batching!r}: use one of {BATCHINGS} (hashed covers add/remove "
+                              "adjacency; sequential, the paper's, only replace-by-empty)")
         if label_prior not in LABEL_PRIORS or not 0.0 < label_rho_share < 1.0:
             raise ConfigError(f"generator.label_prior must be one of {LABEL_PRIORS} and label_rho_share in (0, 1)")
         for name, template, fields in (("private_prompt", private_prompt, ("{label}", "{text}")),
@@ -128,7 +134,7 @@ class InvisibleInkGenerator(Generator):
         spent = accounting.gaussian_rho(sigma, gaussians) if dp_labels else 0.0
         eps = accounting.zcdp_epsilon(rho_text + spent, delta - select) if privacy.is_private else math.inf
         details = {"clip": clip if math.isfinite(clip) else None, "batch_size": self.batch_size, "passes": self.passes,
-                   "batching": self.batching,
+                   "batching": self.batching, "adjacency": ADJACENCY[self.batching],
                    "temperature": self.temperature, "top_k": self.top_k, "max_new_tokens": self.max_new_tokens,
                    "max_context_tokens": self.max_context_tokens, "model": self.model.get("name"),
                    "rho": _finite(rho_text + spent), "rho_text": _finite(rho_text), "rho_labels": _finite(spent),

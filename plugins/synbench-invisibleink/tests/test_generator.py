@@ -16,7 +16,7 @@ from synbench.corpus import Corpus
 from synbench.dp import label_sets as lsets
 from synbench.errors import ConfigError
 from synbench.lm.generation import chat_prompt
-from synbench.models import load_causal_lm
+from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.registry import create
 from synbench.testing import check_generator, public_corpus
@@ -84,7 +84,7 @@ def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(cha
     monkeypatch.setattr(module, "decode", spy)
     for passes in (1, 2):
         seen.clear()
-        gen = make(chat_model, batch_size=3, passes=passes, max_new_tokens=2, max_context_tokens=200)
+        gen = make(chat_model, batch_size=3, passes=passes, max_new_tokens=2, max_context_tokens=200, batching="sequential")
         gen.fit(corpus, PrivacySpec(2.0, 1e-5), seed=0)
         out = [gen.sample(4), gen.sample(30), gen.sample(9, {("relief",): 9})]
         labels = [ls for o in out for ls in o.labels]
@@ -122,11 +122,18 @@ def test_hashed_batches_change_in_one_batch_per_pass_when_a_document_is_added(ch
         assert sorted(t for batch in rounds[: len(rounds) // 2] for t in batch) == sorted(texts)  # each once per pass
 
 
-def test_hashed_batching_runs_end_to_end(chat_model: dict[str, Any]) -> None:
-    gen = make(chat_model, batch_size=3, batching="hashed")
+def test_hashed_batching_is_the_default_and_results_name_each_batchings_adjacency(chat_model: dict[str, Any]) -> None:
+    """Add/remove adjacency, what SynBench promises, by default; the paper's sequential batching says "replace"."""
+    node = yaml.safe_load(files("synbench_invisibleink.conf").joinpath("generator/invisibleink.yaml").read_text())
+    assert node["batching"] == inspect.signature(InvisibleInkGenerator).parameters["batching"].default == "hashed"
+    gen = make(chat_model, batch_size=3)
     report = gen.fit(public_corpus(per_label=7), PrivacySpec(2.0, 1e-5), seed=0)
     assert report.epsilon_spent == pytest.approx(2.0, abs=1e-6) and report.details["batching"] == "hashed"
+    assert report.details["adjacency"] == "add_remove" and "adjacency" in InvisibleInkGenerator.public_details
     assert len(gen.sample(8)) == 8
+    sequential = make(chat_model, batch_size=3, batching="sequential").fit(public_corpus(per_label=7),
+                                                                          PrivacySpec(2.0, 1e-5), seed=0)
+    assert sequential.details["batching"] == "sequential" and sequential.details["adjacency"] == "replace"
 
 
 def test_eps_inf_with_one_reference_is_ordinary_decoding_from_the_private_context(chat_model: dict[str, Any]) -> None:
