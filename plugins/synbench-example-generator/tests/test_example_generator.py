@@ -5,6 +5,7 @@ import inspect
 import math
 from collections import Counter
 from importlib.resources import files
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.registry import create
-from synbench.testing import check_generator
+from synbench.testing import parametrize_with_checks
 from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
 
 POS = ["the movie was great and fun", "a great film with a fun plot", "i loved the great acting"]
@@ -150,6 +151,8 @@ def test_sample_before_fit_fails() -> None:
         DPUnigramGenerator().sample(1)
 
 
-def test_conforms_to_the_synbench_generator_contract() -> None:
-    """SynBench's conformance kit: budget, delta, secret noise, label_counts, no private text in details, ..."""
-    check_generator(DPUnigramGenerator)
+@parametrize_with_checks([DPUnigramGenerator], audit=True)
+def test_conforms_to_the_synbench_generator_contract(check: Callable[[], None]) -> None:
+    """SynBench's conformance kit, one test case per named check (api, fit-sample, ..., sentinels, noise, audit):
+    budget and delta, no private text in details or in what sample() writes, secret noise, label_counts, ..."""
+    check()
