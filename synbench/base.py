@@ -155,6 +155,11 @@ class Metric(ABC):
         """Output keys computed from private data (`ctx.train`) without noise; written only on opt-in."""
         return frozenset()
 
+    def diagnostic_keys(self) -> frozenset[str]:
+        """Output keys computed from private data without noise that are the operator's own reference, like the
+        audit's figures (utility's real-data upper bound): always written, and named in `non_dp_outputs`."""
+        return frozenset()
+
     @abstractmethod
     def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
         """Flat metric values for one (real, synthetic) pair."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -17,12 +18,14 @@ from synbench.base import MetricContext
 from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
 from synbench.errors import ConfigError, PluginError
+from synbench.generators.copy import CopyGenerator
 from synbench.metrics.common import counter_js, js_divergence, matched_sample, real_halves
 from synbench.metrics.entities import EntitiesMetric
 from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
 from synbench.metrics.mauve import MauveMetric
 from synbench.metrics.utility import UtilityMetric, decode, f1_micro_macro
+from synbench.privacy import PrivacySpec
 
 REQUIRED = {
     "utility": ("f1_micro", "f1_macro", "random_f1", "majority_f1", "real_f1", "n_unknown_labels", "n_missing_classes"),
@@ -209,7 +212,7 @@ def test_utility_shuffled_labels_score_lower_and_baselines_are_computed() -> Non
 
 def test_utility_eval_baselines_are_cross_fitted_without_the_training_split() -> None:
     real = sentiment(60, offset=100)
-    metric, ctx = UtilityMetric(TFIDF), context(None)  # default baselines=eval: no private training split at all
+    metric, ctx = UtilityMetric(TFIDF, baselines="eval"), context(None)  # no private training split at all
     good = metric(real, sentiment(60), ctx)
     noise = metric(shuffled(real), sentiment(60), ctx)
     assert good["real_f1"] > 0.9 and good["real_f1_macro"] > 0.9
@@ -222,10 +225,10 @@ def test_utility_eval_baselines_are_cross_fitted_without_the_training_split() ->
         assert 0 <= tiny["real_f1"] <= 1 and 0 <= tiny["majority_f1"] <= 1
 
 
-def test_utility_declares_train_baselines_non_dp() -> None:
+def test_utility_declares_train_baselines_as_diagnostics() -> None:
     train_keys = {"majority_f1", "majority_f1_macro", "real_f1", "real_f1_macro"}
-    assert UtilityMetric(TFIDF).non_dp_keys() == frozenset()
-    assert UtilityMetric(TFIDF, baselines="train").non_dp_keys() == train_keys
+    assert UtilityMetric(TFIDF).diagnostic_keys() == train_keys and UtilityMetric(TFIDF).non_dp_keys() == frozenset()
+    assert UtilityMetric(TFIDF, baselines="eval").diagnostic_keys() == frozenset()
     real = sentiment(30, offset=100)
     assert train_keys <= set(UtilityMetric(TFIDF, baselines="train")(real, sentiment(60), context(sentiment(60))))
     with pytest.raises(ConfigError, match="baselines=train needs the real training split"):
@@ -239,6 +242,42 @@ def test_utility_baseline_options_are_validated() -> None:
         with pytest.raises(ConfigError, match=r"metrics\.utility\.baseline_folds=.*>= 2"):
             UtilityMetric(TFIDF, baseline_folds=folds)  # type: ignore[arg-type]
     assert UtilityMetric(TFIDF, baseline_folds=2).baseline_folds == 2
+
+
+def many_labels(n_labels: int, per_label: int, variant: int) -> Corpus:
+    """Single-label documents over `n_labels` labels, each with its own marker word among shared filler words."""
+    space = tuple(f"label{j:03d}" for j in range(n_labels))
+    texts = [f"marker{j} shared word{(7 * j + r + variant) % 11}" for j in range(n_labels) for r in range(per_label)]
+    return corpus(texts, [[space[j]] for j in range(n_labels) for _ in range(per_label)], space, name=f"many{variant}")
+
+
+def test_utility_is_correct_beyond_127_labels() -> None:
+    # With an int8 label matrix scikit-learn's one-vs-rest wrapped the class indices at 128 and scored F1 0.0 here.
+    train, real = many_labels(300, 1, 0), many_labels(300, 1, 5)
+    copy = CopyGenerator()
+    copy.fit(train, PrivacySpec(math.inf, 1e-6), seed=0)
+    out = UtilityMetric(TFIDF)(real, copy.sample(len(train)), context(train))
+    assert out["f1_micro"] >= 0.9 and out["f1_macro"] >= 0.9 and out["real_f1"] >= 0.9
+    assert out["majority_f1"] < 0.01
+
+
+def test_copy_control_scores_exactly_the_real_data_row() -> None:
+    rng = np.random.default_rng(3)
+    words = ["great", "awful", "fine", "ok", "product", "price", "box", "late"]
+
+    def noisy(n: int, offset: int) -> Corpus:  # labels only loosely tied to words: F1 well below 1
+        labels = [["pos"] if rng.random() < 0.6 else ["neg"] for _ in range(n)]
+        texts = [" ".join(rng.choice(words[:2] if rng.random() < 0.5 else words, 4)) + f" {offset + i}" for i in range(n)]
+        return corpus(texts, labels, name=f"noisy{offset}")
+
+    train, real = noisy(80, 0), noisy(60, 1000)
+    copy = CopyGenerator()
+    copy.fit(train, PrivacySpec(math.inf, 1e-6), seed=0)
+    out = UtilityMetric(TFIDF)(real, copy.sample(len(train)), context(train))
+    assert 0.2 < out["f1_macro"] < 0.95  # a non-trivial score, so the equality below means something
+    assert (out["f1_micro"], out["f1_macro"]) == (out["real_f1"], out["real_f1_macro"])
+    eval_mode = UtilityMetric(TFIDF, baselines="eval")(real, copy.sample(len(train)), context(train))
+    assert eval_mode["real_f1"] != out["real_f1"]  # the cross-fitted bound is another (smaller-sample) quantity
 
 
 def test_utility_counts_unknown_labels_and_missing_classes_without_crashing() -> None:
@@ -262,19 +301,26 @@ def test_utility_multilabel_one_code_path() -> None:
     assert out["n_missing_classes"] == 0
 
 
-def test_real_f1_is_kept_on_disk_between_jobs(tmp_path: Path) -> None:
+def test_real_f1_is_kept_on_disk_between_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     train, real = sentiment(60), sentiment(30, offset=100)
-    first = UtilityMetric(TFIDF)(real, train, context(train, cache_dir=str(tmp_path)))
+    eval_mode = UtilityMetric(TFIDF, baselines="eval")
+    first = eval_mode(real, train, context(train, cache_dir=str(tmp_path)))
     [memo] = (tmp_path / "utility").glob("real_f1-*.json")
     assert json.loads(memo.read_text())["micro"] == first["real_f1"]
     memo.write_text(json.dumps({"micro": 0.123, "macro": 0.1}))
     # eval mode is keyed by the eval corpus only: another (or no) training split hits the same memo
-    assert UtilityMetric(TFIDF)(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] == 0.123
-    assert UtilityMetric(TFIDF)(real, sentiment(9), context(sentiment(9), cache_dir=str(tmp_path)))["real_f1"] == 0.123
+    assert eval_mode(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] == 0.123
+    assert eval_mode(real, sentiment(9), context(sentiment(9), cache_dir=str(tmp_path)))["real_f1"] == 0.123
     # ... and mode and folds are part of the key
-    assert UtilityMetric(TFIDF, baselines="train")(real, train, context(train, cache_dir=str(tmp_path)))["real_f1"] == 1.0
-    assert UtilityMetric(TFIDF, baseline_folds=3)(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] != 0.123
-    assert len(list((tmp_path / "utility").glob("real_f1-*.json"))) == 3
+    assert UtilityMetric(TFIDF)(real, train, context(train, cache_dir=str(tmp_path)))["real_f1"] == 1.0
+    folds3 = UtilityMetric(TFIDF, baselines="eval", baseline_folds=3)
+    assert folds3(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] != 0.123
+    names = {p.name for p in (tmp_path / "utility").glob("real_f1-*.json")}
+    assert len(names) == 3
+    # the file name is keyed by the per-user secret, so it is no digest of the private split: another secret, another name
+    monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "other.key"))
+    UtilityMetric(TFIDF)(real, train, context(train, cache_dir=str(tmp_path)))
+    assert len({p.name for p in (tmp_path / "utility").glob("real_f1-*.json")} - names) == 1
 
 
 def test_classifier_config_errors_are_clear() -> None:
@@ -294,10 +340,11 @@ def test_metrics_group_composes_and_builds() -> None:
     assert (classifier._plugin_, classifier.pretrained, classifier.epochs, classifier.lr) == \
         ("transformer", "bert-large-uncased", 5, 2e-5)
     utility = compose_config(["metrics=[utility]"]).metrics.utility
-    assert (utility.classifier._plugin_, utility.baselines, utility.baseline_folds) == ("tfidf", "eval", 5)
-    assert registry.create("metrics", utility).non_dp_keys() == frozenset()
-    train_mode = compose_config(["metrics=[utility]", "metrics.utility.baselines=train"]).metrics.utility
-    assert "real_f1" in registry.create("metrics", train_mode).non_dp_keys()
+    # the paper's upper bound by default: the classifier trained on the real training split
+    assert (utility.classifier._plugin_, utility.baselines, utility.baseline_folds) == ("tfidf", "train", 5)
+    assert "real_f1" in registry.create("metrics", utility).diagnostic_keys()
+    eval_mode = compose_config(["metrics=[utility]", "metrics.utility.baselines=eval"]).metrics.utility
+    assert registry.create("metrics", eval_mode).diagnostic_keys() == frozenset()
     for name in ("mauve", "entities", "length", "labels"):
         assert registry.create("metrics", cfg.metrics[name]).section == "fidelity"
 
@@ -310,9 +357,12 @@ def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> No
     for section, keys in REQUIRED.items():
         for key in keys:
             assert isinstance(results[section][key], (int, float)), f"{section}.{key}"
-    # separable data: the copy control (trained on the train split) and the cross-fitted eval baseline are both perfect
-    assert results["utility"]["real_f1"] == results["utility"]["f1_micro"] == 1.0
-    assert not [k for k in results.get("non_dp_outputs", []) if k.startswith("utility.")]  # eval baselines are not private
+    # the copy control trains on the training split in order: exactly the real-data row
+    assert results["utility"]["real_f1"] == results["utility"]["f1_micro"]
+    assert results["utility"]["real_f1_macro"] == results["utility"]["f1_macro"]
+    # the train baselines are written and named, as the audit's figures are
+    assert [k for k in results["non_dp_outputs"] if k.startswith("utility.")] == \
+        ["utility.majority_f1", "utility.majority_f1_macro", "utility.real_f1", "utility.real_f1_macro"]
     assert {"metric_utility_s", "metric_mauve_s"} <= set(results["timing"])
     assert list((tmp_path / "out" / "cache").glob("*.npy"))  # embeddings kept on local disk for the next job
 

@@ -28,7 +28,8 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
 
 
 def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricContext, opt_in: bool, suffix: str = "") -> list[str]:
-    """Every configured metric of `synthetic` into `results[<section><suffix>]`; returns the non-DP keys written (opt-in)."""
+    """Every configured metric of `synthetic` into `results[<section><suffix>]`; returns the non-DP keys written
+    (a metric's diagnostic keys always, its other non-DP keys on opt-in)."""
     metrics = node(job.cfg, "metrics")
     written_by: dict[str, str] = {}
     non_dp: list[str] = []
@@ -43,7 +44,8 @@ def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricConte
                                   "rename the key in one of them")
         private = metric.non_dp_keys() & set(values)
         job.results.setdefault(metric.section + suffix, {}).update({k: v for k, v in values.items() if opt_in or k not in private})
-        non_dp += [f"{metric.section}{suffix}.{k}" for k in private] if opt_in else []
+        declared = (metric.diagnostic_keys() & set(values)) | (private if opt_in else set())
+        non_dp += [f"{metric.section}{suffix}.{k}" for k in sorted(declared)]
     return non_dp
 
 

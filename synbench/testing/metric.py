@@ -2,7 +2,9 @@
 
 The job writes a metric's values flat into one results section and, unless
 the user opts in, drops the keys the metric names in `non_dp_keys` (values
-computed from the private training split without noise). So the kit checks
+computed from the private training split without noise); keys in
+`diagnostic_keys` (the operator's reference, such as utility's real-data
+upper bound) are always written and named in `non_dp_outputs`. So the kit checks
 that the values are a flat dict of numbers for a known section, that they are
 reproducible from `ctx.seed`, and that every value the metric does not
 declare non-DP stays the same when only the private split (`ctx.train`)
@@ -44,18 +46,19 @@ def check_metric(factory: Callable[[], Metric], *, encoder: EncoderSpec | None =
                     f"{sorted(map(repr, values))[:5] if isinstance(values, dict) else ''}",
                     "return a non-empty flat dict of str keys to numbers (float or int): results.json sections are flat")
     changed = _differing(values, score(train))
-    non_dp = first.non_dp_keys()
+    non_dp = first.non_dp_keys() | first.diagnostic_keys()
     if changed:
         checks.fail("deterministic", f"two calls with the same ctx.seed={seed} gave different {changed}",
                     "draw every random choice (shuffles, k-means seeds, subsamples) from ctx.seed")
     elif moved := [k for k in _differing(values, score(public_corpus(part=3, name="private-other"))) if k not in non_dp]:
         checks.fail("private-split", f"{moved} changed when only the private training split ctx.train changed",
                     "compute released values from the real eval split and the synthetic corpus only, or name the keys "
-                    "computed from ctx.train in non_dp_keys() (written only on the user's opt-in)")
+                    "computed from ctx.train in non_dp_keys() (written only on the user's opt-in) or, for the "
+                    "operator's own reference, diagnostic_keys() (always written, named in non_dp_outputs)")
     undeclared = sorted(set(non_dp) - set(values))
     if undeclared:
-        checks.fail("non-dp-keys", f"non_dp_keys() names {undeclared}, which the metric does not return",
-                    "return from non_dp_keys() only keys that this configuration of the metric returns")
+        checks.fail("non-dp-keys", f"non_dp_keys()/diagnostic_keys() name {undeclared}, which the metric does not return",
+                    "return from non_dp_keys() and diagnostic_keys() only keys that this configuration of the metric returns")
     checks.done()
 
 
