@@ -72,6 +72,26 @@ def test_index_build_is_cached_and_resumes_step_by_step(tmp_path: Path, tokenize
         index.open_index(tmp_path / "missing")
 
 
+def test_min_k_floor_count_matches_the_min_k_plus_plus_authors_code() -> None:
+    # Transcribed from zjysteven/mink-plus-plus run.py: k_length = int(len(scores) * ratio), the mean of the k_length
+    # lowest; Min-K%++ standardises by mu and sigma.sqrt() with sigma the variance over the vocabulary.
+    rng = np.random.default_rng(0)
+    for n, k in [(7, 0.2), (10, 0.3), (13, 0.5), (30, 0.1)]:
+        scores = TokenScores(logp=np.log(rng.uniform(0.001, 1, n)), mu=rng.normal(-3, 1, n), sigma=rng.uniform(0.5, 2, n))
+        variance = scores.sigma ** 2
+        k_length = int(n * k)
+        reference_mink = np.mean(np.sort(scores.logp)[:k_length])
+        reference_minkpp = np.mean(np.sort((scores.logp - scores.mu) / np.sqrt(variance))[:k_length])
+        assert mink.min_k(scores, k, count="floor") == pytest.approx(reference_mink, rel=1e-12)
+        assert mink.min_k_plus_plus(scores, k, count="floor") == pytest.approx(reference_minkpp, rel=1e-12)
+    # the default keeps ceil(k n): 2 of 7 tokens at k = 0.2, where the reference keeps 1
+    assert (mink.kept_tokens(7, 0.2), mink.kept_tokens(7, 0.2, "floor")) == (2, 1)
+    assert mink.kept_tokens(30, 0.1) == 3  # 0.1 * 30 is 3.0000000000000004 in floats: still 3 tokens
+    assert mink.kept_tokens(3, 0.2, "floor") == 1  # the reference's mean of no tokens (NaN) becomes the lowest one
+    with pytest.raises(ConfigError, match="contamination.mink.count"):
+        ContaminationConfig.from_node({"mink": {"count": "round"}})
+
+
 def test_min_k_scores_on_hand_made_tokens() -> None:
     scores = TokenScores(logp=np.log([0.5, 0.1, 0.9, 0.01, 0.2]), mu=np.full(5, -1.0), sigma=np.full(5, 2.0))
     assert mink.min_k(scores, 0.4) == pytest.approx(np.mean(np.log([0.01, 0.1])))
@@ -82,7 +102,7 @@ def test_min_k_scores_on_hand_made_tokens() -> None:
 
 
 def test_batched_token_scores_equal_one_text_at_a_time(tiny_model: dict[str, Any]) -> None:
-    from synbench.models import load_causal_lm
+    from synbench.lm.models import load_causal_lm
 
     loaded = load_causal_lm(tiny_model)
     docs = ["short", "a somewhat longer document about doses", "mid length text"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.special import expit
 from scipy.stats import norm
 
 from conftest import compose_config, run_cli, write_jsonl
@@ -74,6 +75,96 @@ def test_rmia_matches_hand_computation_online_and_offline() -> None:
     offline = RmiaAttack(online=False, a=0.5, gamma=1.2)
     assert offline.score_models(s)[0] == pytest.approx(2 / 3)
     assert RmiaAttack(online=False, a=0.5, gamma=1.1).score_models(s)[0] == pytest.approx(1.0)
+
+
+def paired_signals(n: int = 5, m: int = 6, z: int = 7, columns: int = 2, seed: int = 0) -> ModelSignals:
+    """Random statistics with each target IN exactly half of the m reference models (the paired design)."""
+    rng = np.random.default_rng(seed)
+    inclusion = np.array([rng.permutation(m) < m // 2 for _ in range(n)]).T  # (m, n)
+    shift = np.where(inclusion, 1.0, 0.0)[:, :, None]
+    return ModelSignals(rng.normal(size=(n, columns)), rng.normal(size=(m, n, columns)) + shift, inclusion,
+                        rng.normal(size=(z, columns)), rng.normal(size=(m, z, columns)))
+
+
+def per_side(s: ModelSignals, member: bool) -> np.ndarray:
+    """(n, models on that side, columns): each example's reference statistics where it was IN (OUT)."""
+    return np.array([s.references[s.inclusion[:, j] == member, j, :] for j in range(s.target.shape[0])])
+
+
+def test_lira_median_ddof0_matches_carlini_et_al_code() -> None:
+    # Transcribed from tensorflow/privacy research/mi_lira_2021/plot.py, generate_ours and generate_ours_offline
+    # (fix_variance=False): location np.median over the models, scale np.std (ddof 0), norm.logpdf with std + 1e-30,
+    # averaged over the last axis (their augmentations, our label columns); their sweep ranks by -prediction.
+    s = paired_signals()
+    dat_in, dat_out = per_side(s, True), per_side(s, False)
+    mean_in, mean_out = np.median(dat_in, 1), np.median(dat_out, 1)
+    std_in, std_out = np.std(dat_in, 1), np.std(dat_out, 1)
+    pr_in = -norm.logpdf(s.target, mean_in, std_in + 1e-30)
+    pr_out = -norm.logpdf(s.target, mean_out, std_out + 1e-30)
+    online_reference = -(pr_in - pr_out).mean(1)
+    offline_reference = -norm.logpdf(s.target, mean_out, std_out + 1e-30).mean(1)
+    online = LiraAttack(online=True, global_variance=False, center="median", ddof=0)
+    offline = LiraAttack(online=False, global_variance=False, center="median", ddof=0, offline_test="two_sided")
+    np.testing.assert_allclose(online.score_models(s), online_reference, rtol=1e-10)
+    np.testing.assert_allclose(offline.score_models(s), offline_reference, rtol=1e-10)
+    # the defaults (mean, ddof 1, the paper's one-sided offline test) are another attack on the same statistics
+    assert not np.allclose(LiraAttack(online=True, global_variance=False).score_models(s), online_reference)
+    assert not np.allclose(LiraAttack(online=False, global_variance=False, center="median", ddof=0).score_models(s),
+                           offline_reference)
+
+
+def test_lira_global_variance_ddof0_matches_tensorflow_privacy_advanced_mia() -> None:
+    # Transcribed from tensorflow/privacy tensorflow_privacy/privacy/privacy_tests/membership_inference_attack/
+    # advanced_mia.py, compute_score_lira(option="both", fix_variance=True, median_or_mean="mean"): one scale per side,
+    # np.nanstd of every deviation from its example's mean; the score -(log_pr_in - log_pr_out) is small for members.
+    # One column: their scale pools augmentations too, ours is per label column (labels are different statistics).
+    s = paired_signals(columns=1, seed=1)
+    dat_in, dat_out = per_side(s, True), per_side(s, False)
+    avg_in, avg_out = dat_in.mean(1), dat_out.mean(1)
+    std_in = np.nanstd(np.concatenate([x - a[None] for x, a in zip(dat_in, avg_in)]))
+    std_out = np.nanstd(np.concatenate([x - a[None] for x, a in zip(dat_out, avg_out)]))
+    reference = -(-(norm.logpdf(s.target, avg_in, std_in + 1e-30) - norm.logpdf(s.target, avg_out, std_out + 1e-30))
+                  .mean(axis=1))
+    ours = LiraAttack(online=True, global_variance=True, center="mean", ddof=0).score_models(s)
+    np.testing.assert_allclose(ours, reference, rtol=1e-10)
+    assert not np.allclose(LiraAttack(online=True, global_variance=True).score_models(s), reference)  # ddof 1
+
+
+def test_rmia_top_half_matches_ml_privacy_meter() -> None:
+    # Transcribed from privacytrustlab/ml_privacy_meter modules/mia/attacks/rmia.py, run_rmia with
+    # num_reference_models=None (M // 2) and get_out_ref_signals: signals are probabilities, samples x models; the OUT
+    # signals (IN ones zeroed) sorted in decreasing order, the first M // 2 averaged; p = (1 + a) / 2 mean + (1 - a) / 2;
+    # the score is the share of z with ratio_x / ratio_z > 1.
+    s, a = paired_signals(n=6, m=4, z=9, columns=1, seed=2), 0.3
+    prob = lambda v: expit(v)[..., 0]  # noqa: E731  (one label column)
+    target, refs, z_target, z_refs = prob(s.target), prob(s.references).T, prob(s.population_target), \
+        prob(s.population_references).T
+    half = max(refs.shape[1] // 2, 1)
+
+    def marginal(signals: np.ndarray, members: np.ndarray) -> np.ndarray:
+        out = -np.sort(-(signals * ~members), axis=1)[:, :half]
+        return (1 + a) / 2 * out.mean(axis=1) + (1 - a) / 2
+
+    ratio_x = target / marginal(refs, s.inclusion.T)
+    ratio_z = z_target / marginal(z_refs, np.zeros_like(z_refs, dtype=bool))
+    reference = np.average(ratio_x[:, None] / ratio_z > 1.0, axis=1)
+    ours = RmiaAttack(online=False, a=a, gamma=1.0, z_reference="top_half").score_models(s)
+    np.testing.assert_array_equal(ours, reference)
+    assert not np.array_equal(RmiaAttack(online=False, a=a, gamma=1.0).score_models(s), reference)  # p(z) from all M
+
+
+def test_attack_options_are_validated_and_composed() -> None:
+    with pytest.raises(ConfigError, match=r"lira\.center='mode'.*mean, median"):
+        LiraAttack(center="mode")
+    with pytest.raises(ConfigError, match=r"lira\.offline_test"):
+        LiraAttack(offline_test="both")
+    with pytest.raises(ConfigError, match=r"lira\.ddof"):
+        LiraAttack(ddof=2)
+    with pytest.raises(ConfigError, match=r"rmia\.z_reference"):
+        RmiaAttack(z_reference="half")
+    cfg = compose_config(["task=model_audit"]).model_attacks
+    assert (cfg.lira.center, cfg.lira.ddof, cfg.lira.offline_test, cfg.rmia.z_reference) == \
+        ("mean", 1, "one_sided", "all")
 
 
 def test_multi_label_scores_are_the_mean_over_labels() -> None:

@@ -55,6 +55,7 @@ class MinKConfig:
 
     enabled: bool = True
     k: float = 0.2                      # share of a document's lowest-scoring tokens averaged
+    count: str = "ceil"                 # k% of n tokens is ceil(k n) | floor: int(k n), the Min-K%++ authors' code
     batch_size: int = 8
     max_length: int = 256
     calibration: str = "eval"           # eval (the public held-out split) | files (documents known not to be in pretraining)
@@ -68,6 +69,8 @@ class MinKConfig:
         _fraction(self.fpr, "contamination.mink.fpr", low_open=True)
         if self.calibration not in ("eval", "files"):
             raise ConfigError(f"contamination.mink.calibration={self.calibration!r} is unknown; choose eval or files")
+        if self.count not in ("ceil", "floor"):
+            raise ConfigError(f"contamination.mink.count={self.count!r} is unknown; choose ceil or floor")
         if self.calibration == "files" and not self.non_members:
             raise ConfigError("contamination.mink.calibration=files needs contamination.mink.non_members=[path, ...]")
         if self.batch_size < 1 or self.max_length < 2:

@@ -1,6 +1,11 @@
 """Min-K% probability (Shi et al. 2024) and Min-K%++ (Zhang et al. 2024) under the public model; calibration; AUC.
 
 Min-K%: the mean of the k% lowest token log-probabilities log p(x_t | x_<t).
+How many tokens "k%" of n is, is `count`: `ceil` (default) keeps
+ceil(k * n), so every document keeps at least one token; `floor` keeps
+int(k * n), as the Min-K%++ authors' code does (zjysteven/mink-plus-plus,
+`run.py`), where a document shorter than 1/k tokens gets the mean of nothing
+(NaN); here it keeps its one lowest token instead.
 Min-K%++: the same mean over the standardised scores
 (log p(x_t | x_<t) - mu_t) / sigma_t, where mu_t and sigma_t are the mean and
 standard deviation of log p(z | x_<t) over the vocabulary z drawn from the
@@ -19,6 +24,7 @@ only when both known members and known non-members are given.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -28,20 +34,32 @@ from sklearn.metrics import roc_auc_score
 from synbench.lm.scoring import TokenScores, token_scores
 
 
-def lowest_mean(values: np.ndarray, k: float) -> float:
-    """Mean of the ceil(k * n) lowest values (NaN for an empty document)."""
+COUNTS = ("ceil", "floor")
+
+
+def kept_tokens(n: int, k: float, count: str = "ceil") -> int:
+    """How many of n token scores Min-K% averages: ceil(k * n), or the reference code's int(k * n); at least 1.
+
+    `ceil` forgives the float error of k * n (0.1 * 30 is 3.0000000000000004, which is 3 tokens, not 4);
+    `floor` is int(k * n) exactly as the reference computes it.
+    """
+    kept = math.ceil(round(k * n, 9)) if count == "ceil" else int(k * n)
+    return max(1, kept)
+
+
+def lowest_mean(values: np.ndarray, k: float, count: str = "ceil") -> float:
+    """Mean of the `kept_tokens` lowest values (NaN for an empty document)."""
     if values.size == 0:
         return float("nan")
-    count = max(1, int(np.ceil(k * values.size)))
-    return float(np.sort(values)[:count].mean())
+    return float(np.sort(values)[:kept_tokens(values.size, k, count)].mean())
 
 
-def min_k(scores: TokenScores, k: float) -> float:
-    return lowest_mean(scores.logp, k)
+def min_k(scores: TokenScores, k: float, count: str = "ceil") -> float:
+    return lowest_mean(scores.logp, k, count)
 
 
-def min_k_plus_plus(scores: TokenScores, k: float) -> float:
-    return lowest_mean((scores.logp - scores.mu) / np.maximum(scores.sigma, 1e-6), k)
+def min_k_plus_plus(scores: TokenScores, k: float, count: str = "ceil") -> float:
+    return lowest_mean((scores.logp - scores.mu) / np.maximum(scores.sigma, 1e-6), k, count)
 
 
 @dataclass(frozen=True)
@@ -51,10 +69,11 @@ class MinKScores:
 
 
 def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, k: float, batch_size: int, max_length: int,
-                desc: str) -> MinKScores:
+                desc: str, count: str = "ceil") -> MinKScores:
     """Both scores of every text, from one batched forward pass per batch."""
     scored = token_scores(model, tokenizer, texts, batch_size=batch_size, max_length=max_length, desc=desc)
-    return MinKScores(np.array([min_k(s, k) for s in scored]), np.array([min_k_plus_plus(s, k) for s in scored]))
+    return MinKScores(np.array([min_k(s, k, count) for s in scored]),
+                      np.array([min_k_plus_plus(s, k, count) for s in scored]))
 
 
 def threshold(calibration: np.ndarray, fpr: float) -> float:

@@ -11,16 +11,29 @@ attacked label by label and then averaged (our choice, documented in docs/model-
 - `lira`: Carlini et al. 2022. Per example, Gaussians N(mu_in, s_in) and
   N(mu_out, s_out) fitted to the reference models' phi where the example was
   IN and OUT. Online: log N(phi; in) - log N(phi; out). Offline (only OUT
-  models): the one-sided test log Pr[Z < phi], Z ~ N(mu_out, s_out).
-  With few reference models a per-example variance rests on one or two
-  values, so `global_variance` (the paper's advice for small M) uses one
-  variance per side over all examples.
+  models), `offline_test`: `one_sided` (default; the paper's test, eq. 4)
+  log Pr[Z < phi], Z ~ N(mu_out, s_out), or `two_sided`, the authors' code's
+  -log N(phi; mu_out, s_out) (large when phi is far from the OUT Gaussian on
+  either side). The location is the `center` of the reference values
+  (`mean`, default, or `median` as the authors' code does); the spread is
+  their standard deviation about the mean with `ddof` (1, default, the
+  unbiased variance; 0 as the authors' code). With few reference models a
+  per-example variance rests on one or two values, so `global_variance`
+  (the paper's advice for small M) pools the deviations about each example's
+  mean into one variance per side.
 - `rmia`: Zarifzadeh et al. 2024. With p = sigmoid(phi) the model's
   probability of the true label, LR(x, z) = (p(x|target) / p(x)) /
   (p(z|target) / p(z)), and the score is the share of population samples z
   with LR(x, z) >= gamma. p(x) is the mean over all reference models
   (online), or ((1 + a) p_out(x) + (1 - a)) / 2 from the OUT models only
-  (offline, `a` in config); p(z) the same over z's (all OUT) reference models.
+  (offline, `a` in config); p(z) the same over z's reference models (all
+  OUT): all M of them (`z_reference: all`, default), or the M/2 with the
+  largest p(z) (`top_half`), which is what ML Privacy Meter's `run_rmia`
+  computes (it keeps the top M/2 OUT signals per sample, and every model is
+  OUT for z).
+
+Which reference code each setting reproduces, and the tests that check it on
+fixed inputs, are in docs/model-attacks.md.
 """
 from __future__ import annotations
 
@@ -51,8 +64,21 @@ def logit_confidence(probs: np.ndarray, truth: np.ndarray, multi_label: bool) ->
     return np.log(np.maximum(right, TINY)) - np.log(np.maximum(wrong, TINY))
 
 
-def _side(values: np.ndarray, mask: np.ndarray, global_variance: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard deviation per example and column of the reference values where `mask` (M, n) holds."""
+LIRA_CENTERS = ("mean", "median")
+LIRA_OFFLINE_TESTS = ("one_sided", "two_sided")
+RMIA_Z_REFERENCES = ("all", "top_half")
+
+
+def _choice(value: str, allowed: tuple[str, ...], key: str) -> str:
+    if value not in allowed:
+        raise ConfigError(f"model_attacks.{key}={value!r} is unknown; choose one of {', '.join(allowed)}")
+    return value
+
+
+def _side(values: np.ndarray, mask: np.ndarray, global_variance: bool, center: str = "mean",
+          ddof: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Location (`center`) and standard deviation (about the mean, with `ddof`) per example and column of the
+    reference values (M, n, L) where `mask` (M, n) holds."""
     m = mask[:, :, None].astype(float)
     count = m.sum(axis=0)
     if (count == 0).any():
@@ -61,11 +87,12 @@ def _side(values: np.ndarray, mask: np.ndarray, global_variance: bool) -> tuple[
     mean = (values * m).sum(axis=0) / count
     squares = (values - mean) ** 2 * m
     if global_variance:
-        dof = np.maximum(count.sum(axis=0) - count.shape[0], 1)  # one mean per example is estimated
+        dof = np.maximum(count.sum(axis=0) - ddof * count.shape[0], 1)  # ddof per example whose mean is estimated
         var = np.broadcast_to(squares.sum(axis=(0, 1)) / dof, mean.shape)
     else:
-        var = squares.sum(axis=0) / np.maximum(count - 1, 1)
-    return mean, np.sqrt(np.maximum(var, 1e-12))
+        var = squares.sum(axis=0) / np.maximum(count - ddof, 1)
+    location = np.nanmedian(np.where(m > 0, values, np.nan), axis=0) if center == "median" else mean
+    return location, np.sqrt(np.maximum(var, 1e-12))
 
 
 def _log_normal(x: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarray:
@@ -82,27 +109,35 @@ class LogitAttack(ModelAttack):
 class LiraAttack(ModelAttack):
     """Carlini et al. 2022: likelihood ratio of per-example Gaussians over reference-model statistics."""
 
-    def __init__(self, online: bool = True, global_variance: bool = True) -> None:
-        self.online, self.global_variance = bool(online), bool(global_variance)
+    def __init__(self, online: bool = True, global_variance: bool = True, center: str = "mean", ddof: int = 1,
+                 offline_test: str = "one_sided") -> None:
+        if ddof not in (0, 1) or isinstance(ddof, bool):
+            raise ConfigError(f"model_attacks.lira.ddof={ddof!r} must be 0 (the authors' code) or 1 (unbiased variance)")
+        self.online, self.global_variance, self.ddof = bool(online), bool(global_variance), int(ddof)
+        self.center = _choice(center, LIRA_CENTERS, "lira.center")
+        self.offline_test = _choice(offline_test, LIRA_OFFLINE_TESTS, "lira.offline_test")
 
     def score_models(self, signals: ModelSignals) -> np.ndarray:
         phi, refs, inc = signals.target, signals.references, np.asarray(signals.inclusion, dtype=bool)
-        mu_out, s_out = _side(refs, ~inc, self.global_variance)
+        mu_out, s_out = _side(refs, ~inc, self.global_variance, self.center, self.ddof)
         if not self.online:
+            if self.offline_test == "two_sided":
+                return -_log_normal(phi, mu_out, s_out).mean(axis=1)
             return log_ndtr((phi - mu_out) / s_out).mean(axis=1)
-        mu_in, s_in = _side(refs, inc, self.global_variance)
+        mu_in, s_in = _side(refs, inc, self.global_variance, self.center, self.ddof)
         return (_log_normal(phi, mu_in, s_in) - _log_normal(phi, mu_out, s_out)).mean(axis=1)
 
 
 class RmiaAttack(ModelAttack):
     """Zarifzadeh et al. 2024: pairwise likelihood ratios against population samples, share above gamma."""
 
-    def __init__(self, online: bool = True, a: float = 0.3, gamma: float = 1.0) -> None:
+    def __init__(self, online: bool = True, a: float = 0.3, gamma: float = 1.0, z_reference: str = "all") -> None:
         if not 0.0 <= float(a) <= 1.0:
             raise ConfigError(f"model_attacks.rmia.a={a} must lie in [0, 1] (RMIA's offline coefficient)")
         if float(gamma) <= 0:
             raise ConfigError(f"model_attacks.rmia.gamma={gamma} must be positive")
         self.online, self.a, self.gamma = bool(online), float(a), float(gamma)
+        self.z_reference = _choice(z_reference, RMIA_Z_REFERENCES, "rmia.z_reference")
 
     def _marginal(self, refs: np.ndarray, inclusion: np.ndarray) -> np.ndarray:
         """p(x) per example and column from the reference models' probabilities (M, n, L)."""
@@ -114,11 +149,17 @@ class RmiaAttack(ModelAttack):
         p_out = (refs * out).sum(axis=0) / out.sum(axis=0)
         return ((1 + self.a) * p_out + (1 - self.a)) / 2
 
+    def _population_marginal(self, refs: np.ndarray) -> np.ndarray:
+        """p(z) per population sample and column: from all reference models (every one is OUT for z), or from
+        the M/2 (at least 1) with the largest p(z)."""
+        if self.z_reference == "top_half":
+            refs = -np.sort(-refs, axis=0)[: max(refs.shape[0] // 2, 1)]
+        return self._marginal(refs, np.zeros(refs.shape[:2], dtype=bool))
+
     def score_models(self, signals: ModelSignals) -> np.ndarray:
         inc = np.asarray(signals.inclusion, dtype=bool)
         ratio_x = expit(signals.target) / self._marginal(expit(signals.references), inc)  # (n, L)
-        pop_refs = expit(signals.population_references)
-        ratio_z = expit(signals.population_target) / self._marginal(pop_refs, np.zeros(pop_refs.shape[:2], dtype=bool))
+        ratio_z = expit(signals.population_target) / self._population_marginal(expit(signals.population_references))
         # share of z with ratio_x / ratio_z >= gamma, per column, by sorting z once: (n, L)
         shares = np.empty(ratio_x.shape)
         for col in range(ratio_x.shape[1]):
