@@ -1,6 +1,7 @@
 """The paper's utility and fidelity table: per dataset, one row per generator x epsilon, plus baseline rows.
 
-The headline columns are F1, MAUVE and every metric key whose direction a
+The headline columns are F1 (macro first when the labels are imbalanced,
+`stats.macro_f1_leads`), MAUVE and every metric key whose direction a
 registered metric declares (`Metric.higher_is_better`, a class attribute:
 the metric modules import their heavy libraries lazily, so reading it is
 cheap); the best value per epsilon is bold. Every other `utility.*` and
@@ -19,7 +20,7 @@ import pandas as pd
 from synbench import registry
 from synbench.errors import PluginError
 from synbench.report.load import COMPLETE, task_jobs
-from synbench.report.stats import Estimate, estimate, format_eps
+from synbench.report.stats import Estimate, estimate, format_eps, macro_f1_leads
 from synbench.report.table import Cell, Table, groups, markers, metric_cell
 
 TASK = "benchmark"
@@ -69,10 +70,21 @@ def baseline_estimate(jobs: pd.DataFrame, source: str, confidence: float) -> Est
     return estimate(jobs.groupby("seed")[source].mean(), confidence)
 
 
+def lead(jobs: pd.DataFrame) -> tuple[str, ...]:
+    """The first columns: macro F1 before micro F1 when the eval labels are imbalanced (`macro_f1_leads`)."""
+    def mean(column: str) -> float | None:
+        return float(jobs[column].mean()) if column in jobs and jobs[column].notna().any() else None
+
+    if macro_f1_leads(mean("utility.majority_f1"), mean("utility.random_f1")):
+        return ("utility.f1_macro", "utility.f1_micro", *LEAD[2:])
+    return LEAD
+
+
 def split_columns(jobs: pd.DataFrame, directions: dict[str, bool]) -> tuple[list[str], list[str]]:
     """(headline columns, other columns) among the metric keys these jobs hold; baseline keys go to baseline rows."""
     present = [c for c in jobs.columns if c.split(".", 1)[0] in SECTIONS and jobs[c].notna().any()]
-    main = [c for c in LEAD if c in present] + sorted(c for c in present if c in directions and c not in LEAD)
+    first = lead(jobs)
+    main = [c for c in first if c in present] + sorted(c for c in present if c in directions and c not in first)
     used = {source for _, sources in baseline_sources(main) for source in sources.values()}
     return main, sorted(c for c in present if c not in main and c not in used)
 

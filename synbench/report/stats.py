@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
-from scipy import stats
 
 MISSING = "–"
+# Macro F1 leads (the job's summary, the report's columns) when the majority baseline's micro F1 is at least this
+# many times the random baseline's: micro F1 (accuracy, on single-label data) then mostly counts the majority
+# class, so a generator that writes only that class looks good; macro F1 weighs every class alike.
+IMBALANCE_RATIO = 1.5
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,16 @@ def estimate(values: Iterable[float], confidence: float) -> Estimate | None:
     mean = float(array.mean())
     if array.size == 1 or not np.isfinite(array).all():
         return Estimate(mean, math.nan, int(array.size))
+    from scipy import stats  # here, not at import: every job imports this module for `macro_f1_leads`
+
     quantile = float(stats.t.ppf((1 + confidence) / 2, df=array.size - 1))
     return Estimate(mean, quantile * float(array.std(ddof=1)) / math.sqrt(array.size), int(array.size))
+
+
+def macro_f1_leads(majority_f1: float | None, random_f1: float | None) -> bool:
+    """Whether macro F1 should be read first: the labels are imbalanced (see IMBALANCE_RATIO); False when unknown."""
+    known = all(isinstance(v, float) and math.isfinite(v) for v in (majority_f1, random_f1))
+    return known and majority_f1 >= IMBALANCE_RATIO * random_f1  # type: ignore[operator]
 
 
 def format_number(value: float) -> str:
