@@ -9,7 +9,7 @@ import pytest
 from conftest import compose_config, run_cli
 from synbench.errors import DataError
 from synbench.job import JobSpec
-from synbench.tasks import lifecycle
+from synbench import lifecycle
 
 
 class RecordingTracker:

@@ -14,7 +14,7 @@ from synbench.errors import SynBenchError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.privacy import PrivacySpec
 from synbench.release import public_details, violations
-from synbench.tasks.common import check_budget
+from synbench.run import check_budget
 
 PRIVATE_NAMES = ("train_loss", "train_tokens", "batch_size")
 # What W&B must not hold: the per-step curves (logged as fit/<name>) and the private scalars. (The config's

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from synbench.errors import ConfigError
+from synbench.job import save_arrays_atomic
 
 MODES = ("k_subsets", "one_run")
 
@@ -76,10 +77,7 @@ class AuditDesign:
         return h.hexdigest()[:16]
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **{f.name: getattr(self, f.name) for f in fields(self)})
-        tmp.replace(path)
+        save_arrays_atomic(path, **{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 def _copy_offsets(copies: np.ndarray) -> np.ndarray:

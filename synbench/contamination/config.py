@@ -4,17 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from synbench.errors import ConfigError
+from synbench.errors import ConfigError, check_keys
 
 DETECTORS = ("exact", "mink", "minkpp")
 
 
 def _build(cls: type, node: Mapping[str, Any] | None, where: str) -> Any:
     node = dict(node or {})
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(node) - known)
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    check_keys(node, (f.name for f in fields(cls)), where)
     return cls(**node)
 
 
@@ -109,10 +106,7 @@ class ContaminationConfig:
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> "ContaminationConfig":
         node = dict(node)
-        unknown = sorted(set(node) - {"exact", "mink", "ablation", "save_scores"})
-        if unknown:
-            raise ConfigError(f"contamination config has unknown key(s) {', '.join(unknown)}; "
-                              "known: exact, mink, ablation, save_scores")
+        check_keys(node, (f.name for f in fields(cls)), "contamination config")
         tuples = {"files", "non_members", "members", "steps"}
         sub = {name: {k: tuple(v) if k in tuples and v is not None else v for k, v in dict(node.get(name) or {}).items()}
                for name in ("exact", "mink", "ablation")}

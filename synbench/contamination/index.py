@@ -16,7 +16,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import shutil
 import subprocess
 import time
@@ -27,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from synbench.errors import ConfigError, SynBenchError
-from synbench.job import write_json_atomic
+from synbench.job import atomic_path, write_json_atomic
 
 log = logging.getLogger(__name__)
 DONE_FILE = "index.json"
@@ -78,9 +77,8 @@ def _tokenize(folder: Path, docs: Sequence[str], tokenizer: Any, dtype: str) -> 
             at += row.size * width
             parts.append(row.tobytes())
     for name, payload in (("offset.0", np.asarray(offsets, dtype=np.uint64).tobytes()), ("tokenized.0", b"".join(parts))):
-        tmp = folder / f".{name}.tmp"
-        tmp.write_bytes(payload)
-        os.replace(tmp, folder / name)
+        with atomic_path(folder / name) as tmp:
+            tmp.write_bytes(payload)
     return at // width
 
 
@@ -89,21 +87,21 @@ def _suffix_array(folder: Path, dtype: str, threads: int) -> None:
     data = folder / "tokenized.0"
     size, width = data.stat().st_size, np.dtype(DTYPES[dtype]).itemsize
     ratio = int(math.ceil(math.log2(max(size, 2)) / 8))
-    parts, merged, tmp = folder / "parts", folder / "merged", folder / ".table.0.tmp"
+    parts, merged = folder / "parts", folder / "merged"
     for scratch in (parts, merged):
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir()
     common = ["--data-file", str(data), "--ratio", str(ratio), "--token-width", str(width)]
-    steps = [["make-part", "--parts-dir", str(parts), "--start-byte", "0", "--end-byte", str(size)],
-             ["merge", "--parts-dir", str(parts), "--merged-dir", str(merged), "--num-threads", str(threads),
-              "--hacksize", "100000"],
-             ["concat", "--merged-dir", str(merged), "--merged-file", str(tmp), "--num-threads", str(threads)]]
-    for step in steps:
-        proc = subprocess.run([str(_binary()), *step, *common], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SynBenchError(f"infini-gram indexing step '{step[0]}' failed (exit {proc.returncode}): "
-                                f"{proc.stderr.strip()[-300:]}")
-    os.replace(tmp, folder / "table.0")
+    with atomic_path(folder / "table.0") as table:
+        steps = [["make-part", "--parts-dir", str(parts), "--start-byte", "0", "--end-byte", str(size)],
+                 ["merge", "--parts-dir", str(parts), "--merged-dir", str(merged), "--num-threads", str(threads),
+                  "--hacksize", "100000"],
+                 ["concat", "--merged-dir", str(merged), "--merged-file", str(table), "--num-threads", str(threads)]]
+        for step in steps:
+            proc = subprocess.run([str(_binary()), *step, *common], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise SynBenchError(f"infini-gram indexing step '{step[0]}' failed (exit {proc.returncode}): "
+                                    f"{proc.stderr.strip()[-300:]}")
     shutil.rmtree(parts, ignore_errors=True)
     shutil.rmtree(merged, ignore_errors=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from synbench.errors import ConfigError
+from synbench.errors import ConfigError, check_keys
 
 # SYN: the generator without DP; SYN_DP: the generator at the job's eps; PRI: the classifier on the private
 # set; PRI_DP: the classifier head trained with DP-SGD at the job's eps.
@@ -37,9 +37,7 @@ class ModelAuditConfig:
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> "ModelAuditConfig":
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(node) - known - {"head"})
-        if unknown:
-            raise ConfigError(f"model_audit config has unknown key(s) {', '.join(unknown)}; known: head, {', '.join(sorted(known))}")
+        check_keys(node, known | {"head"}, "model_audit config")
         values = {k: v for k, v in node.items() if k in known}
         for key in ("regimes", "fpr_grid"):
             if key in values:

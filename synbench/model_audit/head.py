@@ -28,7 +28,7 @@ from synbench.dp import accounting
 from synbench.dp.job import DPSGDSettings, JobBudget
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, fit_module
 from synbench.dp.poisson import PoissonPlan
-from synbench.errors import ConfigError
+from synbench.errors import ConfigError, check_keys
 from synbench.privacy import PrivacySpec
 
 FEATURES = ("embeddings", "hashing")
@@ -50,9 +50,7 @@ class HeadSettings(DPSGDSettings):
 
     @classmethod
     def from_node(cls, node: dict[str, Any]) -> "HeadSettings":
-        unknown = sorted(set(node) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise ConfigError(f"model_audit.head has unknown key(s) {', '.join(unknown)}")
+        check_keys(node, cls.__dataclass_fields__, "model_audit.head")
         try:
             return cls(**{**node, "label_prior": "uniform"})
         except ConfigError as exc:  # the core's checks name its keys `generator.<key>`

@@ -17,7 +17,6 @@ design's digest, so an interrupted audit resumes model by model.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,18 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from synbench import registry
 from synbench.audit.design import AuditDesign
 from synbench.base import Classifier
 from synbench.corpus import Corpus
-from synbench.job import JobSpec, write_corpus_jsonl, write_json_atomic
+from synbench.job import JobSpec, derive_seed
 from synbench.metrics.utility import indicator
 from synbench.model_audit.attacks import logit_confidence
 from synbench.model_audit.config import REGIMES, ModelAuditConfig
 from synbench.model_audit.head import LogisticHead
 from synbench.privacy import PrivacySpec
-from synbench.quality import output_health
-from synbench.tasks.common import check_budget
+from synbench.run import GeneratorRun, RunRecord
 
 RUNS_DIR = "model_audit_runs"
 
@@ -77,51 +74,44 @@ class ModelRunner:
     def folder(self) -> Path:
         return self.job_dir / RUNS_DIR
 
+    def record(self, regime: str, name: str) -> RunRecord:
+        """Where model `name` of `regime` is recorded: its figures as JSON, its statistics per document beside them."""
+        return RunRecord(self.folder / f"{regime}_{name}.json", {"job_key": self.spec.key, "design": self.design.digest()},
+                         array="signals")
+
     def saved(self, regime: str, name: str) -> dict[str, Any] | None:
-        try:
-            record = json.loads((self.folder / f"{regime}_{name}.json").read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
-            return None
-        if record.get("job_key") != self.spec.key or record.get("design") != self.design.digest():
-            return None
-        return {**record, "signals": np.load(self.folder / f"{regime}_{name}.npy")}
+        return self.record(regime, name).load()
 
     def __call__(self, regime: str, index: int) -> dict[str, Any]:
-        """Model `index` of `regime`: -1 is the audited model, m >= 0 reference model m."""
+        """Model `index` of `regime` (-1 the audited model, m >= 0 reference model m), or its saved record."""
         name = model_name(index)
-        record = self.saved(regime, name)
-        if record is not None:
-            return record
+        record = self.record(regime, name)
+        saved = record.load()
+        if saved is not None:
+            return saved
         rows = self.design.private_set(0) if index < 0 else self.design.reference_set(index)
         data = self.pool.subset(rows, name=f"{self.pool.name}-{regime}-{name}")
         run = REGIMES.index(regime) * 1000 + index + 1
-        seed = int(np.random.SeedSequence([self.spec.seed, run]).generate_state(1)[0])
+        seed = derive_seed(self.spec.seed, run)
         private = replace(self.privacy, noise=self.privacy.noise.for_run(run))
         public_run = replace(private, epsilon=math.inf)
-        record = {"job_key": self.spec.key, "design": self.design.digest(), "n_train": len(data)}
-        if regime in ("syn", "syn_dp"):
-            asked = private if regime == "syn_dp" else public_run
-            generator = registry.create("generators", self.generator_node)  # fresh: nothing shared between runs
-            report = generator.fit(data, asked, seed)
-            check_budget(report, asked, generator, self.generator_name)
-            # a size fixed in advance: one that followed the set's size would reveal how many targets it holds
-            synthetic = generator.sample(self.audit.n_synthetic or self.design.planned_private_size())
-            if self.audit.save_synthetic:
-                write_corpus_jsonl(self.folder / f"{regime}_{name}.synthetic.jsonl", synthetic)
-            record.update(epsilon_spent=report.epsilon_spent, n_synthetic=len(synthetic), **output_health(synthetic.texts),
-                          non_private_control=not type(generator).private)
-            data = synthetic
-        probs, spent = self.train(data, private if regime == "pri_dp" else public_run, seed)
         if regime in ("pri", "pri_dp"):
-            record["epsilon_spent"] = spent
+            signals, spent = self.signals(data, private if regime == "pri_dp" else public_run, seed)
+            return record.write({"n_train": len(data), "epsilon_spent": spent, "signals": signals})
+        synthetic = self.folder / f"{regime}_{name}.synthetic.jsonl" if self.audit.save_synthetic else None
+        # the synthetic size is fixed in advance: one that followed the set's size would reveal how many targets it holds
+        generator_run = GeneratorRun(self.generator_node, self.generator_name,
+                                     self.privacy if regime == "syn_dp" else replace(self.privacy, epsilon=math.inf),
+                                     self.spec.seed, self.audit.n_synthetic or self.design.planned_private_size(),
+                                     seed_path=(run,), noise_run=run, record=record, synthetic_path=synthetic,
+                                     extra={"n_train": len(data)})
+        return generator_run.execute(data, lambda output, _: {"signals": self.signals(output, public_run, seed)[0]}).record
+
+    def signals(self, data: Corpus, privacy: PrivacySpec, seed: int) -> tuple[np.ndarray, float]:
+        """Logit-scaled confidences on the evaluated documents of the classifier trained on `data`, and its epsilon spent."""
+        probs, spent = self.train(data, privacy, seed)
         truth, _ = indicator(self.evaluate.labels, self.pool.label_space)
-        signals = logit_confidence(probs, truth, self.pool.multi_label)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f"{regime}_{name}.tmp.npy"
-        np.save(tmp, signals)
-        tmp.replace(self.folder / f"{regime}_{name}.npy")
-        write_json_atomic(self.folder / f"{regime}_{name}.json", record)  # written last: its presence means done
-        return {**record, "signals": signals}
+        return logit_confidence(probs, truth, self.pool.multi_label), spent
 
     def train(self, data: Corpus, privacy: PrivacySpec, seed: int) -> tuple[np.ndarray, float]:
         """Probabilities of the evaluated documents from the classifier trained on `data`, and the epsilon spent.

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 from omegaconf import DictConfig
 
-from synbench import registry
+from synbench import registry, release
 from synbench.audit.attacks import attacks_from_node
 from synbench.audit.canaries import make_canaries, with_canaries
 from synbench.audit.config import AuditConfig
@@ -37,8 +37,8 @@ from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.job import JobSpec, write_corpus_jsonl, write_json_atomic
 from synbench.progress import progress
 from synbench.quality import output_health
-from synbench.tasks.common import check_budget, load_splits, node, privacy_spec
-from synbench.tasks.lifecycle import JobRun, run_job
+from synbench.lifecycle import JobRun, node, privacy_spec, run_job
+from synbench.run import check_budget
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "audit_design.npz"
@@ -157,8 +157,7 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
 def audit_job(job: JobRun) -> None:
     cfg, spec = job.cfg, job.spec
     audit = AuditConfig.from_node(node(cfg, "audit"))
-    with job.timing("load"):
-        splits = load_splits(cfg, spec.seed)
+    splits = job.load_splits()
     with job.timing("targets"):
         outliers = select_outliers(cfg, audit, splits.train)
     audits = [audit_once(job, audit, splits.train, outliers, r) for r in range(audit.repeats)]
@@ -172,7 +171,7 @@ def audit_job(job: JobRun) -> None:
                                       audit, first["delta"], spec.seed))
     runner, design = first["runner"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    control = not registry.load("generators", str(node(cfg, "generator")["_plugin_"])).private
+    control = release.is_control(registry.load("generators", str(node(cfg, "generator")["_plugin_"])))
     job.results.update(delta=first["delta"], epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
                        label_space_inferred=splits.label_space_inferred, non_private_control=control, generation={
         "n_runs": len(runs), "runs_resumed": sum(a["resumed"] for a in audits), "n_private": len(design.private),

@@ -14,11 +14,10 @@ from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
 from synbench.filters import SUFFIX as FILTERED
 from synbench.filters import apply_filter
-from synbench.job import JobSpec, write_corpus_jsonl
+from synbench.job import JobSpec
+from synbench.lifecycle import JobRun, log_private_stats, node, privacy_spec, run_job
 from synbench.progress import progress
-from synbench.quality import output_health
-from synbench.tasks.common import check_budget, load_splits, log_private_stats, node, privacy_spec
-from synbench.tasks.lifecycle import JobRun, run_job
+from synbench.run import GeneratorRun
 
 log = logging.getLogger(__name__)
 
@@ -52,35 +51,21 @@ def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricConte
 def benchmark(job: JobRun) -> None:
     cfg, spec, results, timing = job.cfg, job.spec, job.results, job.timing
     opt_in = log_private_stats(cfg)
-    with timing("load"):
-        splits = load_splits(cfg, spec.seed)
+    splits = job.load_splits()
     privacy = privacy_spec(cfg, len(splits.train))
-    generator = registry.create("generators", node(cfg, "generator"))
+    run = GeneratorRun(node(cfg, "generator"), spec.generator, privacy, spec.seed, int(cfg.task.n_synthetic or len(splits.train)),
+                       synthetic_path=job.job_dir / "synthetic.jsonl" if cfg.task.save_synthetic else None)
     log.info("fitting generator '%s' on %d private documents (eps=%s)", spec.generator, len(splits.train), privacy.epsilon)
-    with timing("fit"):
-        report = generator.fit(splits.train, privacy, spec.seed)
-    check_budget(report, privacy, generator, spec.generator)
-    n = int(cfg.task.n_synthetic or len(splits.train))
-    with timing("sample"):
-        synthetic = generator.sample(n)
-    if cfg.task.save_synthetic:
-        write_corpus_jsonl(job.job_dir / "synthetic.jsonl", synthetic)
+    done = run.execute(splits.train, timing=timing)  # the job's one run: results.json is its record
+    generator, report, synthetic = done.generator, done.report, done.synthetic
+    assert generator is not None and report is not None and synthetic is not None
     private_scalars, private_curves = release.split_private_stats(report.private_stats if opt_in else {})
-    results.update(
-        delta=privacy.delta,  # the job's delta, which the generator met (check_budget)
-        epsilon_spent=report.epsilon_spent,
-        noise=privacy.noise.mode,
-        label_space_inferred=splits.label_space_inferred,
-        non_private_control=not type(generator).private,
-        generation={
-            "n_private": len(splits.train),
-            "n_eval": len(splits.eval),
-            "n_synthetic": len(synthetic),
-            **output_health(synthetic.texts),
-            **release.public_details(generator, spec.generator, {**report.details, **generator.sampling_details()}),
-            **private_scalars,
-        },
-    )
+    health = {k: done.record[k] for k in ("n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share")}
+    job.record_release(splits, privacy=privacy, epsilon_spent=report.epsilon_spent,
+                       non_private_control=done.record["non_private_control"], generation={
+        "n_private": len(splits.train), "n_eval": len(splits.eval), **health,
+        **release.public_details(generator, spec.generator, {**report.details, **generator.sampling_details()}),
+        **private_scalars})
     non_dp = [f"generation.{k}" for k in private_scalars] + [f"{release.TRACKER_PREFIX}fit/{k}" for k in private_curves]
     results["non_dp_outputs"] = sorted(non_dp)
     job.save()

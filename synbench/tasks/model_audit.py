@@ -31,14 +31,13 @@ from synbench.base import ModelAttack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
-from synbench.job import JobSpec
+from synbench.job import JobSpec, save_arrays_atomic
+from synbench.lifecycle import JobRun, node, privacy_spec, run_job
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import HeadSettings, LogisticHead
 from synbench.model_audit.runs import ModelRunner, model_name
 from synbench.model_audit.summary import model_signals, summarise_regime
 from synbench.progress import Meter
-from synbench.tasks.common import load_splits, node, privacy_spec
-from synbench.tasks.lifecycle import JobRun, run_job
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "model_audit_design.npz"
@@ -51,13 +50,10 @@ def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
 
 def make_attacks(cfg: DictConfig, audit: ModelAuditConfig) -> dict[str, ModelAttack]:
     """The configured `model_attacks` (each a model attack), checked against the reference design."""
-    attacks = {name: registry.create("attacks", n) for name, n in node(cfg, "model_attacks").items()}
+    attacks = {name: registry.create("model_attacks", n) for name, n in node(cfg, "model_attacks").items()}
     if not attacks:
         raise ConfigError("model_attacks is empty; choose some, e.g. model_attacks=[logits,lira,rmia]")
     for name, attack in attacks.items():
-        if not isinstance(attack, ModelAttack):
-            raise ConfigError(f"model_attacks.{name} is a black-box text attack; task=model_audit needs model "
-                              "attacks (logits, lira, rmia)")
         if audit.references == "out" and getattr(attack, "online", False):
             raise ConfigError(f"model_audit.references=out trains no reference model on a target, so online attacks "
                               f"cannot run: set model_attacks.{name}.online=false")
@@ -97,8 +93,7 @@ def model_audit_job(job: JobRun) -> None:
     attacks = make_attacks(cfg, audit)
     head = HeadSettings.from_node(node(cfg, "model_audit.head"))
     cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
-    with timing("load"):
-        splits = load_splits(cfg, spec.seed)
+    splits = job.load_splits()
     with timing("design"):
         pool, design = build_design(audit, splits.train, cache, spec.seed)
         design.save(job.job_dir / DESIGN_FILE)
@@ -135,14 +130,13 @@ def model_audit_job(job: JobRun) -> None:
             scores.update({f"{regime}.{name}": s for name, s in regime_scores.items()})
             records += runs
             log.info("model audit %s: %s", regime, ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks))
-    np.savez(job.job_dir / SCORES_FILE, members=members, **scores)  # per-target scores: job folder only
+    save_arrays_atomic(job.job_dir / SCORES_FILE, members=members, **scores)  # per-target scores: job folder only
     results.update(n_targets=len(design.targets), n_members=int(members.sum()), n_references=audit.n_references,
                    n_population=len(population), references=audit.references, confidence=audit.confidence)
     dp_spent = [results[f"{r}.epsilon_spent"] for r in audit.regimes if r in DP_REGIMES]
     synthetic = [r for r in records if "n_synthetic" in r]
     job.results["model_audit"] = results
-    job.results.update(delta=runner.privacy.delta, epsilon_spent=max(dp_spent) if dp_spent else math.inf,
-                       noise=runner.privacy.noise.mode, label_space_inferred=splits.label_space_inferred,
+    job.record_release(splits, privacy=runner.privacy, epsilon_spent=max(dp_spent) if dp_spent else math.inf,
                        non_private_control=any(r.get("non_private_control", False) for r in records), generation={
         "n_models": len(records), "models_resumed": resumed, "n_pool": len(pool), "n_private": len(design.private),
         "n_aux": len(design.aux), "planned_private_size": design.planned_private_size(),

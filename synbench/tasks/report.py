@@ -8,7 +8,7 @@ from omegaconf import DictConfig
 from synbench.errors import ConfigError
 from synbench.job import RESULTS_FILE, JobSpec
 from synbench.report import write_report
-from synbench.tasks.common import node
+from synbench.lifecycle import node
 
 
 def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:

@@ -1,0 +1,166 @@
+"""One place that owns a job's lifecycle (lightning-hydra-template's `task_wrapper`), below the tasks.
+
+Every task that writes results runs its body inside `run_job`: skip when the
+job's `results.json` is already complete, start the tracker, time the steps,
+write results atomically (also part-way, through `JobRun.save`), record a
+failure as `"status": "failed"` with the error, and always finish the tracker.
+The helpers every task needs live here too: config nodes as plain dicts,
+loading the dataset, the job's privacy spec (delta resolved once), and the
+release header of results.json (`JobRun.record_release`). One generator run
+is `synbench.run.GeneratorRun`.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+from omegaconf import DictConfig, OmegaConf
+
+from synbench import registry, release
+from synbench.base import Splits
+from synbench.errors import ConfigError, SynBenchError, check_keys
+from synbench.job import RESULTS_FILE, JobSpec, is_complete, new_results, read_results, write_results
+from synbench.privacy import NoiseSource, PrivacySpec
+from synbench.report.stats import macro_f1_leads
+from synbench.tracking import Tracker, make_tracker
+
+log = logging.getLogger(__name__)
+
+
+class Stopwatch(dict):
+    """Seconds per named step, as `<step>_s` keys."""
+
+    @contextmanager
+    def __call__(self, step: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[f"{step}_s"] = round(time.perf_counter() - start, 3)
+
+
+def node(cfg: DictConfig, key: str) -> dict[str, Any]:
+    value = OmegaConf.select(cfg, key)
+    return OmegaConf.to_container(value, resolve=True) if value is not None else {}  # type: ignore[return-value]
+
+
+def privacy_spec(cfg: DictConfig, n_private: int) -> PrivacySpec:
+    """The job's budget for a private set of `n_private` documents: delta resolved once here, noise secret unless seeded."""
+    noise_cfg = node(cfg, "privacy")
+    check_keys(noise_cfg, ("noise_seed", "secure_mode", "allow_large_delta"), "privacy config")
+    seed = noise_cfg.get("noise_seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ConfigError(f"privacy.noise_seed={seed!r} must be a non-negative integer, or null for secret noise")
+    noise = NoiseSource(seed=seed, secure_mode=bool(noise_cfg.get("secure_mode", False)))
+    return PrivacySpec.for_private_set(n_private, cfg.eps, cfg.delta, str(cfg.accountant), noise,
+                                       allow_large_delta=bool(noise_cfg.get("allow_large_delta", False)))
+
+
+def log_private_stats(cfg: DictConfig) -> bool:
+    """Whether the user opted in to releasing statistics of private data without noise (`tracking.log_private_stats`)."""
+    return bool(OmegaConf.select(cfg, "tracking.log_private_stats", default=False))
+
+
+@dataclass
+class JobRun:
+    """What a task body works with: the job, its results being filled in, its stopwatch and tracker."""
+
+    cfg: DictConfig
+    spec: JobSpec
+    job_dir: Path
+    results: dict[str, Any]
+    timing: Stopwatch
+    tracker: Tracker
+
+    def save(self) -> None:
+        """Write results as they stand (atomically); a reader never sees half a file."""
+        self.results["timing"] = dict(self.timing)
+        write_results(self.job_dir, self.results)  # the release allow-list enforced (synbench.release)
+
+    def load_splits(self) -> Splits:
+        """The dataset's splits for the job's seed, timed as the `load` step."""
+        with self.timing("load"):
+            return registry.create("datasets", node(self.cfg, "dataset")).load(self.spec.seed)
+
+    def record_release(self, splits: Splits, generation: Mapping[str, Any], privacy: PrivacySpec | None = None,
+                       epsilon_spent: float | None = None, non_private_control: bool = False) -> None:
+        """The release header of results.json, the same for every task.
+
+        `privacy` is the budget the job's generator runs were given (delta
+        resolved once for the job): its delta and noise mode are the ones
+        reported, beside the largest `epsilon_spent` of those runs. A task
+        that runs no generator leaves them unset.
+        """
+        self.results.update(label_space_inferred=splits.label_space_inferred, non_private_control=non_private_control,
+                            generation=dict(generation))
+        if privacy is not None:
+            self.results.update(delta=privacy.delta, epsilon_spent=epsilon_spent,
+                                noise=release.CONTROL_NOISE if non_private_control else privacy.noise.mode)
+
+
+def error_record(exc: BaseException) -> dict[str, str]:
+    """The error as results keep it: our errors' messages never quote data; others' might, so only their type is kept."""
+    if isinstance(exc, SynBenchError):
+        return {"type": type(exc).__name__, "message": str(exc)}
+    return {"type": type(exc).__name__, "message": "not recorded (it may quote data); see the job's log"}
+
+
+# (section, key, label, reference keys as (label, section.key)) of the figures a person reads first.
+F1_MICRO = ("utility", "f1_micro", "F1 micro", (("random", "utility.random_f1"), ("majority", "utility.majority_f1"),
+                                                ("real", "utility.real_f1")))
+F1_MACRO = ("utility", "f1_macro", "F1 macro", (("random", "utility.random_f1_macro"),
+                                                ("majority", "utility.majority_f1_macro"), ("real", "utility.real_f1_macro")))
+HEADLINES = (
+    ("fidelity", "mauve", "MAUVE", (("real vs real", "fidelity.mauve_ref"),)),
+    ("fidelity", "label_cardinality_div", "label-cardinality JS", (("real vs real", "fidelity.label_cardinality_div_ref"),)),
+    ("audit", "auc", "attack AUC", ()),
+    ("audit", "eps_emp_lower", "eps_emp lower bound", (("nominal eps", "epsilon"),)),
+)
+
+
+def summary(results: dict[str, Any]) -> str:
+    """A few lines for the terminal: the budget spent and the headline figures beside their reference rows."""
+    def value(path: str) -> Any:
+        section, _, key = path.partition(".")
+        return results.get(section, {}).get(key) if key else results.get(section)
+
+    def show(v: Any) -> str:
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    lines = [f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: eps={show(results.get('epsilon'))}, "
+             f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"]
+    utility = results.get("utility", {})  # macro F1 first where micro F1 mostly counts the majority class
+    f1 = (F1_MACRO, F1_MICRO) if macro_f1_leads(utility.get("majority_f1"), utility.get("random_f1")) else (F1_MICRO, F1_MACRO)
+    for section, key, label, refs in (*f1, *HEADLINES):
+        if key in results.get(section, {}):
+            ref = ", ".join(f"{name} {show(value(path))}" for name, path in refs if value(path) is not None)
+            lines.append(f"  {label}: {show(results[section][key])}" + (f" ({ref})" if ref else ""))
+    return "\n".join(lines)
+
+
+def run_job(cfg: DictConfig, spec: JobSpec, job_dir: Path, body: Callable[[JobRun], None]) -> dict[str, Any]:
+    """Run `body` as the job in `job_dir`, unless its results are already complete; returns the results."""
+    if is_complete(job_dir, spec):
+        log.info("results already complete in %s; skipping (delete results.json to re-run)", job_dir)
+        return read_results(job_dir) or {}
+    job = JobRun(cfg, spec, job_dir, new_results(spec), Stopwatch(), make_tracker(node(cfg, "tracking"), spec, job_dir,
+                                                                                   group=str(cfg.sweep)))
+    failed = True
+    try:
+        body(job)
+        job.results["status"] = "complete"
+        job.save()
+        failed = False
+        print(summary(job.results))
+        log.info("results: %s", job_dir / RESULTS_FILE)
+        return job.results
+    except BaseException as exc:
+        job.results.update(status="failed", error=error_record(exc))
+        job.save()
+        raise
+    finally:
+        job.tracker.finish(failed=failed)
