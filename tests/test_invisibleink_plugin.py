@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, install_plugin, model_overrides, run_cli
+from conftest import REPO, compose_config, install_plugin, model_overrides, run_cli
 
 PLUGIN = REPO / "plugins" / "synbench-invisibleink"
 
@@ -30,9 +30,10 @@ def test_listed_with_its_config_group(installed_plugin: None, tmp_path: Path) ->
     assert "_plugin_: invisibleink" in job and "batch_size: 7" in job and "batching: hashed" in job
 
 
-def test_demo_sweep_includes_it() -> None:
-    demo = (REPO / "conf" / "experiment" / "demo.yaml").read_text()
-    assert "invisibleink" in next(line for line in demo.splitlines() if line.strip().startswith("generator:"))
+def test_the_demo_experiment_takes_it_with_its_defaults(installed_plugin: None) -> None:
+    """The demo grid runs the core families; `+experiment=demo generator=invisibleink` adds it, with hashed batching."""
+    cfg = compose_config(["+experiment=demo", "generator=invisibleink"])
+    assert cfg.generator._plugin_ == "invisibleink" and cfg.generator.batching == "hashed"
 
 
 def test_job_with_invisibleink(installed_plugin: None, tmp_path: Path, tiny_dataset: list[str],
