@@ -19,7 +19,7 @@ from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
 from synbench.errors import ConfigError, PluginError
 from synbench.generators.copy import CopyGenerator
-from synbench.metrics.common import counter_js, js_divergence, matched_sample, real_halves
+from synbench.metrics.common import counter_js, counter_kl, js_divergence, kl_divergence, matched_sample, real_halves
 from synbench.metrics.entities import EntitiesMetric
 from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
@@ -90,6 +90,20 @@ def test_js_divergence_known_values() -> None:
     assert js_divergence(np.array([]), np.array([]), 0.5) == 0.0
 
 
+def test_paper_kl_divergence_known_values() -> None:
+    # counts (3, 1) and (1, 3), add-half smoothing: p = (0.7, 0.3), q = (0.3, 0.7); KL = 0.4 ln(7/3) nats
+    assert kl_divergence(np.array([3, 1]), np.array([1, 3]), 0.5) == pytest.approx(0.4 * np.log(7 / 3))
+    # almost no smoothing: KL((3/4, 1/4) || (1/4, 3/4)) = 0.5 ln 3
+    assert kl_divergence(np.array([3, 1]), np.array([1, 3]), 1e-12) == pytest.approx(0.5 * np.log(3))
+    # not symmetric: p = (4, 1, 1) / 6 from counts (3, 0, 0) + 1, q uniform from (1, 1, 1) + 1; the real side is p
+    p, q = np.array([4, 1, 1]) / 6, np.array([1, 1, 1]) / 3
+    assert kl_divergence(np.array([3, 0, 0]), np.array([1, 1, 1]), 1.0) == pytest.approx(np.sum(p * np.log(p / q)))
+    assert kl_divergence(np.array([1, 1, 1]), np.array([3, 0, 0]), 1.0) == pytest.approx(np.sum(q * np.log(q / p)))
+    assert counter_kl({"a": 3, "b": 1}, {"a": 1, "b": 3}, 0.5) == pytest.approx(0.4 * np.log(7 / 3))
+    assert counter_kl({"a": 2}, {"a": 2}, 0.5) == 0.0 and kl_divergence(np.array([]), np.array([]), 0.5) == 0.0
+    assert kl_divergence(np.array([1000, 0]), np.array([0, 1000]), 0.5) > 2.2  # unbounded, unlike JS in bits
+
+
 def test_length_divergence_identical_zero_and_shifted_large() -> None:
     metric, ctx = LengthMetric(tokenizer="whitespace"), context()
     lengths = np.arange(1, 101, dtype=float)
@@ -100,6 +114,7 @@ def test_length_divergence_identical_zero_and_shifted_large() -> None:
     longer = metric(real, corpus([" ".join(["w"] * (200 + i)) for i in range(120)]), ctx)
     assert same["length_div"] < 0.1 and same["length_div_ref"] < 0.1
     assert longer["length_div"] > 0.5 and longer["length_div_ref"] < 0.1
+    assert longer["length_div_paper"] > 1.0 > same["length_div_paper_ref"]
     assert longer["length_mean_syn"] > 200
 
 
@@ -113,7 +128,8 @@ def test_entity_divergence_known_answers() -> None:
     same = metric(real, real, ctx)
     other = metric(real, unrelated, ctx)
     features = metric.features(real.texts, ctx)
-    assert metric.compare(features, features, ctx) == {"entity_div": 0.0, "entity_label_div": 0.0}
+    assert metric.compare(features, features, ctx) == {"entity_div": 0.0, "entity_label_div": 0.0, "entity_div_paper": 0.0}
+    assert other["entity_div_paper"] > 1.0 and same["entity_div_paper_ref"] < 0.5
     assert same["entity_div"] < 0.1 and same["entity_label_div"] < 0.1
     assert other["entity_div"] > same["entity_div_ref"] + 0.5
     assert other["entity_label_div"] > same["entity_label_div_ref"] + 0.5

@@ -123,8 +123,8 @@ def test_lira_global_variance_ddof0_matches_tensorflow_privacy_advanced_mia() ->
     avg_in, avg_out = dat_in.mean(1), dat_out.mean(1)
     std_in = np.nanstd(np.concatenate([x - a[None] for x, a in zip(dat_in, avg_in)]))
     std_out = np.nanstd(np.concatenate([x - a[None] for x, a in zip(dat_out, avg_out)]))
-    reference = -(-(norm.logpdf(s.target, avg_in, std_in + 1e-30) - norm.logpdf(s.target, avg_out, std_out + 1e-30))
-                  .mean(axis=1))
+    their_score = -(norm.logpdf(s.target, avg_in, std_in + 1e-30) - norm.logpdf(s.target, avg_out, std_out + 1e-30))
+    reference = -their_score.mean(axis=1)  # theirs is small for members, ours large
     ours = LiraAttack(online=True, global_variance=True, center="mean", ddof=0).score_models(s)
     np.testing.assert_allclose(ours, reference, rtol=1e-10)
     assert not np.allclose(LiraAttack(online=True, global_variance=True).score_models(s), reference)  # ddof 1
