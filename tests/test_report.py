@@ -275,3 +275,24 @@ def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> Non
     pixels = np.asarray(Image.open(shot).convert("RGB"))
     assert pixels.shape[:2] == (2000, 1400)
     assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200 and (pixels < 200).any(axis=2).mean() > 0.01
+
+
+def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None:
+    """Where micro F1 is mostly the majority class (majority >= 1.5x random), macro F1 is the first figure shown."""
+    import pandas as pd
+
+    from synbench.lifecycle import summary
+    from synbench.report.benchmark import lead
+
+    imbalanced = {"f1_micro": 0.52, "f1_macro": 0.31, "random_f1": 0.197, "random_f1_macro": 0.155,
+                  "majority_f1": 0.514, "majority_f1_macro": 0.113, "real_f1": 0.74, "real_f1_macro": 0.61}
+    balanced = {**imbalanced, "majority_f1": 0.34, "random_f1": 0.33}
+    for utility, first in ((imbalanced, "F1 macro: 0.31 (random 0.155, majority 0.113, real 0.61)"),
+                           (balanced, "F1 micro: 0.52 (random 0.33, majority 0.34, real 0.74)")):
+        lines = summary({"task": "benchmark", "generator": "dpgen", "dataset": "d", "epsilon": 4.0, "epsilon_spent": 4.0,
+                         "delta": 1e-5, "utility": utility, "fidelity": {}, "audit": {}}).splitlines()
+        assert lines[1].strip() == first and lines[2].strip().startswith("F1 m")
+    jobs = pd.DataFrame([{f"utility.{k}": v for k, v in imbalanced.items()}])
+    assert lead(jobs)[:2] == ("utility.f1_macro", "utility.f1_micro")
+    assert lead(jobs.assign(**{"utility.majority_f1": 0.34, "utility.random_f1": 0.33}))[:2] == ("utility.f1_micro",
+                                                                                            "utility.f1_macro")
