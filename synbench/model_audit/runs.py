@@ -17,24 +17,28 @@ design's digest, so an interrupted audit resumes model by model.
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from synbench.audit.design import AuditDesign
-from synbench.base import Classifier
+from synbench.base import Classifier, ModelAttack
 from synbench.corpus import Corpus
 from synbench.job import JobSpec, derive_seed
 from synbench.metrics.utility import indicator
 from synbench.model_audit.attacks import logit_confidence
 from synbench.model_audit.config import REGIMES, ModelAuditConfig
 from synbench.model_audit.head import LogisticHead
+from synbench.model_audit.summary import model_signals, summarise_regime
 from synbench.privacy import PrivacySpec
-from synbench.run import GeneratorRun, RunRecord
+from synbench.progress import Meter
+from synbench.run import GeneratorRun, RunRecord, Timing
 
+log = logging.getLogger(__name__)
 RUNS_DIR = "model_audit_runs"
 
 
@@ -73,6 +77,43 @@ class ModelRunner:
     @property
     def folder(self) -> Path:
         return self.job_dir / RUNS_DIR
+
+    @property
+    def indices(self) -> range:
+        """The models of a regime: -1 the audited one, then the reference models."""
+        return range(-1, self.audit.n_references)
+
+    def resumable(self) -> int:
+        """How many models are already recorded for this job and design."""
+        return sum(self.saved(regime, model_name(i)) is not None for regime in self.audit.regimes for i in self.indices)
+
+    def run_regimes(self, attacks: Mapping[str, ModelAttack],
+                    timing: Timing) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]]]:
+        """Every model of every regime (saved ones reused), then per regime each attack's figures and per-target scores.
+
+        Returns (figures with each regime's epsilon_spent, scores by `<regime>.<attack>`, the models' records).
+        """
+        members = self.design.inclusion[0]
+        figures_all: dict[str, Any] = {}
+        scores: dict[str, np.ndarray] = {}
+        records: list[dict[str, Any]] = []
+        with Meter("model audit", total=len(self.audit.regimes) * len(self.indices), unit="model") as meter:
+            for regime in self.audit.regimes:
+                with timing(regime):
+                    runs = []
+                    for i in self.indices:
+                        runs.append(self(regime, i))
+                        meter.update()
+                    signals = model_signals(runs[0]["signals"], [r["signals"] for r in runs[1:]],
+                                            self.design.ref_inclusion, len(self.design.targets))
+                    figures, regime_scores = summarise_regime(regime, signals, members, attacks, self.audit,
+                                                              self.privacy.delta)
+                figures_all.update(figures, **{f"{regime}.epsilon_spent": runs[0]["epsilon_spent"]})
+                scores.update({f"{regime}.{name}": s for name, s in regime_scores.items()})
+                records += runs
+                log.info("model audit %s: %s", regime,
+                         ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks))
+        return figures_all, scores, records
 
     def record(self, regime: str, name: str) -> RunRecord:
         """Where model `name` of `regime` is recorded: its figures as JSON, its statistics per document beside them."""

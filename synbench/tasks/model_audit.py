@@ -35,9 +35,7 @@ from synbench.job import JobSpec, save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec, run_job
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import HeadSettings, LogisticHead
-from synbench.model_audit.runs import ModelRunner, model_name
-from synbench.model_audit.summary import model_signals, summarise_regime
-from synbench.progress import Meter
+from synbench.model_audit.runs import ModelRunner
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "model_audit_design.npz"
@@ -109,27 +107,10 @@ def model_audit_job(job: JobRun) -> None:
     utility = registry.create("classifiers", node(cfg, "classifier")) if audit.classifier == "utility" else None
     runner = ModelRunner(spec, job.job_dir, audit, pool, design, evaluate, privacy_spec(cfg, design.planned_private_size()),
                          node(cfg, "generator"), spec.generator, LogisticHead(head, cache.embed), utility)
-    indices = range(-1, audit.n_references)
-    resumed = sum(runner.saved(r, model_name(i)) is not None for r in audit.regimes for i in indices)
+    resumed = runner.resumable()
     log.info("model audit: %d targets, %d regime(s) x %d models, %d already done", len(design.targets),
-             len(audit.regimes), len(indices), resumed)
-    results: dict[str, Any] = {}
-    scores: dict[str, np.ndarray] = {}
-    records: list[dict[str, Any]] = []
-    with Meter("model audit", total=len(audit.regimes) * len(indices), unit="model") as meter:
-        for regime in audit.regimes:
-            with timing(regime):
-                runs = []
-                for i in indices:
-                    runs.append(runner(regime, i))
-                    meter.update()
-                signals = model_signals(runs[0]["signals"], [r["signals"] for r in runs[1:]], design.ref_inclusion,
-                                        len(design.targets))
-                figures, regime_scores = summarise_regime(regime, signals, members, attacks, audit, runner.privacy.delta)
-            results.update(figures, **{f"{regime}.epsilon_spent": runs[0]["epsilon_spent"]})
-            scores.update({f"{regime}.{name}": s for name, s in regime_scores.items()})
-            records += runs
-            log.info("model audit %s: %s", regime, ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks))
+             len(audit.regimes), len(runner.indices), resumed)
+    results, scores, records = runner.run_regimes(attacks, timing)
     save_arrays_atomic(job.job_dir / SCORES_FILE, members=members, **scores)  # per-target scores: job folder only
     results.update(n_targets=len(design.targets), n_members=int(members.sum()), n_references=audit.n_references,
                    n_population=len(population), references=audit.references, confidence=audit.confidence)
