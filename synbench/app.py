@@ -1,10 +1,21 @@
-"""The Hydra app: `python -m synbench <overrides>` (add `-m` to sweep)."""
+"""The Hydra app: `python -m synbench <overrides>` (add `-m` to sweep).
+
+`main` first makes every file the process creates private (umask 077: files
+0600, folders 0700) and refuses a command-line key that no config defines;
+then Hydra composes the config and runs the job.
+"""
 from __future__ import annotations
 
+import difflib
 import logging
+import os
 import re
 import sys
+from functools import lru_cache
+from importlib import import_module
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -16,9 +27,9 @@ from omegaconf.errors import InterpolationToMissingValueError, MissingMandatoryV
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin
 
 from synbench.errors import ConfigError, SynBenchError
-from synbench.job import RESULTS_FILE, JobSpec, job_dirname, read_results, write_json_atomic
+from synbench.job import JobSpec, check_no_credentials, job_dirname, read_results, write_results
 from synbench.tasks import JOB_TASKS, get_task
-from synbench.tasks.lifecycle import error_record
+from synbench.lifecycle import error_record
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +39,75 @@ OmegaConf.register_new_resolver("synbench_jobdir", job_dirname, replace=True)
 Plugins.instance().register(SynBenchSearchPathPlugin)
 
 
+# A job writes statistics of private data (results, checkpoints, caches, logs, W&B runs, Hydra's copy of the
+# config) through many libraries that each pick their own file modes; a process-wide umask is the one setting
+# that covers all of them, and files made by mkstemp (0600) stay as they are.
+PRIVATE_UMASK = 0o077
+GLOBAL_PACKAGE = re.compile(r"^#\s*@package\s+_global_", re.MULTILINE)
+TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*):", re.MULTILINE)
+
+
+def main() -> None:
+    """`python -m synbench` and the `synbench` command: private file modes, the command line's keys checked, the job."""
+    os.umask(PRIVATE_UMASK)
+    try:
+        check_command_line(sys.argv[1:])
+    except ConfigError as exc:
+        print(f"synbench: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    run()
+
+
+def config_folders() -> list[Path]:
+    """The folders of config groups: SynBench's own and each plugin package's (`synbench.conf` entry points)."""
+    packages = ["synbench.conf", *(ep.value for ep in sorted(entry_points(group="synbench.conf"), key=lambda e: e.name))]
+    folders = []
+    for package in packages:
+        try:
+            folders.append(Path(import_module(package).__file__ or "").parent)
+        except ImportError:
+            continue  # a broken plugin package: the registry names it when a config selects it
+    return folders
+
+
+@lru_cache(maxsize=1)
+def known_top_level_keys() -> frozenset[str]:
+    """Every key a config may set at the top: the primary config's, the group names, and keys of `_global_` configs."""
+    keys = {"hydra"}
+    for folder in config_folders():
+        keys.update(child.name for child in folder.iterdir() if child.is_dir() and not child.name.startswith("_"))
+        for path in folder.rglob("*.yaml"):
+            text = path.read_text(encoding="utf-8")
+            if path.parent == folder or GLOBAL_PACKAGE.search(text):
+                keys.update(k for k in TOP_LEVEL_KEY.findall(text) if k != "defaults")
+    return frozenset(keys)
+
+
+def check_command_line(args: Sequence[str]) -> None:
+    """Refuse, before Hydra saves anything, an override with an unknown top-level key or a URL with credentials.
+
+    Hydra appends any `+key=value` silently (`+epsilon=0.5` would run at the
+    default eps) and answers a plain unknown key with advice to add `+`; a
+    one-line error naming the nearest known key serves the user better. A
+    `user:password@` URL would be saved in .hydra/ and the job folder's name.
+    """
+    known = known_top_level_keys()
+    for arg in args:
+        if arg.startswith("-") or ("=" not in arg and not arg.startswith("~")):
+            continue  # a flag (-m, --cfg job, ...) or a flag's value
+        name, _, value = arg.partition("=")
+        check_no_credentials({name.lstrip("+~"): value}, "the command line")
+        match = re.match(r"[+~]*([^.=@/]+)", arg)
+        key = match.group(1) if match else arg
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(f"'{arg.partition('=')[0]}' is not a config key{hint}; the top-level keys are "
+                              f"{', '.join(sorted(known - {'hydra'}))} (and hydra.*)")
+
+
 @hydra.main(version_base="1.3", config_path="pkg://synbench.conf", config_name="config")
-def main(cfg: DictConfig) -> None:
+def run(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     job_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
@@ -64,7 +142,7 @@ def missing_value_error(exc: BaseException) -> ConfigError | None:
 def record_failure(job_dir: Path, exc: BaseException) -> None:
     """A job that failed before its task wrote results (a bad config) still leaves a failed results.json."""
     if read_results(job_dir) is None:
-        write_json_atomic(job_dir / RESULTS_FILE, {"status": "failed", "error": error_record(exc)})
+        write_results(job_dir, {"status": "failed", "error": error_record(exc)})
 
 
 if __name__ == "__main__":

@@ -94,10 +94,9 @@ class Generator(ABC):
     """
 
     public_details: ClassVar[frozenset[str]] = frozenset()
-    # False only for a declared non-private control (`copy`): it may answer a private request with
-    # epsilon_spent = inf, and results mark the job `"non_private_control": true`. Any other generator
-    # that does so fails the job.
-    private: ClassVar[bool] = True
+    # Every generator must meet the budget it is given. Only the core's built-in controls (`copy`, `public`),
+    # known by class identity in `synbench.release.is_control`, may answer a private request with
+    # epsilon_spent = inf; a plugin cannot declare itself one.
 
     @classmethod
     def check_plugin_class(cls, name: str) -> None:

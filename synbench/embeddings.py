@@ -2,16 +2,17 @@
 
 Metrics (MAUVE features) and the audit (outlier targets) embed the same
 corpora; `EmbeddingCache` makes that one batched encoder pass per corpus per
-job, kept in memory and as `.npy` files under the cache folder, keyed by a
-hash of the encoder name and the texts. The cache lives on local disk next
-to the job outputs; embeddings of private text are never logged.
+job, kept in memory and as `.npy` files under the cache folder (under the
+output root, 0700), keyed by an HMAC (`synbench.resume.keyed_hash`) of every
+encoder setting and the texts: a file name is no digest of private text, and
+an encoder setting that changes the vectors changes the key. Embeddings of
+private text are never logged.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -19,6 +20,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from synbench.errors import ConfigError
+from synbench.resume import keyed_hash
+from synbench.job import save_arrays_atomic
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +76,8 @@ class EmbeddingCache:
         self._memory: dict[str, np.ndarray] = {}
 
     def key(self, texts: Sequence[str]) -> str:
-        digest = hashlib.sha256(self.spec.name.encode())
-        for text in texts:
-            digest.update(hashlib.sha256(text.encode()).digest())
-        return digest.hexdigest()[:24]
+        """The cache key of `texts` under this encoder: every `EncoderSpec` field, keyed by the per-user secret."""
+        return keyed_hash({"encoder": asdict(self.spec)}, texts)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(n, dim) float32 embeddings, L2-normalised when the spec says so."""
@@ -91,9 +92,6 @@ class EmbeddingCache:
             vectors = model.encode(list(texts), batch_size=self.spec.batch_size, normalize_embeddings=self.spec.normalize,
                                    convert_to_numpy=True, show_progress_bar=len(texts) > 256).astype(np.float32)
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp.npy")
-                np.save(tmp, vectors)
-                tmp.replace(path)
+                save_arrays_atomic(path, embeddings=vectors)
         self._memory[key] = vectors
         return vectors

@@ -36,6 +36,9 @@ DELTA_RULES: dict[str, Callable[[int], float]] = {
 DEFAULT_DELTA_RULE = "1/N^2"
 # How far a generator's reported epsilon or delta may exceed the budget (float tolerance of accountants' solvers).
 EPS_TOLERANCE = 1e-6
+# The largest finite eps a job may ask for. Far above any meaningful guarantee, and below where the accountants'
+# calibration stops finishing (PRV at eps=1e6 searches noise multipliers near 0 for hours) or overflows (e^eps).
+MAX_EPSILON = 100.0
 
 
 def check_delta_setting(delta: float | str | None) -> None:
@@ -54,19 +57,28 @@ def check_delta_setting(delta: float | str | None) -> None:
         raise ConfigError(f"delta={delta} is invalid: it must lie strictly between 0 and 1")
 
 
-def resolve_delta(delta: float | str | None, n: int) -> float:
+def resolve_delta(delta: float | str | None, n: int, allow_large: bool = False) -> float:
     """The job's delta: a number as configured, or a rule of `DELTA_RULES` (null: 1/N^2) applied to N.
 
     The core resolves it once per job, from the private set size fixed before
     any generator runs, and passes it to every generator in `PrivacySpec`.
+    A delta of 1/N or more is refused unless `allow_large`
+    (`privacy.allow_large_delta=true`): at that level a mechanism may publish
+    a whole document and still meet (eps, delta).
     """
     check_delta_setting(delta)
     if delta is None or delta in DELTA_RULES:
         rule = DEFAULT_DELTA_RULE if delta is None else str(delta)
         if n < 2:
             raise ConfigError(f"the private set has {n} document(s); delta={rule} needs N >= 2, so set delta to a number")
-        return DELTA_RULES[rule](n)
-    return float(delta)
+        value = DELTA_RULES[rule](n)
+    else:
+        value = float(delta)
+    if value * n >= 1 and not allow_large:
+        raise ConfigError(f"delta={delta if delta is not None else DEFAULT_DELTA_RULE} is {value:.3g}, at least 1/N for "
+                          f"the N={n} private documents, where a mechanism may publish a whole document; set a smaller "
+                          f"delta (null = {DEFAULT_DELTA_RULE}) or privacy.allow_large_delta=true")
+    return value
 
 
 @dataclass(frozen=True)
@@ -139,9 +151,9 @@ class PrivacySpec:
 
     @classmethod
     def for_private_set(cls, n: int, epsilon: float, delta: float | str | None = None, accountant: str = "prv",
-                        noise: NoiseSource | None = None) -> "PrivacySpec":
+                        noise: NoiseSource | None = None, allow_large_delta: bool = False) -> "PrivacySpec":
         """The spec for a private set of `n` documents, with `delta` resolved by the benchmark's one rule."""
-        return cls(epsilon, resolve_delta(delta, n), accountant, noise or NoiseSource())
+        return cls(epsilon, resolve_delta(delta, n, allow_large_delta), accountant, noise or NoiseSource())
 
     @property
     def is_private(self) -> bool:
@@ -149,10 +161,13 @@ class PrivacySpec:
 
 
 def check_epsilon(value: object) -> float:
-    """A configured `eps` as a float: positive, or inf for no DP."""
+    """A configured `eps` as a float: positive and at most `MAX_EPSILON`, or inf for no DP."""
     eps = _as_float(value, "eps")
     if math.isnan(eps) or eps <= 0:
         raise ConfigError(f"eps={value} is invalid: use a positive number, or eps=inf for no DP")
+    if MAX_EPSILON < eps < math.inf:
+        raise ConfigError(f"eps={value} is above {MAX_EPSILON:g}, the largest finite budget the accountants calibrate; "
+                          f"use eps<={MAX_EPSILON:g}, or eps=inf for the same pipeline without DP")
     return eps
 
 

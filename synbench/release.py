@@ -7,21 +7,38 @@ DP output (the synthetic text, scored against the real held-out eval split).
 A statistic of private data without noise (a generator's `private_stats`, a
 metric's `non_dp_keys`) is written only when the user opts in with
 `tracking.log_private_stats=true`, and every such field is then named in
-`non_dp_outputs`. docs/release.md documents this list.
+`non_dp_outputs`. `check` enforces the list whenever results are written
+(`synbench.job.write_results`): a field outside it fails the job, named.
+
+Only the core's built-in controls may be non-private: `copy` (releases the
+private set) and `public` (never reads it). They are known by the identity of
+their registered classes (`is_control`), not by anything a plugin class can
+declare, so a plugin cannot exempt itself from the budget check.
+docs/release.md documents all of this.
 """
 from __future__ import annotations
 
+import importlib
 import logging
-from typing import Any, Mapping
+import sys
+from typing import TYPE_CHECKING, Any, Mapping
 
-from synbench.base import Generator
+from synbench.errors import SynBenchError
+
+if TYPE_CHECKING:
+    from synbench.base import Generator
 
 log = logging.getLogger(__name__)
+
+# The built-in controls, as `module:class` of the classes the core registers. `is_control` compares the class
+# itself with the one that module defines, so a plugin class that copies the names is not one of them.
+CONTROLS = frozenset({"synbench.generators.copy:CopyGenerator", "synbench.generators.public:PublicGenerator"})
+CONTROL_NOISE = "n/a"  # the `noise` field of a control's results: it draws no privacy noise
 
 RESULT_FIELDS = frozenset({
     "task", "dataset", "generator", "epsilon", "delta", "epsilon_spent", "seed", "status", "job_key",
     "noise", "label_space_inferred", "non_dp_outputs", "generation", "utility", "fidelity", "audit", "timing", "config",
-    "non_private_control",  # the generator declares itself not DP (`copy`): its epsilon_spent is inf at any eps
+    "non_private_control",  # a built-in control (`copy`, `public`; `is_control`): copy's epsilon_spent is inf at any eps
     "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
     "model_audit",  # task=model_audit: attack figures per regime and attack, and each regime's epsilon_spent
     "contamination",  # task=contamination: shares flagged per detector and the ablation (listed in non_dp_outputs)
@@ -40,7 +57,25 @@ GENERATION_FIELDS = {
 TRACKER_PREFIX = "tracker:"  # a `non_dp_outputs` entry for a per-step curve that went to the tracker only
 
 
-def public_details(generator: Generator, name: str, details: Mapping[str, Any]) -> dict[str, Any]:
+class ReleaseError(SynBenchError):
+    """Results hold a field outside the release allow-list: the job fails rather than write it."""
+
+
+def is_control(generator: "type[Generator] | Generator") -> bool:
+    """True only for the core's built-in controls (`CONTROLS`), by class identity, whatever a class declares."""
+    cls = generator if isinstance(generator, type) else type(generator)
+    if f"{cls.__module__}:{cls.__qualname__}" not in CONTROLS:
+        return False
+    module = sys.modules.get(cls.__module__) or importlib.import_module(cls.__module__)
+    return getattr(module, cls.__qualname__, None) is cls
+
+
+def noise_mode(generator: "type[Generator] | Generator", noise: str) -> str:
+    """The `noise` field of results: a control's is "n/a" (it draws no privacy noise); else the noise source's mode."""
+    return CONTROL_NOISE if is_control(generator) else noise
+
+
+def public_details(generator: "Generator", name: str, details: Mapping[str, Any]) -> dict[str, Any]:
     """The fit report's details that the generator declares public; the rest is dropped (named, never shown)."""
     declared = type(generator).public_details
     dropped = sorted(set(details) - declared)
@@ -57,10 +92,36 @@ def split_private_stats(stats: Mapping[str, Any]) -> tuple[dict[str, float], dic
     return scalars, curves
 
 
-def violations(results: Mapping[str, Any], generator: type[Generator] | None) -> list[str]:
+def violations(results: Mapping[str, Any], generator: "type[Generator] | None") -> list[str]:
     """Fields of `results` outside the allow-list (and not declared in `non_dp_outputs`); empty when the release is clean."""
     flagged = set(results.get("non_dp_outputs", []))
     bad = [key for key in results if key not in RESULT_FIELDS]
     allowed = GENERATION_FIELDS.get(str(results.get("task")), frozenset()) | (generator.public_details if generator else frozenset())
     bad += [f"generation.{k}" for k in results.get("generation", {}) if k not in allowed and f"generation.{k}" not in flagged]
     return bad
+
+
+def unreleasable(results: Mapping[str, Any]) -> list[str]:
+    """`violations` of `results`, with the job's generator class read from the registry by its name."""
+    from synbench import registry  # here, not at import: the registry imports the plugin kinds, which write results
+
+    try:
+        generator = registry.load("generators", str(results["generator"])) if results.get("generator") else None
+    except SynBenchError:
+        generator = None  # an unknown generator: its job failed before fitting, and may release no generation details
+    return violations(results, generator)
+
+
+def release_error(fields: list[str]) -> ReleaseError:
+    """The error that fails a job whose results hold `fields` outside the allow-list (names, never values)."""
+    return ReleaseError(f"results hold field(s) outside the release allow-list: {', '.join(fields)}; a plugin adds a "
+                        "generation detail by declaring it in `public_details` (a public plan value or a statistic of "
+                        "DP output); see docs/release.md")
+
+
+def without(results: Mapping[str, Any], fields: list[str]) -> dict[str, Any]:
+    """A copy of `results` without `fields` (top-level names, or `generation.<key>`)."""
+    kept = {k: v for k, v in results.items() if k not in fields}
+    if isinstance(kept.get("generation"), Mapping):
+        kept["generation"] = {k: v for k, v in kept["generation"].items() if f"generation.{k}" not in fields}
+    return kept

@@ -67,10 +67,26 @@ class WandbTracker(Tracker):
         )
         for pattern in SUMMARY_METRICS:
             self.run.define_metric(pattern, summary="last")
+        self._axes: set[str] = set()
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        """Log numbers; with `step`, as points of a curve on the section's own step axis (`<section>/step`).
+
+        W&B's own step only grows, and drops a point logged with a lower one:
+        curves logged after the job's summary (opt-in per-step fit statistics)
+        would lose every point but the last. `define_metric` gives each curve
+        section its own x-axis instead, so every point is kept.
+        """
         numeric = {k: v for k, v in metrics.items() if isinstance(v, (int, float))}
-        self.run.log(numeric, step=step)
+        if step is None:
+            self.run.log(numeric)
+            return
+        axes = {f"{k.rpartition('/')[0] or k}/step" for k in numeric}
+        for axis in sorted(axes - self._axes):
+            self.run.define_metric(axis)
+            self.run.define_metric(f"{axis.rpartition('/')[0]}/*", step_metric=axis)
+            self._axes.add(axis)
+        self.run.log({**numeric, **{axis: step for axis in axes}})
 
     def log_samples(self, synthetic: Corpus, report: FitReport) -> None:
         if not self._want_samples:

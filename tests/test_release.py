@@ -27,11 +27,12 @@ UTILITY_DIAGNOSTICS = ["utility.majority_f1", "utility.majority_f1_macro", "util
 
 def test_check_budget_fails_a_private_request_answered_with_inf() -> None:
     from synbench.generators.copy import CopyGenerator
-    from synbench.generators.public import PublicGenerator
+    from synbench.generators.dpgen import DPGenGenerator
 
-    with pytest.raises(SynBenchError, match="'leaky'.*epsilon_spent=inf.*without declaring"):
-        check_budget(FitReport(math.inf, 1e-6), PrivacySpec(2.0, 1e-6), PublicGenerator.__new__(PublicGenerator), "leaky")
-    check_budget(FitReport(math.inf, 1e-6), PrivacySpec(math.inf, 1e-6), PublicGenerator.__new__(PublicGenerator), "p")
+    leaky = DPGenGenerator.__new__(DPGenGenerator)  # any generator but the built-in controls (copy, public)
+    with pytest.raises(SynBenchError, match="'leaky'.*epsilon_spent=inf.*only the built-in controls"):
+        check_budget(FitReport(math.inf, 1e-6), PrivacySpec(2.0, 1e-6), leaky, "leaky")
+    check_budget(FitReport(math.inf, 1e-6), PrivacySpec(math.inf, 1e-6), leaky, "p")
     check_budget(FitReport(math.inf, 0.0), PrivacySpec(2.0, 1e-6), CopyGenerator(), "copy")  # a declared control
 
 

@@ -20,7 +20,8 @@ def test_private_sentinel_never_reaches_tracker_files(tmp_path: Path) -> None:
     out = tmp_path / "out"
     # log_samples=true with the non-DP copy control: the tracker must refuse to log its (private) text.
     run_cli(["dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "generator=copy", "tracking=wandb",
-             "tracking.log_samples=true", "task.save_synthetic=false", f"output_root={out}", "eps=inf"], cwd=tmp_path)
+             "dataset.label_space=[a,b]", "tracking.log_samples=true", "task.save_synthetic=false", f"output_root={out}",
+             "eps=inf"], cwd=tmp_path)
     wandb_dirs = list(out.rglob("wandb"))
     assert wandb_dirs, "the tracker wrote no W&B run"
     offline_runs = [p for d in wandb_dirs for p in d.glob("offline-run-*")]

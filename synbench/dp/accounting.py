@@ -19,6 +19,7 @@ than (1 - s) * eps in effect.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +30,9 @@ from synbench.errors import ConfigError
 DPSGD_ACCOUNTANTS = ("prv", "rdp")
 # Largest noise multiplier the search tries; above it the budget is too small for the planned steps.
 MAX_SIGMA = 1e4
+# Wall-clock limit of one calibration. eps is capped (`synbench.privacy.MAX_EPSILON`), but a large eps with many
+# steps still drives PRV to tiny noise multipliers, where each evaluation slows down; a job must fail, not hang.
+CALIBRATION_TIME_LIMIT_S = 300.0
 
 
 def check_accountant(name: str) -> str:
@@ -81,12 +85,20 @@ def calibrate(eps: float, delta: float, sample_rate: float, steps: int, accounta
     Bisection on sigma, as Opacus' `get_noise_multiplier` does, but over the
     composed history so the label-set release is paid for in the same ledger.
     The returned sigma is always on the safe side (planned epsilon <= eps).
+    The search stops with an error after `CALIBRATION_TIME_LIMIT_S` seconds.
     """
     if not math.isfinite(eps):
         return Calibration(0.0, sample_rate, steps, math.inf)
     at_delta = job_delta(delta, labels)
+    started = time.monotonic()
 
     def eps_at(sigma: float) -> float:
+        if time.monotonic() - started > CALIBRATION_TIME_LIMIT_S:
+            raise ConfigError(
+                f"calibrating the DP-SGD noise for eps={eps} ({steps} steps at sample rate {sample_rate:.4g}, "
+                f"accountant={accountant}) took over {CALIBRATION_TIME_LIMIT_S:g} s; use a smaller eps, fewer "
+                "steps (generator.epochs) or accountant=rdp (faster)"
+            )
         return epsilon(job_history([(sigma, sample_rate, steps)], labels), at_delta, accountant)
 
     lo, hi = 0.0, 1.0

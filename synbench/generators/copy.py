@@ -1,10 +1,11 @@
 """The `copy` control generator: releases its private training set unchanged.
 
-Not private at all (epsilon_spent = inf), and declared so (`private =
-False`), so it runs at any nominal eps of a sweep and its results say
-`"non_private_control": true`. It is the benchmark's calibration point: the
-utility upper bound of "synthetic" data, and the case in which a membership
-attack must find (nearly) every member, at every nominal eps.
+Not private at all (epsilon_spent = inf). It is one of the core's built-in
+controls (`synbench.release.CONTROLS`), so it runs at any nominal eps of a
+sweep and its results say `"non_private_control": true` and `"noise": "n/a"`.
+It is the benchmark's calibration point: the utility upper bound of
+"synthetic" data, and the case in which a membership attack must find
+(nearly) every member, at every nominal eps.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from synbench.privacy import PrivacySpec
 
 class CopyGenerator(Generator):
     public_details = frozenset({"control"})
-    private = False  # a declared non-private control: runs at any nominal eps, reports inf
 
     def __init__(self) -> None:
         self._corpus: Corpus | None = None

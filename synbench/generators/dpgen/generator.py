@@ -28,6 +28,7 @@ from synbench.generators.dpgen.data import LONG_DOCUMENTS, Collator, DocumentDat
 from synbench.lm.generation import generate, memory_batch_size
 from synbench.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
+from synbench.resume import resume_key
 
 log = logging.getLogger(__name__)
 
@@ -116,29 +117,29 @@ class DPGenGenerator(Generator):
         delta = privacy.delta
         train = self._train_docs(corpus, privacy.noise)
         trained_by = {k: v for k, v in asdict(s).items() if k not in SAMPLING_KEYS}
-        key = weights.fingerprint({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
-                                   "accountant": privacy.accountant, "seed": seed, "noise": asdict(privacy.noise),
-                                   "data": corpus.digest()})
+        # Keyed by a secret outside the job folder: a plain digest of the data in dpgen.json would be a membership test.
+        key = resume_key({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
+                          "accountant": privacy.accountant, "seed": seed, "noise": asdict(privacy.noise)}, corpus)
         loaded = load_causal_lm(self.model_node, s.device(), half_precision=True if s.precision != "32-true" else None)
         torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
         model = weights.prepare_trainable(loaded.model, s.lora, s.checkpointing)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
         private_stats: dict[str, Any] = {}  # kept in memory only, never in the checkpoint
-        if state is not None and state.get("fingerprint") == key:
+        if state is not None and state.get("resume_key") == key:
             log.info("dpgen: reusing the trained weights in %s (no re-training)", self.checkpoint)
             weights.load(self.checkpoint, model, s.lora is not None)  # type: ignore[arg-type]
             state["resumed"] = True
         else:
             state = self._train(model, loaded.tokenizer, corpus, train, privacy, delta, seed)
             private_stats = state.pop("private_stats")
-            state.update(fingerprint=key, resumed=False, attn_implementation=loaded.attn_implementation, model_source=loaded.source)
+            state.update(resume_key=key, resumed=False, attn_implementation=loaded.attn_implementation, model_source=loaded.source)
             if self.checkpoint:
                 weights.save(self.checkpoint, model, state, s.lora is not None)
         self._model = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
         self._tokenizer, self._corpus, self._seed = loaded.tokenizer, corpus, seed
         self._labels = label_sets.LabelSetRelease.from_json(state["label_release"])
         eps_spent = float(state["epsilon_spent"])
-        details = {k: v for k, v in state.items() if k not in ("fingerprint", "label_release")}
+        details = {k: v for k, v in state.items() if k not in ("resume_key", "label_release")}
         details["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
         return FitReport(epsilon_spent=eps_spent, delta=delta, details=details, private_stats=private_stats)
 

@@ -2,13 +2,14 @@
 
 The checkpoint (`<workdir>/dpgen/`) holds only what training changed (the
 LoRA adapter in peft's format, or the trained tensors) plus `dpgen.json`
-with the accounting of the run. A later `fit` of the same job on the same
-private data finds it and samples again without re-training; the released
-numbers (epsilon spent, noise) come from the stored accounting, not a re-run.
+with the accounting of the run and its resume key (`synbench.resume`: keyed
+by a secret outside the job folder, so it is no digest of the data). A later
+`fit` of the same job on the same private data finds it and samples again
+without re-training; the released numbers (epsilon spent, noise) come from
+the stored accounting, not a re-run.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Mapping
@@ -16,7 +17,7 @@ from typing import Any, Mapping
 from torch import nn
 
 from synbench.errors import ConfigError
-from synbench.job import to_json, write_json_atomic
+from synbench.job import write_json_atomic
 
 STATE_FILE = "dpgen.json"
 ADAPTER_DIR = "adapter"
@@ -107,7 +108,3 @@ def load(folder: Path, model: nn.Module, lora: bool) -> None:
     if result.unexpected_keys:
         raise ConfigError(f"checkpoint {folder} does not match the model (unexpected {result.unexpected_keys[:3]}); delete it to re-train")
 
-
-def fingerprint(payload: Mapping[str, Any]) -> str:
-    """A stable hash of what determines a trained model (settings, budget, seed and a digest of the data)."""
-    return hashlib.sha256(json.dumps(to_json(payload), sort_keys=True).encode()).hexdigest()[:16]
