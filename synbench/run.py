@@ -155,11 +155,14 @@ class GeneratorRun:
         return replace(self.privacy, noise=self.privacy.noise.for_run(self.noise_run))
 
     def describe(self) -> dict[str, Any]:
-        """A JSON-safe description of the run: its config, budget (with the noise mode, never a secret), seed and record."""
+        """What the run computes, JSON-safe: generator config, budget (the noise mode, never a noise seed), seeds, size.
+
+        Where it writes (record, synthetic file) is left out, as a job's key
+        leaves out where it logs. A recorded run carries it as `run`.
+        """
         return to_json({**{k: v for k, v in asdict(self).items() if k not in ("privacy", "record", "synthetic_path")},
                         "epsilon": self.privacy.epsilon, "delta": self.privacy.delta,
-                        "accountant": self.privacy.accountant, "noise": self.privacy.noise.mode,
-                        "fit_seed": self.fit_seed, "record": str(self.record.path) if self.record else None})
+                        "accountant": self.privacy.accountant, "noise": self.privacy.noise.mode, "fit_seed": self.fit_seed})
 
     def saved(self) -> dict[str, Any] | None:
         """The record of this run when it has already finished for this job."""
@@ -184,8 +187,8 @@ class GeneratorRun:
             synthetic = generator.sample(self.n_synthetic)
         if self.synthetic_path is not None:
             write_corpus_jsonl(self.synthetic_path, synthetic)
-        record = {**self.extra, "epsilon_spent": report.epsilon_spent, "delta": report.delta, "n_private": len(private),
-                  "n_synthetic": len(synthetic), **output_health(synthetic.texts),
+        record = {**self.extra, "run": self.describe(), "epsilon_spent": report.epsilon_spent, "delta": report.delta,
+                  "n_private": len(private), "n_synthetic": len(synthetic), **output_health(synthetic.texts),
                   "non_private_control": release.is_control(generator), **(score(synthetic, report) if score else {})}
         if self.record is not None:
             record = self.record.write(record)
