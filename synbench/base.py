@@ -1,4 +1,5 @@
-"""Abstract base classes of the plugin kinds: datasets, generators, metrics, attacks, classifiers, trackers.
+"""Abstract base classes of the plugin kinds: datasets, generators, metrics, attacks, model attacks, classifiers,
+trackers.
 
 A plugin is a class registered under an entry-point group (see
 `synbench.registry`), which must subclass its kind's base here. Its Hydra
@@ -17,12 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from synbench.corpus import Corpus, Labels
-from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
 from synbench.privacy import PrivacySpec
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    # a type only: the core layer does not import the encoders (data layer) it annotates
+    from synbench.embeddings import EncoderSpec
 
 METRIC_SECTIONS = ("utility", "fidelity")
 
@@ -192,16 +195,16 @@ class ModelSignals:
     population_references: np.ndarray  # (M, Z, L)
 
 
-class ModelAttack(Attack):
-    """A membership attack on a trained model's outputs (task=model_audit), registered under `synbench.attacks`."""
+class ModelAttack(ABC):
+    """A membership attack on a trained model's outputs (task=model_audit). Registered under `synbench.model_attacks`.
+
+    Its own kind, not an `Attack`: it reads a classifier's per-example
+    statistics, not released text, so it has no `score` to offer task=audit.
+    """
 
     @abstractmethod
     def score_models(self, signals: ModelSignals) -> np.ndarray:
         """One membership score per target example (larger means member)."""
-
-    def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
-        raise PluginError(f"attack '{type(self).__name__}' scores a trained classifier's outputs, not released text: "
-                          "use it with task=model_audit (task=audit needs a black-box attack such as attack=ngram)")
 
 
 class Classifier(ABC):

@@ -18,7 +18,7 @@ from synbench.corpus import Corpus
 from synbench.dp.label_sets import LabelSetConfig
 from synbench.errors import ConfigError, SynBenchError
 from synbench.generators.augpe import AugPEGenerator, evolution
-from synbench.generators.augpe.prompts import load_prompts
+from synbench.lm.prompts import load_prompts
 from synbench.lm.backends import ChatRequest, make_backend
 from synbench.privacy import DELTA_RULES, NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.testing import check_generator
@@ -213,7 +213,7 @@ def test_config_builds_the_generator() -> None:
     node = OmegaConf.to_container(cfg.generator, resolve=True)
     gen = registry.create("generators", node)
     assert isinstance(gen, AugPEGenerator) and gen.prompts == load_prompts("drugreview")
-    assert gen.iterations >= 1 and dict(gen.backend_node)["type"] == "local"
+    assert gen.iterations >= 1 and dict(gen.backend_node)["_plugin_"] == "local"
 
 
 class _ChatServer(HTTPServer):
@@ -272,8 +272,8 @@ def test_openai_backend_against_a_local_server(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("SYNBENCH_TEST_KEY", "sk-test")
     server, thread = serve(limit=200, fail_first=1)
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    backend = {"type": "openai", "base_url": url, "model": "stub", "api_key_env": "SYNBENCH_TEST_KEY",
-               "max_workers": 2, "retry_wait_s": 0.01}
+    backend = {"_plugin_": "openai", "base_url": url, "model": "stub", "api_key_env": "SYNBENCH_TEST_KEY",
+               "max_workers": 2}
     api = make_backend(backend)
     assert api.complete([ChatRequest("hi", "sys")], max_new_tokens=5, temperature=1.0, top_p=1.0, seed=3) == ['"doc 2"']  # raw reply
     first = server.bodies[-1]
@@ -289,8 +289,8 @@ def test_openai_backend_against_a_local_server(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(SynBenchError, match="failed after"):
         make_backend({**backend, "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "timeout_s": 2}).complete(
             [ChatRequest("x")], max_new_tokens=1, temperature=1.0, top_p=1.0, seed=0)
-    with pytest.raises(ConfigError):
-        make_backend({"type": "openai", "base_url": url, "model": "m", "api_key": "literal"})
+    with pytest.raises(SynBenchError, match="does not take 'api_key'"):  # a key never comes from the config
+        make_backend({"_plugin_": "openai", "base_url": url, "model": "m", "api_key": "literal"})
     server.stop.set()
     thread.join(timeout=5)
     assert not thread.is_alive()
@@ -299,7 +299,7 @@ def test_openai_backend_against_a_local_server(monkeypatch: pytest.MonkeyPatch) 
 # ----- the local LM and the conformance kit ------------------------------------------------------------------------
 
 def tiny_augpe(model: dict[str, Any]) -> AugPEGenerator:
-    return AugPEGenerator(model=model, encoder=HashEncoder(), backend={"type": "local", "batch_size": 16, "num_threads": 1},
+    return AugPEGenerator(model=model, encoder=HashEncoder(), backend={"_plugin_": "local", "batch_size": 16, "num_threads": 1},
                           iterations=1, variations=2, population=6, max_new_tokens=6)
 
 

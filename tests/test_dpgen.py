@@ -27,7 +27,7 @@ from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.module import DPGenModule
 from synbench.generators.dpgen.weights import prepare_trainable
-from synbench.models import load_causal_lm
+from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma
 
 LABELS = ("neg", "pos")

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import compose_config
 from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.errors import ConfigError, PluginError
 from synbench.filters import apply_filter
 from synbench.filters.pyes_pno import PYesPNoConfig, keep_top, pyes_pno_scores, single_token_ids
 from synbench.release import violations
@@ -29,8 +29,8 @@ def test_config_is_checked() -> None:
         PYesPNoConfig.from_node({"model": {}, "keep_share": 0})
     with pytest.raises(ConfigError, match=r"\{text\}"):
         PYesPNoConfig.from_node({"model": {}, "prompt": "Is it good?"})
-    with pytest.raises(ConfigError, match="unknown"):
-        apply_filter({"name": "bleach"}, Corpus.build([], [], []), Path("."), {}, lambda c: [])
+    with pytest.raises(PluginError, match="unknown filter plugin 'bleach'"):
+        apply_filter({"_plugin_": "bleach"}, Corpus.build([], [], []), Path("."), {}, lambda c: [])
 
 
 DOMAINS = {"drugreview": "medical", "drugreview_condition": "medical", "drugreview_multilabel": "medical",
@@ -46,14 +46,14 @@ def test_the_prompt_names_the_dataset_domain(dataset: str) -> None:
     cfg = compose_config([f"dataset={dataset}", "filter=pyes_pno"])
     node = OmegaConf.to_container(cfg.filter, resolve=True)
     assert cfg.dataset.domain == DOMAINS[dataset] and node["domain"] == DOMAINS[dataset]
-    assert PYesPNoConfig.from_node({k: v for k, v in node.items() if k != "name"}).domain == DOMAINS[dataset]
+    assert PYesPNoConfig.from_node({k: v for k, v in node.items() if k != "_plugin_"}).domain == DOMAINS[dataset]
 
 
 def test_a_dataset_without_a_domain_is_a_clear_error() -> None:
     from omegaconf import OmegaConf
 
     node = OmegaConf.to_container(compose_config(["dataset=files", "filter=pyes_pno"]).filter, resolve=True)
-    node.pop("name")
+    node.pop("_plugin_")
     with pytest.raises(ConfigError, match=r"filter.domain is not set.*conf/dataset/<name>.yaml"):
         PYesPNoConfig.from_node(node)
     assert PYesPNoConfig.from_node({**node, "domain": "legal"}).domain == "legal"
@@ -93,7 +93,6 @@ def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset
         return np.linspace(-1, 1, len(synthetic))
 
     monkeypatch.setattr(pyes_pno, "pyes_pno_scores", fake_scores)
-    monkeypatch.setattr("synbench.filters.pyes_pno_scores", fake_scores)
     cfg = compose_config([*tiny_dataset, "generator=copy", "eps=inf", "metrics=[utility,length]", "tracking=none",
                           "filter=pyes_pno", "filter.keep_share=0.5", "dataset.domain=legal", f"cache_dir={tmp_path / 'cache'}"])
     from synbench.job import JobSpec

@@ -23,7 +23,7 @@ from synbench.generators.dpgen.generator import PAPER_LORA
 from synbench.generators.dpgen.module import per_sample_loss
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
-from synbench.models import load_causal_lm
+from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 from tests.conftest import compose_config, model_overrides, run_cli, write_jsonl
@@ -237,7 +237,7 @@ def test_flash_attention_only_where_it_gets_half_precision(monkeypatch: pytest.M
     """Selection logic only: no GPU here. Flash-Attention 2 takes fp16/bf16; an fp32 run keeps SDPA."""
     import importlib.util
 
-    import synbench.models as models
+    import synbench.lm.models as models
 
     cuda = torch.device("cuda")
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "flash_attn" else None)

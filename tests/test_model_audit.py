@@ -179,8 +179,14 @@ def test_multi_label_scores_are_the_mean_over_labels() -> None:
 
 
 def test_model_attacks_refuse_released_text_and_bad_settings() -> None:
-    with pytest.raises(PluginError, match="task=model_audit"):
-        LiraAttack().score(["x"], None, [])  # type: ignore[arg-type]
+    from synbench import registry
+    from synbench.base import Attack, ModelAttack
+
+    # its own kind, not an Attack with a `score` that raises: task=audit cannot be given one, by type or by name
+    assert issubclass(LiraAttack, ModelAttack) and not issubclass(LiraAttack, Attack)
+    assert not hasattr(LiraAttack(), "score") and registry.load("model_attacks", "lira") is LiraAttack
+    with pytest.raises(PluginError, match="unknown attack plugin 'lira'"):
+        registry.load("attacks", "lira")
     with pytest.raises(ConfigError, match="rmia.a"):
         RmiaAttack(a=1.5)
     with pytest.raises(ConfigError, match="n_references"):

@@ -26,7 +26,7 @@ from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.generator import PAPER_LORA
 from synbench.generators.dpgen.module import DPGenModule, per_sample_loss
 from synbench.generators.dpgen.weights import prepare_trainable
-from synbench.models import load_causal_lm
+from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 

@@ -289,12 +289,12 @@ def test_check_attack_catches_broken_attacks(broken: Callable[[], Attack], contr
 @pytest.mark.parametrize("option, overrides", [("logits", {}), ("lira", {}), ("lira", {"online": False}),
                                                ("rmia", {}), ("rmia", {"online": False})])
 def test_check_model_attack_passes_the_model_attacks(option: str, overrides: dict[str, Any]) -> None:
-    check_model_attack(lambda: create("attacks", {**config_node("model_attacks", option), **overrides}))
+    check_model_attack(lambda: create("model_attacks", {**config_node("model_attacks", option), **overrides}))
 
 
 def test_check_attack_points_a_model_attack_to_its_own_check() -> None:
     with pytest.raises(ConformanceError, match="check_model_attack") as info:
-        check_attack(lambda: create("attacks", config_node("model_attacks", "lira")))
+        check_attack(lambda: create("model_attacks", config_node("model_attacks", "lira")))
     assert info.value.contracts == ["kind"]
 
 

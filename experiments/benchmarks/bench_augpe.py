@@ -34,7 +34,7 @@ def variation_throughput(batch_size: int, n: int) -> float:
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    from synbench.generators.augpe.prompts import load_prompts
+    from synbench.lm.prompts import load_prompts
     from synbench.lm.backends import ChatRequest, LocalBackend
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):

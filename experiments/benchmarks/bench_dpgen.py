@@ -26,7 +26,7 @@ from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.module import DPGenModule
 from synbench.lm.generation import generate
 from synbench.generators.dpgen.weights import prepare_trainable
-from synbench.models import load_causal_lm
+from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource
 
 BATCH, SEQ_LEN, TIMED_STEPS, WARMUP_STEPS = 8, 64, 3, 1

@@ -104,7 +104,7 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     from synbench.generators.dpgen.generator import PAPER_LORA
     from synbench.generators.dpgen.module import DPGenModule
     from synbench.generators.dpgen.weights import prepare_trainable
-    from synbench.models import load_causal_lm
+    from synbench.lm.models import load_causal_lm
     from synbench.privacy import NoiseSource
 
     conf = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conf")

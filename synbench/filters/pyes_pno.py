@@ -21,6 +21,7 @@ import torch
 
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
+from synbench.filters.base import Filter, Selection
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, torch_threads
 from synbench.lm.scoring import next_token_logprobs
@@ -92,3 +93,16 @@ def keep_top(scores: np.ndarray, labels: Sequence[Sequence[str]], share: float, 
         ranked = sorted(members, key=lambda i: (-scores[i], i))
         keep += ranked[:math.ceil(share * len(members))]
     return np.array(sorted(keep), dtype=int)
+
+
+class PYesPNoFilter(Filter):
+    """`filter=pyes_pno` (conf/filter/pyes_pno.yaml): keep the top `keep_share` by P(yes) - P(no)."""
+
+    def __init__(self, **node: Any) -> None:
+        self.cfg = PYesPNoConfig.from_node(node)
+
+    def select(self, synthetic: Corpus) -> Selection:
+        scores = pyes_pno_scores(self.cfg, synthetic)
+        keep = keep_top(scores, synthetic.labels, self.cfg.keep_share, self.cfg.per_label)
+        return Selection(keep, scores, {"keep_share": self.cfg.keep_share, "per_label": self.cfg.per_label,
+                                        "domain": self.cfg.domain})

@@ -1,28 +1,32 @@
 """Language-model backends behind one call: `complete(requests, seed) -> texts`.
 
-- `LocalBackend`: the causal LM of the `model` config group (offline
-  SmolLM2-135M-Instruct by default) through `synbench.models.load_causal_lm`,
+A backend is a registry plugin (`synbench.lm_backends`), selected by the
+`_plugin_` key of a generator's `backend` node (conf/generator/backend/*.yaml):
+
+- `local` (`LocalBackend`): the causal LM of the `model` config group (offline
+  SmolLM2-135M-Instruct by default) through `synbench.lm.models.load_causal_lm`,
   prompted with its chat template, batched (`synbench.lm.generation.generate`).
   Requests are sorted by prompt length so batches need little padding; the
   output comes back in request order.
-- `APIBackend` (`synbench.lm.api`): an OpenAI-compatible chat-completions HTTP API.
+- `openai` (`synbench.lm.openai_compat.OpenAIBackend`): an OpenAI-compatible chat-completions API.
 
-A backend node is `{type: local | openai, ...}`; `make_backend` builds it.
+`make_backend` builds the one a node names.
 """
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import torch
 
+from synbench import registry
 from synbench.errors import ConfigError
+from synbench.job import check_no_credentials
 from synbench.lm.generation import chat_prompt, generate, torch_threads
-from synbench.models import LoadedModel, load_causal_lm
-
-BACKENDS = ("local", "openai")
+from synbench.lm.models import LoadedModel, load_causal_lm
 
 
 @dataclass(frozen=True)
@@ -34,13 +38,21 @@ class ChatRequest:
     max_new_tokens: int | None = None
 
 
-class LMBackend(Protocol):
-    """What a generator needs from an LM: one sampled reply per request, reproducible from `seed` where the LM allows."""
+class LMBackend(ABC):
+    """What a generator needs from an LM: one sampled reply per request, reproducible from `seed` where the LM allows.
+
+    Registered under `synbench.lm_backends`; the other keys of its config node
+    are constructor keywords. A backend that runs the `model` config group's
+    LM sets `uses_model_group`, and is then also given that node as `model`.
+    """
 
     name: str
+    uses_model_group: ClassVar[bool] = False
 
+    @abstractmethod
     def complete(self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float,
-                 seed: int) -> list[str]: ...
+                 seed: int) -> list[str]:
+        """One reply per request, in request order."""
 
 
 @lru_cache(maxsize=1)
@@ -49,8 +61,10 @@ def load_shared(model_json: str, device: str) -> LoadedModel:
     return load_causal_lm(json.loads(model_json), device)
 
 
-class LocalBackend:
+class LocalBackend(LMBackend):
     """The `model` config group's causal LM, on CUDA when available, else CPU with `num_threads` threads."""
+
+    uses_model_group = True
 
     def __init__(self, model: Mapping[str, Any], batch_size: int = 32, num_threads: int | None = None) -> None:
         if batch_size < 1:
@@ -85,26 +99,19 @@ class LocalBackend:
 
 
 def make_backend(node: Mapping[str, Any] | LMBackend, model: Mapping[str, Any] | None = None) -> LMBackend:
-    """The backend a config node names (`type: local | openai`); an object with `complete` is used as is."""
+    """The backend a config node names with `_plugin_` (built with the `model` group if it uses it); a backend object
+    is used as is."""
     if hasattr(node, "complete"):
         return node  # type: ignore[return-value]
     keys = dict(node)
-    kind = keys.pop("type", "local")
-    if kind == "local":
-        if model is None:
-            raise ConfigError("backend type 'local' needs the `model` config group")
-        allowed = {"batch_size", "num_threads"}
-        _check_keys(keys, allowed, kind)
-        return LocalBackend(model, **keys)
-    if kind == "openai":
-        from synbench.lm.api import APIBackend
-
-        _check_keys(keys, set(APIBackend.KEYS), kind)
-        return APIBackend(**keys)
-    raise ConfigError(f"backend type {kind!r} is unknown; choose one of {', '.join(BACKENDS)}")
-
-
-def _check_keys(keys: Mapping[str, Any], allowed: set[str], kind: str) -> None:
-    unknown = sorted(set(keys) - allowed)
-    if unknown:
-        raise ConfigError(f"backend type '{kind}' has unknown keys {unknown}; it takes {', '.join(sorted(allowed))}")
+    check_no_credentials(keys, "the backend config")  # an API key comes from the environment, never a URL
+    if not keys.get(registry.PLUGIN_KEY):
+        raise ConfigError(f"the generator's backend config has no '{registry.PLUGIN_KEY}' key naming its LM backend; "
+                          f"available: {', '.join(registry.available('lm_backends'))} (conf/generator/backend/*.yaml)")
+    cls = registry.load("lm_backends", str(keys[registry.PLUGIN_KEY]))
+    if not cls.uses_model_group:
+        return registry.create("lm_backends", keys)
+    if model is None:
+        raise ConfigError(f"LM backend '{keys[registry.PLUGIN_KEY]}' runs the `model` config group's LM, and none was "
+                          "given: set the generator's `model: ${model}`")
+    return registry.create("lm_backends", keys, model=model)

@@ -16,17 +16,19 @@ import numpy as np
 from synbench.base import Attack, ModelAttack
 from synbench.corpus import Corpus
 from synbench.testing.corpora import public_corpus
-from synbench.testing.checks import begin, checked_scores
+from synbench.testing.checks import Checks, begin, checked_scores, describe
 
 N_TARGETS = 12  # members and as many non-members
 
 
 def check_attack(factory: Callable[[], Attack]) -> None:
     """Check that the attacks `factory()` builds keep the `Attack` contracts; raise `ConformanceError` if not."""
-    first, checks = begin("attack", factory, Attack)
-    if isinstance(first, ModelAttack):
-        checks.stop("kind", "this is a ModelAttack: it scores a trained classifier's outputs, not released text",
-                    "check it with synbench.testing.check_model_attack")
+    built = factory()
+    if isinstance(built, ModelAttack):  # its own kind, not an Attack: point to its own check before the subclass one
+        Checks("attack", describe(built)).stop(
+            "kind", "this is a ModelAttack: it scores a trained classifier's outputs, not released text",
+            "check it with synbench.testing.check_model_attack")
+    first, checks = begin("attack", lambda: built, Attack)
     member_docs = public_corpus(part=0).subset(range(N_TARGETS))
     members = member_docs.texts
     non_members = public_corpus(part=1).texts[:N_TARGETS]

@@ -37,11 +37,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
-from synbench.dp.label_sets import LabelSetConfig, LabelSetRelease, plan as label_plan, release as release_label_sets
-from synbench.errors import ConfigError
-from synbench.privacy import PrivacySpec, gaussian_sigma, gdp_epsilon
+from synbench.api import ConfigError, Corpus, FitReport, Generator, LabelSetConfig, LabelSetRelease, Labels, PrivacySpec
+from synbench.api import gaussian_sigma, gdp_epsilon, release_label_sets
+from synbench.api import plan_label_sets as label_plan
 
 TEXT_MECHANISMS = 2  # the token matrix and the length histogram; the label sets add theirs
 

@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.privacy import NoiseSource, PrivacySpec
-from synbench.registry import create
+from synbench.api import ConfigError, Corpus, NoiseSource, PrivacySpec
+from synbench.api import create_plugin as create
 from synbench.testing import parametrize_with_checks
 from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
 

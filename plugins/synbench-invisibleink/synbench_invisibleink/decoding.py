@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
-from synbench.progress import Meter
+from synbench.api import Meter
 
 from synbench_invisibleink.mechanism import outside_top_k, sample_tokens, token_distribution
 

@@ -46,14 +46,9 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
-from synbench.dp import label_sets as lsets
-from synbench.errors import ConfigError
-from synbench.lm.prompts import load_prompts
-from synbench.lm.backends import load_shared
-from synbench.lm.generation import chat_prompt, torch_threads
-from synbench.privacy import PrivacySpec
+from synbench.api import ConfigError, Corpus, FitReport, Generator, Labels, PrivacySpec, chat_prompt, load_prompts
+from synbench.api import label_sets as lsets
+from synbench.api import load_shared, torch_threads
 from synbench_invisibleink import accounting
 from synbench_invisibleink.decoding import DecodeStats, Mechanism, Request, decode
 

@@ -12,13 +12,9 @@ import pytest
 import torch
 import yaml
 
-from synbench.corpus import Corpus
-from synbench.dp import label_sets as lsets
-from synbench.errors import ConfigError
-from synbench.lm.generation import chat_prompt
-from synbench.lm.models import load_causal_lm
-from synbench.privacy import NoiseSource, PrivacySpec
-from synbench.registry import create
+from synbench.api import ConfigError, Corpus, NoiseSource, PrivacySpec, chat_prompt, load_causal_lm
+from synbench.api import create_plugin as create
+from synbench.api import label_sets as lsets
 from synbench.testing import check_generator, public_corpus
 from synbench_invisibleink import accounting, generator as module
 from synbench_invisibleink.generator import InvisibleInkGenerator

@@ -42,7 +42,7 @@ from synbench.dp import label_sets as lsets
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
 from synbench.generators.augpe import evolution
-from synbench.generators.augpe.prompts import Prompts, load_prompts
+from synbench.lm.prompts import Prompts, load_prompts
 from synbench.lm.backends import ChatRequest, LMBackend, make_backend
 from synbench.privacy import PrivacySpec
 
@@ -88,7 +88,7 @@ class AugPEGenerator(Generator):
             raise ConfigError(f"generator.variation_kinds takes non-negative weights for {', '.join(VARIATION_KINDS)}")
         self.model, self.encoder = model, encoder
         self.prompts: Prompts = load_prompts(prompts)
-        self.backend_node = backend if backend is not None else {"type": "local"}
+        self.backend_node = backend if backend is not None else {"_plugin_": "local"}
         self.iterations, self.variations, self.population = int(iterations), int(variations), int(population)
         self.selection, self.threshold, self.lookahead = selection, float(threshold), int(lookahead)
         self.blank_share, self.length_jitter, self.min_words = float(blank_share), float(length_jitter), int(min_words)

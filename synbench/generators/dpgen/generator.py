@@ -26,7 +26,7 @@ from synbench.errors import ConfigError
 from synbench.generators.dpgen import weights
 from synbench.generators.dpgen.data import LONG_DOCUMENTS, Collator, DocumentDataset, check_control_code, control_code
 from synbench.lm.generation import generate, memory_batch_size
-from synbench.models import load_causal_lm
+from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.resume import resume_key
 

@@ -1,6 +1,7 @@
-"""AUG-PE prompts: one YAML file per domain, the label set named in every prompt.
+"""Prompt sets of the LM-prompting generators (AUG-PE, InvisibleInk): one YAML file per domain.
 
-A prompt file (`conf/prompts/augpe/<name>.yaml`, or any YAML path) has
+Shared by every generator that prompts an LM, so a plugin loads them through
+`synbench.api.load_prompts` rather than from a generator's package. A prompt file (`conf/prompts/augpe/<name>.yaml`, or any YAML path) has
 `domain` (public words for the kind of text), an optional `system` turn, and
 three templates: `random` (RANDOM_API: `{label}`, `{domain}`), `rephrase`
 (`{text}`, `{words}`, `{label}`, `{domain}`) and `fill_blanks` (`{masked}`,
@@ -35,12 +36,12 @@ class Prompts:
         unknown = sorted(set(data) - {"domain", "system", *FIELDS})
         missing = sorted({"domain", *FIELDS} - set(data))
         if unknown or missing:
-            raise ConfigError(f"AUG-PE prompts {where}: unknown keys {unknown}, missing keys {missing}; "
+            raise ConfigError(f"prompt set {where}: unknown keys {unknown}, missing keys {missing}; "
                               f"a prompt file has domain, system (optional), {', '.join(FIELDS)}")
         for key, needed in FIELDS.items():
             absent = [f for f in needed if f not in str(data[key])]
             if absent:
-                raise ConfigError(f"AUG-PE prompts {where}: template '{key}' must contain {', '.join(absent)}")
+                raise ConfigError(f"prompt set {where}: template '{key}' must contain {', '.join(absent)}")
         return cls(str(data["domain"]), str(data["random"]), str(data["rephrase"]), str(data["fill_blanks"]),
                    None if data.get("system") is None else str(data["system"]))
 
@@ -59,7 +60,7 @@ def load_prompts(name_or_node: str | Mapping[str, Any]) -> Prompts:
     path = Path(name)
     if path.suffix in (".yaml", ".yml"):
         if not path.is_file():
-            raise ConfigError(f"AUG-PE prompt file {name} does not exist")
+            raise ConfigError(f"prompt file {name} does not exist; give a YAML path or a name under conf/prompts/augpe/")
         return Prompts.from_mapping(yaml.safe_load(path.read_text()), name)
     folder = resources.files("synbench.conf").joinpath("prompts", "augpe")
     source = folder.joinpath(f"{name}.yaml")
