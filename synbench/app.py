@@ -26,6 +26,7 @@ from omegaconf.errors import InterpolationToMissingValueError, MissingMandatoryV
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin
 
+from synbench import registry
 from synbench.errors import ConfigError, SynBenchError
 from synbench.job import JobSpec, check_no_credentials, job_dirname, read_results, write_results
 from synbench.tasks import JOB_TASKS, get_task
@@ -112,6 +113,7 @@ def run(cfg: DictConfig) -> None:
     job_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
+        registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
         spec = JobSpec.from_config(cfg)
         get_task(spec.task)(cfg, spec, job_dir)
     except Exception as raised:

@@ -101,3 +101,98 @@ def test_classifiers_and_trackers_are_plugin_kinds() -> None:
     assert {"none", "wandb"} <= set(registry.available("trackers"))
     assert isinstance(registry.create("classifiers", {"_plugin_": "tfidf"}), Classifier)
     assert isinstance(registry.create("trackers", {"_plugin_": "none"}, spec=None, job_dir=None, group="g"), Tracker)
+
+
+# --- every named thing is a plugin of a kind with its own group and base ----------------------------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(registry.BASES))
+def test_every_builtin_of_every_kind_loads_and_subclasses_its_base(kind: str) -> None:
+    """Tasks, filters, LM backends and model attacks are registry kinds like generators: each built-in loads by name."""
+    plugins = registry.available(kind)
+    assert plugins, f"no built-in {kind}"
+    for name in plugins:
+        assert issubclass(registry.load(kind, name), registry.base_class(kind))
+
+
+def test_model_attacks_filters_and_backends_are_their_own_groups() -> None:
+    assert set(registry.available("model_attacks")) >= {"logits", "lira", "rmia"}
+    assert not set(registry.available("attacks")) & set(registry.available("model_attacks"))
+    assert set(registry.available("filters")) >= {"none", "pyes_pno"}
+    assert set(registry.available("lm_backends")) >= {"local", "openai"}
+    assert registry.KINDS["model_attacks"] == "synbench.model_attacks"
+
+
+# --- the `plugins:` key: unpackaged modules register their classes ----------------------------------------------------
+
+LOCAL_FILTER = '''
+import numpy as np
+from synbench.api import Filter, Selection, register
+
+
+@register("filters", "shortest")
+class Shortest(Filter):
+    """Keep the `n` shortest synthetic documents."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def select(self, synthetic):
+        lengths = np.array([len(t) for t in synthetic.texts])
+        return Selection(np.sort(np.argsort(lengths, kind="stable")[: self.n]), lengths.astype(float), {"n": self.n})
+'''
+
+
+@pytest.fixture()
+def local_plugins() -> object:
+    saved = {kind: dict(names) for kind, names in registry._LOCAL.items()}
+    yield
+    registry._LOCAL.clear()
+    registry._LOCAL.update(saved)
+
+
+def test_a_module_named_by_plugins_registers_a_selectable_filter(tmp_path, local_plugins: object) -> None:
+    import numpy as np
+
+    from synbench.corpus import Corpus
+    from synbench.filters import apply_filter
+
+    path = tmp_path / "my_filters.py"
+    path.write_text(LOCAL_FILTER)
+    with pytest.raises(PluginError, match="unknown filter plugin 'shortest'"):
+        registry.load("filters", "shortest")
+    registry.load_modules([str(path)])
+    assert registry.available("filters")["shortest"].package == registry.LOCAL_PACKAGE
+    synthetic = Corpus.build(["a much longer text", "short", "mid text"], [["x"], ["x"], ["y"]], ["x", "y"])
+    results: dict[str, object] = {}
+    scored = apply_filter({"_plugin_": "shortest", "n": 2}, synthetic, tmp_path, results, lambda kept: list(kept.texts))
+    assert scored == ["short", "mid text"] and results["filter"]["n_kept"] == 2  # type: ignore[index]
+    assert np.load(tmp_path / "filter_scores.npy").tolist() == [18.0, 5.0, 8.0]
+    registry.load_modules([str(path)])  # importing twice registers nothing twice
+
+
+def test_register_refuses_a_wrong_base_a_taken_name_and_a_missing_module(tmp_path, local_plugins: object) -> None:
+    from synbench.errors import ConfigError
+    from synbench.filters.base import NoFilter
+
+    with pytest.raises(PluginError, match="not a subclass of synbench.filters.base.Filter"):
+        registry.register("filters", "bad")(dict)
+    with pytest.raises(PluginError, match="registered by module .* and installed by package 'synbench'"):
+        registry.register("filters", "pyes_pno")(NoFilter)
+        registry.available("filters")
+    with pytest.raises(ConfigError, match=r"plugins\[0\]: module 'no_such_module_xyz' could not be imported"):
+        registry.load_modules(["no_such_module_xyz"])
+    (tmp_path / "empty.py").write_text("")
+    with pytest.raises(ConfigError, match=r"plugins\[1\]: the file .*missing.py does not exist"):
+        registry.load_modules([str(tmp_path / "empty.py"), str(tmp_path / "missing.py")])
+
+
+def test_the_plugins_key_registers_a_module_for_the_whole_job(tmp_path) -> None:
+    """`python -m synbench plugins=[file.py]`: the job's registry lists the module's plugin beside the installed ones."""
+    from conftest import run_cli
+
+    (tmp_path / "my_filters.py").write_text(LOCAL_FILTER)
+    out = run_cli(["task=plugins", f"plugins=[{tmp_path / 'my_filters.py'}]", f"output_root={tmp_path / 'out'}"],
+                  cwd=tmp_path).stdout
+    assert f"shortest         {registry.LOCAL_PACKAGE}" in out and "pyes_pno" in out
+    assert "shortest" not in run_cli(["task=plugins", f"output_root={tmp_path / 'out'}"], cwd=tmp_path).stdout
