@@ -271,3 +271,19 @@ def test_public_generator_writes_labelled_text_without_spending_budget() -> None
     out = generator.sample(6)
     assert len(out) == 6 and sorted(ls[0] for ls in out.labels) == ["neg"] * 3 + ["pos"] * 3
     assert not any("secret" in t for t in out.texts)
+
+
+def test_two_attacks_and_a_pooled_one_run_game_end_to_end(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+    from synbench.tasks import audit as audit_task
+
+    overrides, _ = audit_data
+    cfg = compose_config([*overrides, "generator=copy", "eps=inf", "audit.mode=one_run", "audit.repeats=2",
+                          "attack=[ngram,similarity]", "attack.similarity.similarity=jaccard", "attack.ngram.tokenizer=whitespace"])
+    audit = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)["audit"]
+    for attack in ("ngram", "similarity"):
+        assert audit[f"{attack}.eps_emp_lower"] > 0 and f"pooled.{attack}.eps_emp_lower" in audit
+    assert audit["attack_chosen"] in ("ngram", "similarity") and audit["pooled.n_targets"] == 2 * audit["n_targets"]
+    assert audit["eps_emp_lower_run_0"] == audit["eps_emp_lower"] and audit["eps_emp_lower_run_1"] > 0
+    assert audit["pooled.eps_emp_lower"] > audit["eps_emp_lower"]  # twice the trials of the same leak prove more
+    scores = np.load(tmp_path / "audit_scores.npz")
+    assert scores["scores_ngram"].shape == scores["scores_similarity"].shape == scores["members"].shape

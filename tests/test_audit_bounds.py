@@ -162,3 +162,79 @@ def _gdp_eps(mu: float, delta: float) -> float:
 
 def test_ndtr_sanity() -> None:
     assert ndtr(0.0) == 0.5
+
+
+# --- several attacks: the combined bound -----------------------------------------------------------------
+
+
+def rr_scores(rng: np.random.Generator, members: np.ndarray, eps: float) -> np.ndarray:
+    """Randomised response with known eps (exactly eps-DP per coin), ties broken by noise independent of membership."""
+    return (members ^ (rng.random(members.shape) > expit(eps))) + 0.01 * rng.random(members.shape)
+
+
+@pytest.mark.parametrize("mode", ["one_run", "k_subsets"])
+def test_combined_bound_over_attacks_holds_under_the_null(mode: str) -> None:
+    """Three attacks (two of them correlated) that know nothing: the combined bound is 0 in >= 95% of 200 audits."""
+    rng = np.random.default_rng(6)
+    cfg = AuditConfig(mode=mode)
+    zero = 0
+    for trial in range(200):
+        members = rng.random((1, 200)) < 0.5 if mode == "one_run" else np.arange(200)[None] < 100
+        a = rng.normal(size=(1, 200))
+        attacks = [a, 0.7 * a + 0.7 * rng.normal(size=(1, 200)), rng.normal(size=(1, 200))]
+        found, _, chosen = bounds(attacks, members, target_folds(members, trial, cfg.select_share), cfg, 0.0)
+        zero += found["eps_emp_lower"] == 0.0
+        assert 0 <= chosen < 3
+    assert zero / 200 >= 0.95, zero
+
+
+def test_combined_bound_over_attacks_stays_below_a_known_eps_and_finds_the_leaking_attack() -> None:
+    """One attack sees randomised response at eps = 1, two see nothing: the combined bound exceeds 1 in <= 5% of audits."""
+    rng = np.random.default_rng(7)
+    cfg = AuditConfig(mode="one_run")
+    found, chose_rr = [], 0
+    for trial in range(200):
+        members = rng.random((1, 300)) < 0.5
+        attacks = [rng.normal(size=(1, 300)), rr_scores(rng, members, 1.0), rng.normal(size=(1, 300))]
+        out, _, chosen = bounds(attacks, members, target_folds(members, trial, cfg.select_share), cfg, 0.0)
+        found.append(out["eps_emp_lower"])
+        chose_rr += chosen == 1
+    assert np.mean(np.array(found) > 1.0) <= 0.05
+    assert np.median(found) > 0.3  # the leak is seen through the two blind attacks
+    assert chose_rr / 200 >= 0.8  # the held-out choice picks the attack that sees it
+
+
+def test_summary_reports_each_attack_and_the_combined_bound() -> None:
+    rng = np.random.default_rng(8)
+    members = rng.random((1, 300)) < 0.5
+    scores = {"blind": rng.normal(size=(1, 300)), "sees": rr_scores(rng, members, 3.0)}
+    out, _, _ = summarise(scores, members, AuditConfig(mode="one_run"), 0.0)
+    assert out["attack_chosen"] == "sees" and out["blind.eps_emp_lower"] == 0.0
+    assert out["sees.eps_emp_lower"] > 1.0 and out["eps_emp_lower"] > 1.0
+    # the combined bound pays for the choice: never above what the leaking attack proves alone at the full level
+    assert out["eps_emp_lower"] <= out["sees.eps_emp_lower"] + 1e-9
+    assert out["auc"] == out["sees.auc"]
+
+
+# --- the pooled one-run game -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0])
+def test_pooled_game_of_three_runs_stays_below_a_known_eps_and_gains_power(eps: float) -> None:
+    """R = 3 independent runs of an eps-DP mechanism (randomised response) pooled into one game of 3 x 150 trials."""
+    from synbench.audit.repeats import pool_games
+
+    rng = np.random.default_rng(9)
+    cfg = AuditConfig(mode="one_run")
+    pooled, single = [], []
+    for trial in range(200):
+        members = [rng.random((1, 150)) < 0.5 for _ in range(3)]
+        runs = [{"rr": rr_scores(rng, m, eps)} for m in members]
+        scores, pooled_members, kinds = pool_games(runs, members, [np.zeros(150, dtype=np.int8)] * 3)
+        assert scores["rr"].shape == pooled_members.shape == (1, 450) and kinds.shape == (450,)
+        folds = target_folds(pooled_members, trial, cfg.select_share)
+        pooled.append(bounds([scores["rr"]], pooled_members, folds, cfg, 0.0)[0]["eps_emp_lower"])
+        single.append(bounds([runs[0]["rr"]], members[0], target_folds(members[0], trial, cfg.select_share), cfg,
+                             0.0)[0]["eps_emp_lower"])
+    assert np.mean(np.array(pooled) > eps) <= 0.05
+    assert np.median(pooled) > np.median(single)  # three runs prove more than one

@@ -16,9 +16,10 @@ everything (a typical document) does not look like a member. Larger means member
 
 `similarity=embedding` uses the audit's encoder (the `encoder` config node,
 the one that picks the outlier targets) through an in-memory
-`EmbeddingCache`: targets and references are embedded once per audit however
-many synthetic corpora are scored. Nothing is written to disk (the cache
-folder is not used), so no file name derived from private text is created.
+`EmbeddingCache`, and keeps each distinct text's vector: a text is embedded
+once per audit however many synthetic and reference corpora hold it (the
+references overlap, and each holds half the targets). Nothing is written to
+disk (the cache folder is not used).
 `similarity=jaccard` compares sets of lower-cased word n-grams (`unit=word`)
 or character n-grams within word boundaries (`unit=char`).
 """
@@ -93,6 +94,7 @@ class SimilarityAttack(Attack):
                               "sets encoder: ${encoder}); set it, or use similarity=jaccard")
         self.similarity, self.k, self.unit, self.n, self.reference = similarity, k, unit, n, bool(reference)
         self._cache = EmbeddingCache(EncoderSpec(**encoder)) if similarity == "embedding" and encoder else None
+        self._vectors: dict[str, np.ndarray] = {}  # unit-length embedding per distinct text seen
         self._reference_term = lru_cache(maxsize=2)(self._mean_reference_similarity)
 
     def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
@@ -110,9 +112,16 @@ class SimilarityAttack(Attack):
         if self._cache is not None:
             if not len(texts):
                 return np.zeros(len(targets))
-            cosine = unit_rows(self._cache.embed(targets)) @ unit_rows(self._cache.embed(list(texts))).T
-            return top_k_mean(cosine, self.k)
+            return top_k_mean(self.embed(targets) @ self.embed(texts).T, self.k)
         return top_k_mean(jaccard_matrix(targets, texts, self.unit, self.n), self.k)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) unit-length embeddings; texts not seen before are encoded in one batch."""
+        assert self._cache is not None
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, unit_rows(self._cache.embed(missing))))
+        return np.stack([self._vectors[t] for t in texts]) if len(texts) else np.zeros((0, 1))
 
     def _mean_reference_similarity(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> np.ndarray:
         return np.mean([self.closest(targets, ref) for ref in references], axis=0)
