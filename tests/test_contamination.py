@@ -177,7 +177,8 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
     evals = [{"text": " ".join(rng.choice(words, 12)), "label": ["pos" if i % 2 else "neg"]} for i in range(12)]
     train, test = write_jsonl(tmp_path / "train.jsonl", rows), write_jsonl(tmp_path / "test.jsonl", evals)
     cfg = compose_config(["task=contamination", "dataset=files", f"dataset.train={train}", f"dataset.eval={test}",
-                          "dataset.name=tiny", "tracking=none", f"cache_dir={tmp_path / 'cache'}", "generator=copy",
+                          "dataset.name=tiny", "tracking=none", f"output_root={tmp_path}", f"cache_dir={tmp_path / 'cache'}",
+                          "generator=copy",
                           "eps=inf", "metrics=[utility]", "contamination.exact.n=16", "contamination.mink.batch_size=4",
                           "contamination.ablation.enabled=true", "contamination.ablation.detector=exact",
                           "contamination.ablation.reps=2", "contamination.ablation.steps=[0.5,1.0]",

@@ -94,7 +94,8 @@ def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset
 
     monkeypatch.setattr(pyes_pno, "pyes_pno_scores", fake_scores)
     cfg = compose_config([*tiny_dataset, "generator=copy", "eps=inf", "metrics=[utility,length]", "tracking=none",
-                          "filter=pyes_pno", "filter.keep_share=0.5", "dataset.domain=legal", f"cache_dir={tmp_path / 'cache'}"])
+                          "filter=pyes_pno", "filter.keep_share=0.5", "dataset.domain=legal", f"output_root={tmp_path}",
+                          f"cache_dir={tmp_path / 'cache'}"])
     from synbench.job import JobSpec
 
     results = benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path)

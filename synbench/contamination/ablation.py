@@ -10,7 +10,6 @@ whole private set) and is saved under `ablation/`, so a killed ablation resumes.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -20,6 +19,7 @@ import numpy as np
 from synbench.contamination.config import AblationConfig
 from synbench.corpus import Corpus
 from synbench.progress import progress
+from synbench.resume import keyed_hash
 from synbench.run import GeneratorRun, RunRecord
 
 ARMS = ("none", "flagged", "random")
@@ -61,7 +61,7 @@ def removed(key: RunKey, flagged: np.ndarray, n_docs: int, seed: int) -> np.ndar
 
 def flags_digest(flagged: np.ndarray) -> str:
     """A digest of which documents are flagged (positions only): saved runs are reused only for the same flags."""
-    return hashlib.sha256(np.flatnonzero(flagged).astype(np.int64).tobytes()).hexdigest()[:16]
+    return keyed_hash({"flagged": np.flatnonzero(flagged).tolist()}, ())  # keyed: which documents is private
 
 
 def run_ablation(cfg: AblationConfig, flagged: np.ndarray, train: Corpus, base: GeneratorRun, folder: Path, job_key: str,

@@ -8,8 +8,6 @@ without noise (the operator's own diagnostic): the task lists them in
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,6 +18,7 @@ from synbench.contamination.config import ExactConfig, MinKConfig
 from synbench.corpus import Corpus
 from synbench.job import save_arrays_atomic
 from synbench.lm.generation import torch_threads
+from synbench.resume import keyed_hash
 
 
 def exact_section(ec: ExactConfig, tokenizer: Any, train: Corpus, cache_dir: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -47,11 +46,11 @@ def mink_sections(mc: MinKConfig, model_node: Mapping[str, Any], loaded: Any, tr
     """Min-K% and Min-K%++ of the private documents, thresholds from the calibration set, AUC where both sides are known.
 
     Scores are cached under `cache_dir` (local disk, like the embedding caches), keyed by the model, k, max_length
-    and the texts' digest, so the ablation job after a detection job does not score the same documents again.
+    and the texts (an HMAC under the per-user secret: the file name is no digest of them), so the ablation job after a detection job does not score the same documents again.
     """
 
     def score(docs: list[str], what: str) -> mink.MinKScores:
-        key = hashlib.sha256(json.dumps([model_node, mc.k, mc.count, mc.max_length, docs]).encode()).hexdigest()[:24]
+        key = keyed_hash({"model": model_node, "k": mc.k, "count": mc.count, "max_length": mc.max_length}, docs)
         path = cache_dir / "contamination" / f"mink-{key}.npz"
         if path.is_file():
             with np.load(path) as saved:

@@ -8,11 +8,10 @@ endian) and its document offsets (`offset.0`); step 2 runs the package's
 `table.0`. Each step writes to a temporary name and renames, and is skipped
 when its output exists, so a killed build resumes; `index.json` is written
 last and marks a finished index. The folder is keyed by the tokenizer and
-the corpus digest under the job's cache dir, so a second job reuses it.
+an HMAC of the texts (`synbench.resume`) under the job's cache dir, so a second job reuses it.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -27,6 +26,7 @@ import numpy as np
 
 from synbench.errors import ConfigError, SynBenchError
 from synbench.job import atomic_path, write_json_atomic
+from synbench.resume import keyed_hash
 
 log = logging.getLogger(__name__)
 DONE_FILE = "index.json"
@@ -50,10 +50,8 @@ def token_dtype_for(vocab_size: int) -> str:
 
 
 def corpus_key(docs: Sequence[str], tokenizer_name: str) -> str:
-    h = hashlib.sha256(tokenizer_name.encode())
-    for doc in docs:
-        h.update(hashlib.sha256(doc.encode()).digest())
-    return h.hexdigest()[:20]
+    """The index folder's name: an HMAC of the tokenizer and the texts (`synbench.resume`), no digest of the texts."""
+    return keyed_hash({"tokenizer": tokenizer_name}, docs)
 
 
 def _binary() -> Path:
