@@ -207,7 +207,8 @@ def long_rows(n: int, words: int) -> list[dict[str, Any]]:
 
 def test_cli_trains_long_documents_in_bf16(tiny_model: dict[str, Any], tmp_path: Path) -> None:
     train = write_jsonl(tmp_path / "long.jsonl", long_rows(16, 300))
-    args = ["dataset=files", f"dataset.train={train}", "dataset.name=longdocs", "dataset.long_documents=chunk",
+    args = ["dataset=files", f"dataset.train={train}", "dataset.label_space=[neg,pos]", "dataset.name=longdocs",
+            "dataset.long_documents=chunk",
             "dataset.max_chunks=2", "generator.max_seq_len=512", "generator.precision=bf16-mixed",
             "generator.activation_checkpointing=true", "generator.batch_size=4", "generator.physical_batch_size=2",
             "generator.max_new_tokens=64", "generator.sample_batch_size=8", "metrics=[length]", "tracking=none", "eps=4",
@@ -226,7 +227,8 @@ def test_smollm2_2048_tokens_bf16_cli(tmp_path: Path) -> None:
     A run of 8 documents with all metrics took 25 min on 2 busy cores; this one fits run_cli's 10 min on quiet ones.
     """
     train = write_jsonl(tmp_path / "long.jsonl", long_rows(5, 2400))
-    proc = run_cli(["dataset=files", f"dataset.train={train}", "generator.max_seq_len=2048", "generator.precision=bf16-mixed",
+    proc = run_cli(["dataset=files", f"dataset.train={train}", "dataset.label_space=[neg,pos]", "generator.max_seq_len=2048",
+                    "generator.precision=bf16-mixed",
                     "eps=4", "metrics=[length]", "tracking=none", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
     results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] <= 4.0, proc.stdout[-2000:]
