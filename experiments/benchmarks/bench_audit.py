@@ -24,11 +24,13 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable, Sequence
 
 import numpy as np
 
 from synbench.audit.canaries import public_words
 from synbench.audit.ngram import NgramAttack
+from synbench.base import Generator
 from synbench.corpus import Corpus
 
 N_CORPORA, N_DOCS, N_WORDS, N_TARGETS, N_REFS = 100, 1000, 100, 1000, 4
@@ -156,8 +158,17 @@ def simulations() -> dict:
     return out
 
 
-def demo_audit(overrides: list[str], leaky: bool = False) -> dict:
-    """One audit of the demo data in a temporary folder: its headline figures and wall time."""
+DEMO_KEYS = ("auc", "tpr_at_fpr_0.01", "eps_emp", "eps_emp_max", "eps_emp_lower_holdout", "eps_emp_lower_bonferroni",
+             "eps_emp_lower", "gdp_mu_lower", "gdp_eps_lower", "n_targets", "canaries.eps_emp_lower", "outliers.eps_emp_lower")
+
+
+def demo_audit(overrides: list[str], leaky: bool = False, generator: Callable[[], Generator] | None = None,
+               keys: Sequence[str] = DEMO_KEYS) -> dict:
+    """One audit of the demo data in a temporary folder: its `keys` figures and wall time.
+
+    `generator` (or `leaky`, the tests' LeakyGenerator) replaces the
+    configured generator, whose config is still composed.
+    """
     import tempfile
 
     from hydra import compose, initialize_config_module
@@ -174,15 +185,15 @@ def demo_audit(overrides: list[str], leaky: bool = False) -> dict:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
         from leaky_generator import LeakyGenerator
 
-        registry.create = lambda kind, node, **extra: LeakyGenerator() if kind == "generators" else create(kind, node, **extra)
+        generator = LeakyGenerator
+    if generator is not None:
+        registry.create = lambda kind, node, **extra: generator() if kind == "generators" else create(kind, node, **extra)
     start = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory() as folder:
             results = audit_task.run(cfg, JobSpec.from_config(cfg), Path(folder))
     finally:
         registry.create = create
-    keys = ("auc", "tpr_at_fpr_0.01", "eps_emp", "eps_emp_max", "eps_emp_lower_holdout", "eps_emp_lower_bonferroni",
-            "eps_emp_lower", "gdp_mu_lower", "gdp_eps_lower", "n_targets", "canaries.eps_emp_lower", "outliers.eps_emp_lower")
     audit = results["audit"]
     return {"wall_s": round(time.perf_counter() - start, 1), "status": results["status"],
             **{k: round(audit[k], 3) if isinstance(audit.get(k), float) else audit.get(k) for k in keys if k in audit}}
