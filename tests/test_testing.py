@@ -348,3 +348,23 @@ def test_check_dataset_catches_an_unseeded_split(tiny_dataset: list[str]) -> Non
     with pytest.raises(ConformanceError) as info:
         check_dataset(lambda: Unseeded(**keys))
     assert info.value.contracts == ["deterministic"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["dpgen", "augpe", "dpdiffusion", "invisibleink"])
+def test_the_canary_audit_passes_the_dp_generators(family: str, tiny_model: dict[str, Any]) -> None:
+    """Each DP family at the kit sizes of its own conformance test: the one-run bound stays within its epsilon."""
+    from test_augpe import tiny_augpe
+    from test_dpdiffusion import KIT
+    from test_dpgen import generator as dpgen
+
+    from synbench.generators.dpdiffusion import DPDiffusionGenerator
+
+    factories: dict[str, Callable[[], Generator]] = {
+        "dpgen": lambda: dpgen(tiny_model, max_seq_len=48, max_new_tokens=6, sample_batch_size=32),
+        "augpe": lambda: tiny_augpe(tiny_model),
+        "dpdiffusion": lambda: DPDiffusionGenerator(**KIT),
+        "invisibleink": lambda: create("generators", {"_plugin_": "invisibleink", "model": tiny_model, "batch_size": 2,
+                                                      "max_new_tokens": 3, "max_context_tokens": 8, "top_k": 8}),
+    }
+    dict(generator_checks(factories[family], audit=True))["audit"]()

@@ -112,12 +112,9 @@ class GeneratorKit:
     def checks(self) -> Iterator[tuple[str, GeneratorCheck]]:
         """(name, check) for each named check; a check raises `ConformanceError` naming what it found broken."""
         yield "api", self.check_api
-        if self.corpus is not None:
-            yield "fit-sample", lambda: self.run(lambda run: run.corpus_contracts(self.corpus))
-        else:
-            yield "fit-sample", lambda: self.run(lambda run: run.corpus_contracts(public_corpus()))
-            if self.multi_label:
-                yield "fit-sample-multi-label", lambda: self.run(lambda run: run.corpus_contracts(public_corpus(multi_label=True)))
+        yield "fit-sample", lambda: self.run(lambda run: run.corpus_contracts(self.first_corpus()))
+        if self.corpus is None and self.multi_label:
+            yield "fit-sample-multi-label", lambda: self.run(lambda run: run.corpus_contracts(public_corpus(multi_label=True)))
         yield "no-dp", lambda: self.run(lambda run: run.no_dp(self.first_corpus()), private_only=True)
         yield "sentinels", lambda: self.run(lambda run: run.sentinel_check(self.first_corpus()), private_only=True)
         yield "noise", lambda: self.run(lambda run: run.noise_contracts(self.first_corpus()), private_only=True)
@@ -126,6 +123,7 @@ class GeneratorKit:
                                             private_only=True)
 
     def first_corpus(self) -> Corpus:
+        """The corpus of the single-corpus checks: the caller's, or the kit's single-label one."""
         return self.corpus if self.corpus is not None else public_corpus()
 
     def check_api(self) -> None:
