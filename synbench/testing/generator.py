@@ -29,7 +29,7 @@ each) guarantees one part:
   (`synbench.testing.canary_audit`) whose 95% lower bound on epsilon must not
   exceed the epsilon the generator reports.
 
-A declared non-private control (the built-in `copy`) is checked only on the
+A built-in non-private control (`copy`, `public`) is checked only on the
 contracts that do not involve a budget or noise: its `no-dp`, `sentinels`,
 `noise` and `audit` checks pass without running.
 """
@@ -88,7 +88,9 @@ class GeneratorKit:
     single-label and, with `multi_label` (False for a generator that only
     supports single-label tasks), multi-label; or on `corpus` instead, when
     given. `epsilon` is the budget of the private fits. `private` defaults to
-    the class's declaration (`Generator.private`). `audit` adds the one-run
+    True for every generator but the core's built-in controls (`copy`,
+    `public`: `synbench.release.is_control`, by class identity; a plugin
+    cannot declare itself one). `audit` adds the one-run
     canary audit with `audit_canaries` canaries at `audit_confidence`.
     """
 
@@ -354,8 +356,8 @@ class _GeneratorRun:
         eps, delta = report.epsilon_spent, report.delta
         if not math.isfinite(eps) or eps < 0:
             self.checks.fail("budget-epsilon", f"fit() {where} reported epsilon_spent={eps} for a private request",
-                             "meet a private request with the finite epsilon your accountant computed; only a declared "
-                             "non-private control (class attribute private = False, like `copy`) may report inf")
+                             "meet a private request with the finite epsilon your accountant computed; only the core's "
+                             "built-in controls (copy, public) may report inf, and a plugin cannot declare itself one")
         elif eps > privacy.epsilon * (1 + EPS_TOLERANCE):
             self.checks.fail("budget-epsilon", f"fit() {where} reported epsilon_spent={eps:.6g}, more than eps={privacy.epsilon:g}",
                              "calibrate the noise so that all mechanisms that read private data together (composition "
