@@ -299,7 +299,15 @@ class _GeneratorRun:
                 "through a calibrated mechanism and that the sensitivity the noise is calibrated to holds")
 
     def noise_contracts(self, corpus: Corpus) -> None:
-        """Replication with a noise seed, then secret noise: it must change what two fits with one `seed` release."""
+        """Replication with a noise seed, then secret noise: it must change what two fits with one `seed` release.
+
+        Sound for an honest generator: output that repeats exactly over
+        three fits with secret noise (24 documents and every statistic a
+        replication seed reproduces) is, but for chance, a function of the
+        public seed and the data alone, and such a function is DP only if it
+        ignores the data. A generator that reports epsilon_spent = 0 (reads
+        no private data) is not asked to vary.
+        """
         private = _Private(*plant_sentinels(corpus))
         where = f"on corpus '{corpus.name}' at eps={self.epsilon:g}"
 
