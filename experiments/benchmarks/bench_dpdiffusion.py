@@ -46,7 +46,8 @@ def step_seconds(cfg: Any, tokenizer: Any, mode: str, private: bool) -> float:
     train = TrainConfig(epochs=WARMUP_STEPS + TIMED_STEPS, batch_size=batch, physical_batch_size=batch, lr=1e-3,
                         weight_decay=0.0, max_grad_norm=1.0, warmup_steps=0, grad_sample_mode=mode, accountant="prv",
                         noise_multiplier=1.0 if private else None, noise=NoiseSource())
-    loss = MaskedDiffusionLoss(tokenizer.mask_token_id, cfg.max_seq_len, 1, t_min=cfg.t_min, draws=cfg.noise_draws, seed=0)
+    loss = MaskedDiffusionLoss(tokenizer.mask_token_id, cfg.max_seq_len, 1, t_min=cfg.t_min, draws=cfg.noise_draws,
+                               noise=NoiseSource(seed=0))
     timer = StepTimer()
     fit_module(DPSGDModule(build(cfg, tokenizer), dataset, collate, train, loss), accelerator="cpu", devices=1,
                strategy="auto", precision="32-true", callbacks=[timer])
