@@ -38,7 +38,7 @@ from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
 from synbench.dp.accounting import Calibration, calibrate
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, LabelSetRelease
-from synbench.errors import ConfigError, PluginError, SynBenchError
+from synbench.errors import ConfigError, DataError, PluginError, SynBenchError
 from synbench.filters.base import Filter, Selection
 from synbench.lm.backends import ChatRequest, LMBackend, load_shared
 from synbench.lm.generation import chat_prompt, generate, torch_threads
@@ -58,7 +58,7 @@ __all__ = [
     "Attack", "Classifier", "Corpus", "DatasetLoader", "Filter", "FitReport", "Generator", "LMBackend", "Labels",
     "Metric", "MetricContext", "ModelAttack", "ModelSignals", "Selection", "Splits", "Tracker",
     # errors
-    "ConfigError", "PluginError", "SynBenchError",
+    "ConfigError", "DataError", "PluginError", "SynBenchError",
     # privacy: the spec, its secret noise source, delta, calibration
     "Calibration", "NoiseSource", "PrivacySpec", "calibrate", "gaussian_sigma", "gdp_delta", "gdp_epsilon", "gdp_mu",
     "resolve_delta",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -34,6 +35,16 @@ def test_plugin_packages_and_their_tests_import_only_the_api_and_the_kit() -> No
                for line, module in synbench_imports(path)
                if not any(module == a or module.startswith(a + ".") for a in ALLOWED)]
     assert not outside, "plugins must import SynBench through synbench.api:\n" + "\n".join(outside)
+
+
+def test_the_scaffold_templates_import_only_the_api_and_the_kit() -> None:
+    """A package `task=new_plugin` writes is a third party's: it starts on the public API."""
+    templates = sorted((ROOT / "synbench" / "templates").rglob("*.py.tmpl"))
+    assert len(templates) >= 8
+    pattern = re.compile(r"^\s*(?:from|import)\s+(synbench[\w.]*)", re.MULTILINE)
+    outside = [f"{path.relative_to(ROOT)} imports {m}" for path in templates
+               for m in pattern.findall(path.read_text(encoding="utf-8")) if m not in ALLOWED]
+    assert not outside, "\n".join(outside)
 
 
 def test_the_checker_sees_an_internal_import(tmp_path: Path) -> None:
