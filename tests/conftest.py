@@ -26,10 +26,10 @@ def compose_config(overrides: list[str] | None = None) -> DictConfig:
         return compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
 
 
-def run_cli(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run `python -m synbench ARGS` in `cwd` the way a user does."""
+def run_cli(args: list[str], cwd: Path, check: bool = True, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """Run `python -m synbench ARGS` in `cwd` the way a user does (killed after `timeout` seconds)."""
     proc = subprocess.run([sys.executable, "-m", "synbench", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **OFFLINE_ENV}, timeout=600)
+                          env={**os.environ, **OFFLINE_ENV}, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"synbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
