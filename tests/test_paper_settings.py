@@ -29,7 +29,7 @@ PAGE = REPO / "docs" / "paper-settings.md"
 COMPOSED = re.compile(r"^Composed as: `([^`]+)`$")
 ROW = re.compile(r"^\| ([^|]+?) \| `([^`]+)` \| `([^`]*)` \| ([^|]+?) \|$")
 PAPER_EXPERIMENTS = sorted({p.stem for p in (REPO / "conf" / "experiment").glob("paper_*.yaml")}
-                           | {"model_audit_paper_psytar", "contamination_paper_psytar"})
+                           | {"model_audit_paper_psytar", "model_audit_paper_dmsafn", "contamination_paper_psytar"})
 
 
 @dataclass(frozen=True)
