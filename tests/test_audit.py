@@ -233,6 +233,7 @@ def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple
     assert results["audit"]["auc"] >= 0.95 and results["audit"]["n_runs"] == 4
     assert results["audit"]["eps_emp_lower"] > 0  # copy is not private, and 4 x 12 trials already show it
     assert results["non_private_control"] is True  # so the report claims no violation for it at any eps
+    assert results["noise"] == "n/a"  # a built-in control draws no privacy noise
     for key in REQUIRED:
         assert key in results["audit"], key
 

@@ -172,7 +172,8 @@ def audit_job(job: JobRun) -> None:
     runner, design = first["runner"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
     control = release.is_control(registry.load("generators", str(node(cfg, "generator")["_plugin_"])))
-    job.results.update(delta=first["delta"], epsilon_spent=epsilon_spent, noise=runner.privacy.noise.mode,
+    noise = release.CONTROL_NOISE if control else runner.privacy.noise.mode
+    job.results.update(delta=first["delta"], epsilon_spent=epsilon_spent, noise=noise,
                        label_space_inferred=splits.label_space_inferred, non_private_control=control, generation={
         "n_runs": len(runs), "runs_resumed": sum(a["resumed"] for a in audits), "n_private": len(design.private),
         "n_aux": len(design.aux), "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
