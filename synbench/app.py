@@ -12,8 +12,8 @@ import os
 import re
 import sys
 from functools import lru_cache
-from importlib import import_module
 from importlib.metadata import entry_points
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Sequence
 
@@ -60,15 +60,24 @@ def main() -> None:
 
 
 def config_folders() -> list[Path]:
-    """The folders of config groups: SynBench's own and each plugin package's (`synbench.conf` entry points)."""
+    """The folders of config groups: SynBench's own and each plugin package's (`synbench.conf` entry points).
+
+    Found from the packages' locations without importing them (as the Hydra
+    search-path plugin does), so start-up does not load any plugin's code.
+    """
     packages = ["synbench.conf", *(ep.value for ep in sorted(entry_points(group="synbench.conf"), key=lambda e: e.name))]
-    folders = []
-    for package in packages:
-        try:
-            folders.append(Path(import_module(package).__file__ or "").parent)
-        except ImportError:
-            continue  # a broken plugin package: the registry names it when a config selects it
-    return folders
+    return [folder for package in packages if (folder := package_folder(package)) is not None]
+
+
+def package_folder(package: str) -> Path | None:
+    """The folder of a package, importing nothing new: its own spec when its parent is loaded, else its top's."""
+    parent = package.rpartition(".")[0]
+    name, rest = (package, []) if not parent or parent in sys.modules else (package.split(".")[0], package.split(".")[1:])
+    spec = find_spec(name)
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        if Path(location, *rest).is_dir():
+            return Path(location, *rest)
+    return None
 
 
 @lru_cache(maxsize=1)
