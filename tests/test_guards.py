@@ -252,8 +252,29 @@ def test_embedding_cache_key_covers_every_encoder_setting(monkeypatch: pytest.Mo
     base = EmbeddingCache(spec).key(texts)
     for name, value in changed.items():
         assert EmbeddingCache(replace(spec, **{name: value})).key(texts) != base, name
+
+
+def test_embedding_cache_files_are_private(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The on-disk cache of embeddings of private text: folder 0700, file 0600, named by no digest of the texts."""
     import hashlib
-    assert hashlib.sha256(texts[0].encode()).hexdigest()[:24] not in base
+
+    import numpy as np
+
+    from synbench import embeddings
+
+    class Encoder:
+        def encode(self, texts: list[str], **kw: Any) -> np.ndarray:
+            return np.ones((len(texts), 3))
+
+    monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "secret.key"))
+    monkeypatch.setattr(embeddings, "load_encoder", lambda spec: Encoder())
+    folder = tmp_path / "out" / "cache"
+    embeddings.EmbeddingCache(embeddings.EncoderSpec(name="m", pretrained="m"), folder).embed(["a private note"])
+    [saved] = [p for p in folder.rglob("*") if p.is_file()]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and stat.S_IMODE(saved.stat().st_mode) == 0o600
+    unkeyed = hashlib.sha256(b"m")  # the name the cache had when keyed by a plain hash of the encoder name and texts
+    unkeyed.update(hashlib.sha256(b"a private note").digest())
+    assert unkeyed.hexdigest()[:24] not in saved.name
 
 
 class _Run:
