@@ -16,10 +16,11 @@ everything (a typical document) does not look like a member. Larger means member
 
 `similarity=embedding` uses the audit's encoder (the `encoder` config node,
 the one that picks the outlier targets) through an in-memory
-`EmbeddingCache`, and keeps each distinct text's vector: a text is embedded
-once per audit however many synthetic and reference corpora hold it (the
-references overlap, and each holds half the targets). Nothing is written to
-disk (the cache folder is not used).
+`EmbeddingCache`, and keeps each distinct text's vector for the process
+(`text_vectors`, per encoder): a text is embedded once however many
+synthetic and reference corpora hold it (the references overlap and each
+holds half the targets; repeated audits of one design share all of them).
+Nothing is written to disk (the cache folder is not used).
 `similarity=jaccard` compares sets of lower-cased word n-grams (`unit=word`)
 or character n-grams within word boundaries (`unit=char`).
 """
@@ -46,6 +47,15 @@ def top_k_mean(similarity: np.ndarray, k: int) -> np.ndarray:
         return np.zeros(similarity.shape[0])
     k = min(k, similarity.shape[1])
     return np.partition(similarity, similarity.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+
+
+MAX_KEPT_VECTORS = 200_000  # per encoder (about 300 MB at 384 dimensions): beyond it the memo starts afresh
+
+
+@lru_cache(maxsize=4)
+def text_vectors(spec: EncoderSpec) -> dict[str, np.ndarray]:
+    """The process-wide memo of unit-length embeddings by text for one encoder (memory only)."""
+    return {}
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -93,8 +103,7 @@ class SimilarityAttack(Attack):
             raise ConfigError("attack.similarity with similarity=embedding needs an encoder node (conf/attack/similarity.yaml "
                               "sets encoder: ${encoder}); set it, or use similarity=jaccard")
         self.similarity, self.k, self.unit, self.n, self.reference = similarity, k, unit, n, bool(reference)
-        self._cache = EmbeddingCache(EncoderSpec(**encoder)) if similarity == "embedding" and encoder else None
-        self._vectors: dict[str, np.ndarray] = {}  # unit-length embedding per distinct text seen
+        self._spec = EncoderSpec(**encoder) if similarity == "embedding" and encoder else None
         self._reference_term = lru_cache(maxsize=2)(self._mean_reference_similarity)
 
     def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
@@ -109,7 +118,7 @@ class SimilarityAttack(Attack):
 
     def closest(self, targets: tuple[str, ...], texts: Sequence[str]) -> np.ndarray:
         """Per target, the mean similarity of its k most similar documents among `texts`."""
-        if self._cache is not None:
+        if self._spec is not None:
             if not len(texts):
                 return np.zeros(len(targets))
             return top_k_mean(self.embed(targets) @ self.embed(texts).T, self.k)
@@ -117,11 +126,15 @@ class SimilarityAttack(Attack):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(n, dim) unit-length embeddings; texts not seen before are encoded in one batch."""
-        assert self._cache is not None
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        assert self._spec is not None
+        kept = text_vectors(self._spec)
+        missing = list(dict.fromkeys(t for t in texts if t not in kept))
+        if len(kept) + len(missing) > MAX_KEPT_VECTORS:
+            kept.clear()
+            missing = list(dict.fromkeys(texts))
         if missing:
-            self._vectors.update(zip(missing, unit_rows(self._cache.embed(missing))))
-        return np.stack([self._vectors[t] for t in texts]) if len(texts) else np.zeros((0, 1))
+            kept.update(zip(missing, unit_rows(EmbeddingCache(self._spec).embed(missing))))
+        return np.stack([kept[t] for t in texts]) if len(texts) else np.zeros((0, 1))
 
     def _mean_reference_similarity(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> np.ndarray:
         return np.mean([self.closest(targets, ref) for ref in references], axis=0)
