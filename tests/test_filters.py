@@ -33,8 +33,8 @@ def test_config_is_checked() -> None:
         apply_filter({"_plugin_": "bleach"}, Corpus.build([], [], []), Path("."), {}, lambda c: [])
 
 
-DOMAINS = {"drugreview": "medical", "drugreview_condition": "medical", "drugreview_multilabel": "medical",
-           "psytar": "medical", "n2c2_2008": "medical", "mimic": "medical", "hoc": "biomedical", "dmsafn": "financial",
+DOMAINS = {"drugreview": "medical", "drugreview_condition": "medical", "drugreview_condition6": "medical",
+           "drugreview_multilabel": "medical", "psytar": "medical", "n2c2_2008": "medical", "mimic": "medical", "hoc": "biomedical", "dmsafn": "financial",
            "lc37fnd": "financial", "zstfns": "financial", "asylax": "legal", "eurlex": "legal"}
 
 
@@ -47,6 +47,13 @@ def test_the_prompt_names_the_dataset_domain(dataset: str) -> None:
     node = OmegaConf.to_container(cfg.filter, resolve=True)
     assert cfg.dataset.domain == DOMAINS[dataset] and node["domain"] == DOMAINS[dataset]
     assert PYesPNoConfig.from_node({k: v for k, v in node.items() if k != "_plugin_"}).domain == DOMAINS[dataset]
+
+
+def test_every_dataset_config_but_files_names_its_domain() -> None:
+    """A new dataset config must say what its documents are, or the filter would ask a medical question of them."""
+    from conftest import REPO
+
+    assert {p.stem for p in (REPO / "conf" / "dataset").glob("*.yaml")} == {*DOMAINS, "files"}
 
 
 def test_a_dataset_without_a_domain_is_a_clear_error() -> None:
