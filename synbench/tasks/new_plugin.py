@@ -20,6 +20,7 @@ from pathlib import Path
 from string import Template
 from typing import Iterator
 
+import yaml
 from omegaconf import DictConfig
 
 from synbench import registry
@@ -27,6 +28,7 @@ from synbench.errors import ConfigError
 from synbench.job import JobSpec
 
 TEMPLATE_SUFFIX = ".tmpl"
+KIND_FILE = "kind.yaml"  # in each kind's template folder: the fields of `Kind`
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -44,17 +46,20 @@ class Kind:
         return registry.KINDS[self.registry_kind]
 
 
-KINDS: dict[str, Kind] = {
-    "generator": Kind("generators", "generator", "check_generator", "generator={name}"),
-    "metric": Kind("metrics", "metrics", "check_metric", "metrics=[{name}]"),
-    "attack": Kind("attacks", "attack", "check_attack", "task=audit attack={name}"),
-    "dataset": Kind("datasets", "dataset", "check_dataset", "dataset={name} dataset.path=/path/to/data.jsonl"),
-}
+def kinds() -> dict[str, Kind]:
+    """The kinds the scaffold writes: one folder of templates each (`synbench/templates/<kind>/`), described by its
+    `kind.yaml`, so a new kind is a new folder and no list here."""
+    found = {}
+    for folder in sorted(files("synbench.templates").iterdir(), key=lambda e: e.name):
+        described = folder.joinpath(KIND_FILE)
+        if folder.is_dir() and described.is_file():
+            found[folder.name] = Kind(**yaml.safe_load(described.read_text(encoding="utf-8")))
+    return found
 
 
 def template_values(kind: str, name: str) -> dict[str, str]:
     """The placeholders of the templates for plugin `name` of `kind`."""
-    spec = KINDS[kind]
+    spec = kinds()[kind]
     package = f"synbench_{name}"
     return {
         "kind": kind, "name": name, "package": package, "dist": package.replace("_", "-"), "module": kind,
@@ -65,12 +70,13 @@ def template_values(kind: str, name: str) -> dict[str, str]:
 
 def check_request(kind: str, name: object, dest: Path) -> None:
     """A clear error, before anything is written, for an unknown kind, a bad or taken name, or a used folder."""
-    if kind not in KINDS:
-        raise ConfigError(f"plugin.kind={kind!r} is not supported; choose one of {', '.join(KINDS)}")
+    known = kinds()
+    if kind not in known:
+        raise ConfigError(f"plugin.kind={kind!r} is not supported; choose one of {', '.join(known)}")
     if not isinstance(name, str) or not NAME.fullmatch(name) or keyword.iskeyword(name):
         raise ConfigError(f"plugin.name={name!r} is invalid: use a lowercase Python identifier (letters, digits, "
                           "underscores; a letter first), for example plugin.name=mygen")
-    taken = registry.available(KINDS[kind].registry_kind).get(name)
+    taken = registry.available(known[kind].registry_kind).get(name)
     if taken is not None:
         raise ConfigError(f"a {kind} plugin named '{name}' is already registered by package '{taken.package}'; "
                           "choose another plugin.name")
