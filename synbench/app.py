@@ -56,7 +56,7 @@ def main() -> None:
     except ConfigError as exc:
         print(f"synbench: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    run()
+    hydra_app()
 
 
 def config_folders() -> list[Path]:
@@ -117,7 +117,7 @@ def check_command_line(args: Sequence[str]) -> None:
 
 
 @hydra.main(version_base="1.3", config_path="pkg://synbench.conf", config_name="config")
-def run(cfg: DictConfig) -> None:
+def hydra_app(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     job_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
