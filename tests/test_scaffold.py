@@ -93,7 +93,7 @@ def test_scaffolded_metric_attack_and_dataset_pass_their_tests_and_run(tmp_path:
     ("generator", "class", "lowercase Python identifier"),
     ("generator", None, "lowercase Python identifier"),
     ("generator", "copy", "already registered by package 'synbench'"),
-    ("classifier", "mine", "choose one of generator, metric, attack, dataset"),
+    ("classifier", "mine", "choose one of attack, dataset, generator, metric"),
 ])
 def test_bad_requests_are_config_errors(tmp_path: Path, kind: str, name: str | None, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
