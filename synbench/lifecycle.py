@@ -98,8 +98,9 @@ class JobRun:
         self.results.update(label_space_inferred=splits.label_space_inferred, non_private_control=non_private_control,
                             generation=dict(generation))
         if privacy is not None:
+            generator = registry.load("generators", self.spec.generator)
             self.results.update(delta=privacy.delta, epsilon_spent=epsilon_spent,
-                                noise=release.CONTROL_NOISE if non_private_control else privacy.noise.mode)
+                                noise=release.noise_mode(generator, privacy.noise.mode))
 
 
 def error_record(exc: BaseException) -> dict[str, str]:

@@ -38,7 +38,7 @@ CONTROL_NOISE = "n/a"  # the `noise` field of a control's results: it draws no p
 RESULT_FIELDS = frozenset({
     "task", "dataset", "generator", "epsilon", "delta", "epsilon_spent", "seed", "status", "job_key",
     "noise", "label_space_inferred", "non_dp_outputs", "generation", "utility", "fidelity", "audit", "timing", "config",
-    "non_private_control",  # a built-in control (`copy`, `public`; `is_control`): copy's epsilon_spent is inf at any eps
+    "non_private_control",  # a built-in control (`is_control`) that spent inf: `copy`, at any eps (not `public`, 0)
     "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
     "model_audit",  # task=model_audit: attack figures per regime and attack, and each regime's epsilon_spent
     "contamination",  # task=contamination: shares flagged per detector and the ablation (listed in non_dp_outputs)

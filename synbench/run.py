@@ -187,9 +187,10 @@ class GeneratorRun:
             synthetic = generator.sample(self.n_synthetic)
         if self.synthetic_path is not None:
             write_corpus_jsonl(self.synthetic_path, synthetic)
+        non_private = release.is_control(generator) and not report.is_private  # copy; not public, which spends 0
         record = {**self.extra, "run": self.describe(), "epsilon_spent": report.epsilon_spent, "delta": report.delta,
                   "n_private": len(private), "n_synthetic": len(synthetic), **output_health(synthetic.texts),
-                  "non_private_control": release.is_control(generator), **(score(synthetic, report) if score else {})}
+                  "non_private_control": non_private, **(score(synthetic, report) if score else {})}
         if self.record is not None:
             record = self.record.write(record)
         return RunOutput(record, generator, report, synthetic)

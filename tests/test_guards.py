@@ -144,6 +144,21 @@ def test_only_the_built_in_controls_may_answer_a_private_request_with_inf() -> N
     assert release.noise_mode(CopyGenerator, "secure") == "n/a" and release.noise_mode(_Inf, "secure") == "secure"
 
 
+def test_only_copy_is_marked_a_non_private_control(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both built-in controls say noise n/a; `public` spends 0, so only `copy` (inf) is marked non-private."""
+    from synbench.corpus import Corpus
+    from synbench.generators.public import PublicGenerator
+    from synbench.run import GeneratorRun
+
+    docs = Corpus.build([f"doc {i}" for i in range(4)], [["a"]] * 4, ["a"], name="d")
+    monkeypatch.setattr(PublicGenerator, "__init__", lambda self, **kw: None)  # no LM: fit reads only the label space
+    monkeypatch.setattr(PublicGenerator, "sample", lambda self, n, label_counts=None: docs)
+    monkeypatch.setattr(PublicGenerator, "backend", type("B", (), {"name": "none"})(), raising=False)
+    for name, marked in (("public", False), ("copy", True)):
+        run = GeneratorRun({"_plugin_": name}, name, PrivacySpec(4.0, 1e-3), seed=0, n_synthetic=4)
+        assert run.execute(docs).record["non_private_control"] is marked, name
+
+
 # --- 6. inputs: unknown keys, eps ceiling, calibration time, n_synthetic, delta -----------------------------
 
 @pytest.mark.parametrize(("args", "expected"), [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -171,8 +172,9 @@ def audit_job(job: JobRun) -> None:
                                       audit, first["delta"], spec.seed))
     runner, design = first["runner"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    control = release.is_control(registry.load("generators", str(node(cfg, "generator")["_plugin_"])))
-    noise = release.CONTROL_NOISE if control else runner.privacy.noise.mode
+    generator = registry.load("generators", str(node(cfg, "generator")["_plugin_"]))
+    control = release.is_control(generator) and math.isinf(epsilon_spent)  # copy: releases private data at any eps
+    noise = release.noise_mode(generator, runner.privacy.noise.mode)
     job.results.update(delta=first["delta"], epsilon_spent=epsilon_spent, noise=noise,
                        label_space_inferred=splits.label_space_inferred, non_private_control=control, generation={
         "n_runs": len(runs), "runs_resumed": sum(a["resumed"] for a in audits), "n_private": len(design.private),
