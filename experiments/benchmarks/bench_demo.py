@@ -5,16 +5,19 @@ Each row is one real job, `python -m synbench <overrides>` in its own process
 - `demo`: the defaults (= `make demo`, every default metric), and `eps1` /
   `epsinf`: the same at eps 1 and inf, for the ordering inf >= 4 >= 1;
 - `copy`: the copy control (trains the classifier on the real private set);
-- `rating_*`: the old default task (dataset=drugreview, the rating) for contrast;
-- `tune_*`: the DP-Gen settings compared when choosing the defaults
-  (metrics=[utility] only; `generator.*` / `dataset.*` overrides).
+- `rating_copy`: the old default task (dataset=drugreview, the rating), for contrast;
+- `tune_*`: the DP-Gen settings compared when choosing the defaults, at eps 4
+  (metrics=[utility] only): label prior (dp plan | uniform), temperature,
+  expected batch and epochs, and the authors' bare label prefix.
 Per row: macro and micro F1 against the majority and real-data baselines,
 epsilon_spent, DP-SGD steps and noise multiplier, wall seconds and CPU
 seconds of the job. On a shared machine wall time is inflated by other
 processes; CPU seconds (one torch thread) are close to the wall time on idle
 cores. A row is appended to `results/bench_demo.rows.jsonl` as soon as it is
 measured, so an interrupted run resumes (delete the file, or a row, to measure
-again); `BENCH_DEMO_ROWS=demo,copy` measures only those rows.
+again); `BENCH_DEMO_ROWS=demo,copy` measures only those rows, and
+`python experiments/benchmarks/bench_demo.py eps1 epsinf` measures the named
+rows at once (start several such processes to measure rows side by side).
 Targets: real data (the copy control) beats majority by >= 0.3 macro F1; DP-Gen
 at eps 4 by >= 0.1; the demo job takes <= 600 s.
 """
@@ -35,16 +38,26 @@ REPO = HERE.parents[1]
 ROWS_FILE = HERE / "results" / "bench_demo.rows.jsonl"
 UTILITY = ["metrics=[utility]"]
 
-# name -> overrides of the job (in measuring order: the targets' rows first).
+
+def tuned(label_prior: str, temperature: float, batch_size: int, epochs: int) -> list[str]:
+    """DP-Gen at eps 4 with these settings (the rest: conf/generator/dpgen.yaml), utility only."""
+    return [f"generator.label_prior={label_prior}", f"generator.temperature={temperature}",
+            f"generator.batch_size={batch_size}", f"generator.epochs={epochs}", *UTILITY]
+
+
+# name -> overrides of the job (in measuring order: the targets' rows first). The `tune_*` rows spell out every
+# setting they vary, so they keep their meaning when the defaults change.
 ROWS: dict[str, list[str]] = {
     "demo": [],
     "copy": ["generator=copy", "eps=inf", *UTILITY],
-    "eps1": ["eps=1"],
-    "epsinf": ["eps=inf"],
-    "rating_dpgen_eps4": ["dataset=drugreview", *UTILITY],
+    "eps1": ["eps=1", *UTILITY],
+    "epsinf": ["eps=inf", *UTILITY],
     "rating_copy": ["dataset=drugreview", "generator=copy", "eps=inf", *UTILITY],
-    "tune_authors_prefix_1epoch": ["dataset.control_code=null", "generator.epochs=1", "generator.batch_size=64", *UTILITY],
-    "tune_condition_prefix_1epoch": ["generator.epochs=1", "generator.batch_size=64", *UTILITY],
+    "tune_authors_prefix_dp_t10_b64e1": ["dataset.control_code=null", *tuned("dp", 1.0, 64, 1)],
+    "tune_dp_t10_b64e1": tuned("dp", 1.0, 64, 1),
+    "tune_dp_t10_b116e2": tuned("dp", 1.0, 116, 2),
+    "tune_dp_t07_b64e1": tuned("dp", 0.7, 64, 1),
+    "tune_uniform_t07_b64e1": tuned("uniform", 0.7, 64, 1),
 }
 FIGURES = ("f1_macro", "majority_f1_macro", "real_f1_macro", "random_f1_macro", "f1_micro", "majority_f1", "real_f1")
 DETAILS = ("steps", "noise_multiplier", "sample_rate", "expected_batch_size", "epochs")
@@ -59,14 +72,21 @@ def run_row(name: str, overrides: list[str]) -> dict[str, Any]:
                                *overrides], cwd=REPO, capture_output=True, text=True)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        row: dict[str, Any] = {"name": name, "overrides": overrides, "returncode": proc.returncode,
-                               "wall_s": round(wall, 1),
-                               "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 1),
-                               "load_average_at_start": round(load, 2), "load_average_at_end": round(os.getloadavg()[0], 2)}
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
         found = sorted(Path(out).rglob("results.json"))
-        if proc.returncode != 0 or not found:
-            return {**row, "error": proc.stderr[-2000:]}
-        results = json.loads(found[0].read_text())
+        results = json.loads(found[0].read_text()) if proc.returncode == 0 and found else None
+    row = row_of(name, overrides, results, wall, cpu, load)
+    return row if results is not None else {**row, "returncode": proc.returncode, "error": proc.stderr[-2000:]}
+
+
+def row_of(name: str, overrides: list[str], results: dict[str, Any] | None, wall_s: float, cpu_s: float,
+           load_at_start: float) -> dict[str, Any]:
+    """A row: the job's command, time and load, and (when it finished) its figures from its results.json."""
+    row: dict[str, Any] = {"name": name, "overrides": overrides, "wall_s": round(wall_s, 1), "cpu_s": round(cpu_s, 1),
+                           "load_average_at_start": round(load_at_start, 2),
+                           "load_average_at_end": round(os.getloadavg()[0], 2)}
+    if results is None:
+        return row
     utility, generation = results.get("utility", {}), results.get("generation", {})
     row.update({k: round(utility[k], 4) for k in FIGURES if k in utility})
     row.update({k: generation[k] for k in DETAILS if k in generation})
@@ -75,6 +95,13 @@ def run_row(name: str, overrides: list[str]) -> dict[str, Any]:
     if "mauve" in results.get("fidelity", {}):
         row["mauve"] = round(results["fidelity"]["mauve"], 4)
     return row
+
+
+def append(row: dict[str, Any]) -> None:
+    """Add a measured row to the rows file at once (one line; rows measured in parallel processes do not mix)."""
+    ROWS_FILE.parent.mkdir(exist_ok=True)
+    with ROWS_FILE.open("a") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def measured() -> dict[str, dict[str, Any]]:
@@ -92,14 +119,11 @@ def above_majority(row: dict[str, Any] | None) -> float | None:
 def main() -> dict[str, Any]:
     wanted = [n for n in os.environ.get("BENCH_DEMO_ROWS", "").split(",") if n] or list(ROWS)
     done = measured()
-    ROWS_FILE.parent.mkdir(exist_ok=True)
     for name in wanted:
         if name not in done:
-            row = run_row(name, ROWS[name])
-            print(json.dumps(row), flush=True)
-            with ROWS_FILE.open("a") as f:
-                f.write(json.dumps(row) + "\n")
-            done[name] = row
+            done[name] = run_row(name, ROWS[name])
+            print(json.dumps(done[name]), flush=True)
+            append(done[name])
     demo, copy = done.get("demo"), done.get("copy")
     figures: dict[str, Any] = {"rows": {n: done[n] for n in ROWS if n in done}}
     figures["demo_macro_f1_above_majority"] = above_majority(demo)
@@ -112,3 +136,8 @@ def main() -> dict[str, Any]:
         "demo_wall_s<=600": bool(demo) and demo["wall_s"] <= 600,
     }
     return figures
+
+
+if __name__ == "__main__":  # measure the named rows now (several processes may run side by side); make bench gathers
+    for arg in sys.argv[1:]:
+        append(run_row(arg, ROWS[arg]))
