@@ -48,6 +48,7 @@ from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma, gdp_delta
 from synbench.progress import Meter, progress
 from synbench.registry import create as create_plugin
 from synbench.registry import register
+from synbench.tasks.base import Task
 
 # The two label-set calls a generator makes, under names that say what they plan and release.
 plan_label_sets = label_sets.plan
@@ -56,7 +57,7 @@ release_label_sets = label_sets.release
 __all__ = [
     # base classes and the types they exchange
     "Attack", "Classifier", "Corpus", "DatasetLoader", "Filter", "FitReport", "Generator", "LMBackend", "Labels",
-    "Metric", "MetricContext", "ModelAttack", "ModelSignals", "Selection", "Splits", "Tracker",
+    "Metric", "MetricContext", "ModelAttack", "ModelSignals", "Selection", "Splits", "Task", "Tracker",
     # errors
     "ConfigError", "DataError", "PluginError", "SynBenchError",
     # privacy: the spec, its secret noise source, delta, calibration

@@ -29,7 +29,7 @@ from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin
 from synbench import registry
 from synbench.errors import ConfigError, SynBenchError
 from synbench.job import JobSpec, check_no_credentials, job_dirname, read_results, write_results
-from synbench.tasks import JOB_TASKS, get_task
+from synbench.tasks import get_task, writes_results
 from synbench.lifecycle import error_record
 
 log = logging.getLogger(__name__)
@@ -124,10 +124,10 @@ def hydra_app(cfg: DictConfig) -> None:
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
         spec = JobSpec.from_config(cfg)
-        get_task(spec.task)(cfg, spec, job_dir)
+        get_task(spec.task).run(cfg, spec, job_dir)
     except Exception as raised:
         exc = missing_value_error(raised) or raised
-        if OmegaConf.select(cfg, "task.name") in JOB_TASKS:
+        if writes_results(OmegaConf.select(cfg, "task.name")):
             record_failure(job_dir, exc)
         if isinstance(exc, SynBenchError):  # bad input: a clear message, not a traceback from deep inside
             print(f"synbench: error: {exc}", file=sys.stderr)

@@ -41,6 +41,7 @@ KINDS: dict[str, str] = {
     "trackers": "synbench.trackers",
     "filters": "synbench.filters",
     "lm_backends": "synbench.lm_backends",
+    "tasks": "synbench.tasks",
     "conf": "synbench.conf",
 }
 # The base class each kind's plugins must subclass, as `module:Class` (`conf` entries are config packages, not
@@ -55,6 +56,7 @@ BASES: dict[str, str] = {
     "trackers": "synbench.base:Tracker",
     "filters": "synbench.filters.base:Filter",
     "lm_backends": "synbench.lm.backends:LMBackend",
+    "tasks": "synbench.tasks.base:Task",
 }
 PLUGIN_KEY = "_plugin_"
 LOCAL_PACKAGE = "(plugins: key)"  # the `package` of a plugin registered by a module the config names

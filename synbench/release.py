@@ -27,6 +27,7 @@ from synbench.errors import SynBenchError
 
 if TYPE_CHECKING:
     from synbench.base import Generator
+    from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
 
@@ -35,25 +36,15 @@ log = logging.getLogger(__name__)
 CONTROLS = frozenset({"synbench.generators.copy:CopyGenerator", "synbench.generators.public:PublicGenerator"})
 CONTROL_NOISE = "n/a"  # the `noise` field of a control's results: it draws no privacy noise
 
+# The header every job's results hold; a task adds the sections it declares (`Task.results_sections`), and its
+# `generation` keys are the ones it declares (`Task.generation_fields`) and its generator's `public_details`.
 RESULT_FIELDS = frozenset({
     "task", "dataset", "generator", "epsilon", "delta", "epsilon_spent", "seed", "status", "job_key",
     "noise", "label_space_inferred", "non_dp_outputs", "generation", "utility", "fidelity", "audit", "timing", "config",
     "non_private_control",  # a built-in control (`is_control`) that spent inf: `copy`, at any eps (not `public`, 0)
     "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
-    "model_audit",  # task=model_audit: attack figures per regime and attack, and each regime's epsilon_spent
-    "contamination",  # task=contamination: shares flagged per detector and the ablation (listed in non_dp_outputs)
-    "filter", "utility_filtered", "fidelity_filtered",  # filter=...: what it kept (no private data) and the metrics after it
+    "report_section",  # the report table the job's task declares (`Task.report_section`): a constant of its class
 })
-# The core's own `generation` keys per task; a generator adds the keys it declares in `public_details`.
-GENERATION_FIELDS = {
-    "benchmark": frozenset({"n_private", "n_eval", "n_synthetic", "n_empty", "n_degenerate", "empty_share",
-                            "degenerate_share"}),
-    "audit": frozenset({"n_runs", "runs_resumed", "n_private", "n_aux", "n_synthetic", "n_empty", "n_degenerate",
-                        "degenerate_share", "planned_private_size"}),
-    "model_audit": frozenset({"n_models", "models_resumed", "n_pool", "n_private", "n_aux", "planned_private_size",
-                              "n_synthetic", "n_empty", "n_degenerate"}),
-    "contamination": frozenset({"n_private", "n_eval"}),
-}
 TRACKER_PREFIX = "tracker:"  # a `non_dp_outputs` entry for a per-step curve that went to the tracker only
 
 
@@ -92,11 +83,24 @@ def split_private_stats(stats: Mapping[str, Any]) -> tuple[dict[str, float], dic
     return scalars, curves
 
 
+def task_class(results: Mapping[str, Any]) -> "type[Task] | None":
+    """The class of the job's task, read from the registry by its name (None when unknown or not recorded)."""
+    from synbench import registry  # here, not at import: task plugins import the modules that write results
+
+    try:
+        return registry.load("tasks", str(results["task"])) if results.get("task") else None
+    except SynBenchError:
+        return None  # an unknown task: the job failed before it ran, and releases only the header
+
+
 def violations(results: Mapping[str, Any], generator: "type[Generator] | None") -> list[str]:
     """Fields of `results` outside the allow-list (and not declared in `non_dp_outputs`); empty when the release is clean."""
     flagged = set(results.get("non_dp_outputs", []))
-    bad = [key for key in results if key not in RESULT_FIELDS]
-    allowed = GENERATION_FIELDS.get(str(results.get("task")), frozenset()) | (generator.public_details if generator else frozenset())
+    task = task_class(results)
+    sections = task.results_sections if task is not None else frozenset()
+    bad = [key for key in results if key not in RESULT_FIELDS | sections]
+    allowed = (task.generation_fields if task is not None else frozenset()) | \
+        (generator.public_details if generator else frozenset())
     bad += [f"generation.{k}" for k in results.get("generation", {}) if k not in allowed and f"generation.{k}" not in flagged]
     return bad
 

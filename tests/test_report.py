@@ -50,7 +50,10 @@ def benchmark_results(generator: str, step: int, eps: float | str, seed: int) ->
                         "majority_f1": 0.5, "majority_f1_macro": 0.2, "real_f1": 0.8 + 0.02 * seed, "real_f1_macro": 0.6,
                         "n_train": 30},
             "fidelity": {"mauve": 0.2 + 0.2 * step - F1[generator] / 5, "mauve_ref": 0.9, "entity_div": 0.3,
-                         "entity_div_ref": 0.1, "length_div": 0.4, "length_div_ref": 0.05, "length_mean_syn": 42.0}}
+                         "entity_div_ref": 0.1, "length_div": 0.4, "length_div_ref": 0.05, "length_mean_syn": 42.0},
+            # as task=benchmark writes it from the metrics it ran (`Metric.higher_is_better`): the report reads it here
+            "higher_is_better": {"utility.f1_micro": True, "utility.f1_macro": True, "fidelity.mauve": True,
+                                 "fidelity.entity_div": False, "fidelity.length_div": False}}
 
 
 def audit_results(generator: str, eps: float, lower: float) -> dict[str, Any]:
@@ -174,7 +177,8 @@ def test_the_report_imports_no_generator_model_or_dataset_code(sweep: Path) -> N
     code = ("import sys; from pathlib import Path; from synbench.report import write_report; "
             f"write_report(Path({str(sweep)!r})); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'datasets') "
-            "or m.startswith(('synbench.generators', 'synbench.data', 'synbench.audit'))))")
+            "or m.startswith(('synbench.generators', 'synbench.data', 'synbench.audit', 'synbench.metrics', "
+            "'synbench.tasks'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert proc.stdout.strip() == "[]"
 

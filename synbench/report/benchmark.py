@@ -1,10 +1,9 @@
 """The paper's utility and fidelity table: per dataset, one row per generator x epsilon, plus baseline rows.
 
 The headline columns are F1 (macro first when the labels are imbalanced,
-`stats.macro_f1_leads`), MAUVE and every metric key whose direction a
-registered metric declares (`Metric.higher_is_better`, a class attribute:
-the metric modules import their heavy libraries lazily, so reading it is
-cheap); the best value per epsilon is bold. Every other `utility.*` and
+`stats.macro_f1_leads`), MAUVE and every metric key whose direction the jobs'
+results.json declare (`higher_is_better`, written from each metric's class
+attribute when it ran); the best value per epsilon is bold. Every other `utility.*` and
 `fidelity.*` key goes to a second table, so nothing a job measured is
 dropped. Baseline rows come from the jobs' own baseline keys: random,
 majority and real-data F1, and the real-vs-real reference (`<key>_ref`) of
@@ -17,9 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from synbench import registry
-from synbench.errors import PluginError
-from synbench.report.load import COMPLETE, task_jobs
+from synbench.report.load import COMPLETE, metric_directions, task_jobs
 from synbench.report.stats import Estimate, estimate, format_eps, macro_f1_leads
 from synbench.report.table import Cell, Table, groups, markers, metric_cell
 
@@ -37,18 +34,6 @@ class DatasetTables:
     dataset: str
     main: Table
     other: Table | None
-
-
-def metric_directions() -> dict[str, bool]:
-    """`<section>.<key>` -> whether higher is better, from every registered metric class that imports."""
-    directions: dict[str, bool] = {}
-    for name in registry.available("metrics"):
-        try:
-            cls = registry.load("metrics", name)
-        except PluginError:  # a broken plugin costs its arrows, not the report
-            continue
-        directions.update({f"{cls.section}.{key}": bool(up) for key, up in cls.higher_is_better.items()})
-    return directions
 
 
 def header(column: str, directions: dict[str, bool]) -> str:
@@ -126,7 +111,7 @@ def baseline_rows(jobs: pd.DataFrame, columns: list[str], confidence: float) -> 
 
 def benchmark_tables(frame: pd.DataFrame, confidence: float) -> list[DatasetTables]:
     """Per dataset: the headline table with baselines, and the table of every other metric key."""
-    directions = metric_directions()
+    directions = metric_directions(frame)
     out = []
     for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
         jobs = group.all

@@ -22,7 +22,7 @@ from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import benchmark_tables
 from synbench.report.contamination import TASK as CONTAMINATION
 from synbench.report.contamination import contamination_blocks
-from synbench.report.load import COMPLETE, load_results, task_jobs
+from synbench.report.load import COMPLETE, SECTION, load_results, task_jobs
 from synbench.report.model_audit import TASK as MODEL_AUDIT
 from synbench.report.model_audit import model_audit_note, model_audit_table
 from synbench.report.plots import lower_bound_vs_nominal, metric_vs_eps
@@ -111,7 +111,8 @@ def build(root: Path, confidence: float, title: str) -> Document:
     doc.blocks.append(Heading(2, "Jobs not complete"))
     unfinished = incomplete_table(frame)
     doc.blocks.append(unfinished if unfinished is not None else Text("Every job has final results."))
-    others = sorted(set(frame.loc[frame["status"] == COMPLETE, "task"]) - {BENCHMARK, AUDIT, MODEL_AUDIT, CONTAMINATION})
+    tabulated = frame[SECTION].isin([BENCHMARK, AUDIT, MODEL_AUDIT, CONTAMINATION])
+    others = sorted(set(frame.loc[(frame["status"] == COMPLETE) & ~tabulated, "task"]))
     if others:
         doc.blocks.append(Text(f"Complete results of task(s) {', '.join(others)} are counted above but not tabulated."))
     return doc

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from synbench.job import RESULTS_FILE
-from synbench.report.load import COMPLETE, read_object
+from synbench.report.load import COMPLETE, SECTION, read_object
 from synbench.report.render import Block, Heading, Text
 from synbench.report.stats import MISSING, estimate, format_eps, format_number
 from synbench.report.table import Cell, Table
@@ -23,7 +23,7 @@ DETECTORS = (("exact", "exact n-gram (infini-gram)"), ("mink", "Min-K%"), ("mink
 
 
 def complete_results(root: Path, frame: pd.DataFrame, task: str) -> Iterator[dict[str, Any]]:
-    for job in frame.loc[(frame["task"] == task) & (frame["status"] == COMPLETE), "job"]:
+    for job in frame.loc[(frame[SECTION] == task) & (frame["status"] == COMPLETE), "job"]:
         results, _ = read_object(root / job / RESULTS_FILE)
         if results is not None:
             yield results | {"_job": job}

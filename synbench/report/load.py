@@ -6,6 +6,12 @@ a job folder may also hold synthetic text, designs and caches that a report
 must never quote. A file that cannot be parsed still becomes a row, marked
 `unreadable`, so a broken job is listed rather than silently missing (its
 task guessed from the folder name, which `task=...` jobs are written under).
+
+Which table a job belongs to is the `report_section` its task declared and
+wrote into results.json, and the direction of each metric key (higher or
+lower is better) is the `higher_is_better` map its job wrote: the report
+never imports a task or metric class, so it reads any sweep, with or without
+the plugins that ran it installed.
 """
 from __future__ import annotations
 
@@ -23,6 +29,8 @@ METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit")
 TEXT_KEYS = ("audit.mode",)
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
 COMPLETE = "complete"
+SECTION = "report_section"  # the column (and results.json field) of a job's report section
+DIRECTION = "higher_is_better"  # results.json: `<section>.<key>` -> whether higher is better; columns `DIRECTION.<column>`
 UNREADABLE = "unreadable"  # listed with the unfinished jobs; it names no dataset or generator to put in a table
 
 
@@ -63,11 +71,13 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
     row: dict[str, Any] = {"job": job.relative_to(root).as_posix(), "has_roc": (job / ROC_FILE).is_file()}
     results, problem = read_object(path)
     if results is None:
-        return row | {"task": job.parent.name, "status": UNREADABLE, "reason": problem}
+        return row | {"task": job.parent.name, SECTION: None, "status": UNREADABLE, "reason": problem}
     eps = to_float(results.get("epsilon"))
     seed = results.get("seed")
     row |= {
         "task": str(results.get("task", job.parent.name)),
+        # results written before tasks declared their section were tabulated by task name, which was the section name
+        SECTION: results.get(SECTION, results.get("task", job.parent.name)),
         "dataset": str(results.get("dataset", "?")),
         "generator": str(results.get("generator", "?")),
         "epsilon": math.nan if eps is None else eps,
@@ -89,20 +99,34 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
                 row[column] = number
             elif column in TEXT_KEYS:
                 row[column] = str(value)
-    if row["task"] == "audit" and "audit.mode" not in row:  # a failed audit has no summary; its config has the mode
-        row["audit.mode"] = str(((results.get("config") or {}).get("audit") or {}).get("mode", "?"))
+    for column in TEXT_KEYS:  # a failed job has no summary; its config holds the settings (the audit's mode)
+        section, _, key = column.partition(".")
+        configured = ((results.get("config") or {}).get(section) or {}).get(key)
+        if column not in row and configured is not None:
+            row[column] = str(configured)
+    directions = results.get(DIRECTION)
+    for column, up in (directions.items() if isinstance(directions, dict) else ()):
+        if isinstance(up, bool):
+            row[f"{DIRECTION}.{column}"] = up
     return row
 
 
-def task_jobs(frame: pd.DataFrame, task: str) -> pd.DataFrame:
-    """The readable jobs of one task: the rows its tables are made of."""
-    return frame[(frame["task"] == task) & (frame["status"] != UNREADABLE)]
+def task_jobs(frame: pd.DataFrame, section: str) -> pd.DataFrame:
+    """The readable jobs of one report section (their task's `report_section`): the rows its tables are made of."""
+    return frame[(frame[SECTION] == section) & (frame["status"] != UNREADABLE)]
+
+
+def metric_directions(frame: pd.DataFrame) -> dict[str, bool]:
+    """`<section>.<key>` -> whether higher is better, as the jobs' results.json declare it (their metrics' classes)."""
+    prefix = f"{DIRECTION}."
+    return {column[len(prefix):]: bool(values.iloc[0]) for column in frame.columns if column.startswith(prefix)
+            for values in [frame[column].dropna()] if len(values)}
 
 
 def load_results(root: Path) -> pd.DataFrame:
     """Every `results.json` below `root`, sorted by job folder; empty (with the base columns) when there are none."""
     rows = [job_row(root, path) for path in sorted(root.rglob(RESULTS_FILE)) if path.is_file()]
-    base = ["job", "task", "dataset", "generator", "epsilon", "seed", "status", "reason", "noise", "non_dp",
+    base = ["job", "task", SECTION, "dataset", "generator", "epsilon", "seed", "status", "reason", "noise", "non_dp",
             "label_space_inferred", "non_private_control", "has_roc"]
     frame = pd.DataFrame(rows, columns=list(dict.fromkeys(base + [k for r in rows for k in r])))
     return frame.fillna({"dataset": "?", "generator": "?", "epsilon": math.nan, "seed": -1, "non_dp": "",

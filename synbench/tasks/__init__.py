@@ -1,27 +1,28 @@
-"""Tasks a job can run (`task=<name>`); each is `run(cfg, spec, job_dir)`."""
+"""Tasks a job can run (`task=<name>`): registry plugins of the `synbench.tasks` group (`synbench.tasks.base.Task`).
+
+A task's module is imported only when a job runs it, so `task=plugins` does
+not import torch. Adding a task is its class, its `conf/task/<name>.yaml`
+and one entry point; nothing here lists them.
+"""
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Callable
+from typing import TYPE_CHECKING
 
-from synbench.errors import ConfigError
+from synbench import registry
+from synbench.errors import PluginError
 
-# name -> module; imported lazily so `task=plugins` does not import torch.
-TASKS: dict[str, str] = {
-    "audit": "synbench.tasks.audit",
-    "benchmark": "synbench.tasks.benchmark",
-    "model_audit": "synbench.tasks.model_audit",
-    "contamination": "synbench.tasks.contamination",
-    "new_plugin": "synbench.tasks.new_plugin",
-    "plugins": "synbench.tasks.plugins",
-    "report": "synbench.tasks.report",
-}
-
-# Tasks that run a job through `lifecycle.run_job` and so own a results.json (the others only print or write files).
-JOB_TASKS = frozenset({"audit", "benchmark", "model_audit", "contamination"})
+if TYPE_CHECKING:
+    from synbench.tasks.base import Task
 
 
-def get_task(name: str) -> Callable[..., object]:
-    if name not in TASKS:
-        raise ConfigError(f"task={name!r} is unknown; available: {', '.join(TASKS)}")
-    return import_module(TASKS[name]).run
+def get_task(name: str) -> "Task":
+    """The task plugin `name` (an unknown name lists the installed ones)."""
+    return registry.load("tasks", name)()
+
+
+def writes_results(name: object) -> bool:
+    """Whether task `name` runs a job that owns a results.json (a failure before it started is then recorded there)."""
+    try:
+        return bool(registry.load("tasks", str(name)).writes_results) if name else False
+    except PluginError:
+        return False

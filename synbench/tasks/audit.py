@@ -38,7 +38,8 @@ from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.job import JobSpec, write_corpus_jsonl, write_json_atomic
 from synbench.progress import progress
 from synbench.quality import output_health
-from synbench.lifecycle import JobRun, node, privacy_spec, run_job
+from synbench.lifecycle import JobRun, node, privacy_spec
+from synbench.tasks.base import Task
 from synbench.run import check_budget
 
 log = logging.getLogger(__name__)
@@ -118,8 +119,18 @@ class SubsetRunner:
         return record
 
 
-def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
-    return run_job(cfg, spec, job_dir, audit_job)
+class AuditTask(Task):
+    """`task=audit` (conf/task/audit.yaml): the membership audit of released text; its figures go to `audit`."""
+
+    generation_fields = frozenset({"n_runs", "runs_resumed", "n_private", "n_aux", "n_synthetic", "n_empty",
+                                   "n_degenerate", "degenerate_share", "planned_private_size"})
+    report_section = "audit"
+
+    def body(self, job: JobRun) -> None:
+        audit_job(job)
+
+
+run = AuditTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
 
 
 def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndarray, repeat: int) -> dict[str, Any]:

@@ -2,10 +2,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-from typing import Any
-
-from omegaconf import DictConfig
 
 from synbench import registry, release
 from synbench.base import MetricContext
@@ -14,16 +10,27 @@ from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
 from synbench.filters import SUFFIX as FILTERED
 from synbench.filters import apply_filter
-from synbench.job import JobSpec
-from synbench.lifecycle import JobRun, log_private_stats, node, privacy_spec, run_job
+from synbench.lifecycle import JobRun, log_private_stats, node, privacy_spec
 from synbench.progress import progress
 from synbench.run import GeneratorRun
+from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
 
 
-def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
-    return run_job(cfg, spec, job_dir, benchmark)
+class BenchmarkTask(Task):
+    """`task=benchmark` (conf/task/benchmark.yaml): one generator run, scored by the metrics (and the filter)."""
+
+    results_sections = frozenset({"filter", "utility_filtered", "fidelity_filtered", "higher_is_better"})
+    generation_fields = frozenset({"n_private", "n_eval", "n_synthetic", "n_empty", "n_degenerate", "empty_share",
+                                   "degenerate_share"})
+    report_section = "benchmark"
+
+    def body(self, job: JobRun) -> None:
+        benchmark(job)
+
+
+run = BenchmarkTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
 
 
 def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricContext, opt_in: bool, suffix: str = "") -> list[str]:
@@ -43,6 +50,9 @@ def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricConte
                                   "rename the key in one of them")
         private = metric.non_dp_keys() & set(values)
         job.results.setdefault(metric.section + suffix, {}).update({k: v for k, v in values.items() if opt_in or k not in private})
+        # the metric's directions go with its figures, so the report reads them from results.json, not from its class
+        job.results.setdefault("higher_is_better", {}).update(
+            {f"{metric.section}{suffix}.{k}": bool(up) for k, up in metric.higher_is_better.items() if k in values})
         declared = (metric.diagnostic_keys() & set(values)) | (private if opt_in else set())
         non_dp += [f"{metric.section}{suffix}.{k}" for k in sorted(declared)]
     return non_dp

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import DictConfig
 
 from synbench import registry
 from synbench.base import MetricContext, Splits
@@ -29,8 +28,9 @@ from synbench.contamination.config import ContaminationConfig
 from synbench.contamination.detect import exact_section, mink_sections
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.job import JobSpec, save_arrays_atomic
-from synbench.lifecycle import JobRun, node, privacy_spec, run_job
+from synbench.job import save_arrays_atomic
+from synbench.lifecycle import JobRun, node, privacy_spec
+from synbench.tasks.base import Task
 from synbench.lm.backends import load_shared
 from synbench.report.stats import estimate
 from synbench.run import GeneratorRun
@@ -40,8 +40,18 @@ SCORES_FILE = "contamination_scores.npz"
 NON_DP = ["contamination.exact", "contamination.mink", "contamination.minkpp", "contamination.ablation"]
 
 
-def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
-    return run_job(cfg, spec, job_dir, contamination_job)
+class ContaminationTask(Task):
+    """`task=contamination` (conf/task/contamination.yaml): the detectors' shares and the ablation."""
+
+    results_sections = frozenset({"contamination"})
+    generation_fields = frozenset({"n_private", "n_eval"})
+    report_section = "contamination"
+
+    def body(self, job: JobRun) -> None:
+        contamination_job(job)
+
+
+run = ContaminationTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
 
 
 def ablation_section(job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray) -> dict[str, Any]:

@@ -18,7 +18,6 @@ import logging
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig
@@ -31,8 +30,9 @@ from synbench.base import ModelAttack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
-from synbench.job import JobSpec, save_arrays_atomic
-from synbench.lifecycle import JobRun, node, privacy_spec, run_job
+from synbench.job import save_arrays_atomic
+from synbench.lifecycle import JobRun, node, privacy_spec
+from synbench.tasks.base import Task
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import HeadSettings, LogisticHead
 from synbench.model_audit.runs import ModelRunner
@@ -42,8 +42,19 @@ DESIGN_FILE = "model_audit_design.npz"
 SCORES_FILE = "model_audit_scores.npz"
 
 
-def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
-    return run_job(cfg, spec, job_dir, model_audit_job)
+class ModelAuditTask(Task):
+    """`task=model_audit` (conf/task/model_audit.yaml): membership attacks on downstream classifiers, per regime."""
+
+    results_sections = frozenset({"model_audit"})
+    generation_fields = frozenset({"n_models", "models_resumed", "n_pool", "n_private", "n_aux",
+                                   "planned_private_size", "n_synthetic", "n_empty", "n_degenerate"})
+    report_section = "model_audit"
+
+    def body(self, job: JobRun) -> None:
+        model_audit_job(job)
+
+
+run = ModelAuditTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
 
 
 def make_attacks(cfg: DictConfig, audit: ModelAuditConfig) -> dict[str, ModelAttack]:

@@ -26,6 +26,7 @@ from omegaconf import DictConfig
 from synbench import registry
 from synbench.errors import ConfigError
 from synbench.job import JobSpec
+from synbench.tasks.base import Task
 
 TEMPLATE_SUFFIX = ".tmpl"
 KIND_FILE = "kind.yaml"  # in each kind's template folder: the fields of `Kind`
@@ -114,12 +115,17 @@ def scaffold(kind: str, name: object, dest: Path) -> list[Path]:
     return written
 
 
-def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
-    plugin = cfg.plugin
-    name = plugin.name
-    dest = Path(plugin.dest if plugin.dest is not None else f"synbench-{name}").expanduser().resolve()
-    written = scaffold(str(plugin.kind), name, dest)
-    values = template_values(str(plugin.kind), str(name))
-    print(f"wrote the {plugin.kind} plugin '{name}' (package {values['dist']}) to {dest}:")
-    print("\n".join(f"  {path.relative_to(dest)}" for path in written))
-    print(f"next:\n  pip install -e {dest}\n  python -m pytest {dest / 'tests'}\n  python -m synbench {values['select']}")
+class NewPluginTask(Task):
+    """`task=new_plugin` (conf/task/new_plugin.yaml): writes a package folder; no results.json."""
+
+    writes_results = False
+
+    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
+        plugin = cfg.plugin
+        name = plugin.name
+        dest = Path(plugin.dest if plugin.dest is not None else f"synbench-{name}").expanduser().resolve()
+        written = scaffold(str(plugin.kind), name, dest)
+        values = template_values(str(plugin.kind), str(name))
+        print(f"wrote the {plugin.kind} plugin '{name}' (package {values['dist']}) to {dest}:")
+        print("\n".join(f"  {path.relative_to(dest)}" for path in written))
+        print(f"next:\n  pip install -e {dest}\n  python -m pytest {dest / 'tests'}\n  python -m synbench {values['select']}")

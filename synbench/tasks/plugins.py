@@ -7,6 +7,7 @@ from omegaconf import DictConfig
 
 from synbench import registry
 from synbench.job import JobSpec
+from synbench.tasks.base import Task
 
 
 def plugin_table() -> str:
@@ -21,5 +22,10 @@ def plugin_table() -> str:
     return "\n".join(lines)
 
 
-def run(cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
-    print(plugin_table())
+class PluginsTask(Task):
+    """`task=plugins` (conf/task/plugins.yaml): prints the table; writes no results.json."""
+
+    writes_results = False
+
+    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
+        print(plugin_table())

@@ -1,0 +1,67 @@
+"""The task plugin kind: what a job does (`task=<name>`), registered under `synbench.tasks`.
+
+A task is selected by its config file `conf/task/<name>.yaml`, whose `name`
+key is the registry name (and the folder its jobs are written under); the
+file's other keys are the task's options, read from `cfg.task`. A task
+declares, on its class, what the rest of SynBench needs to know about it, so
+nothing dispatches on its name:
+
+- `results_sections`: the `results.json` sections it writes beyond the core
+  header (the release allow-list admits them for its jobs);
+- `generation_fields`: the core `generation` keys it writes (a generator adds
+  the keys it declares in `public_details`);
+- `report_section`: which of the report's tables its jobs belong to, written
+  into each `results.json` (the report reads results files only, never this
+  class); None lists the jobs without tabulating them.
+
+A job task implements `body(job)`, which `run` wraps in the task wrapper
+(resume, tracking, timing, status, results). A task that writes no
+`results.json` (a listing, a scaffold, the report) sets `writes_results =
+False` and overrides `run`.
+"""
+from __future__ import annotations
+
+from abc import ABC
+from pathlib import Path
+from typing import Any, ClassVar
+
+from omegaconf import DictConfig
+
+from synbench.errors import PluginError
+from synbench.job import JobSpec
+from synbench.lifecycle import JobRun, run_job
+
+REPORT_SECTION = "report_section"  # the results.json field a job's report section goes to
+
+
+class Task(ABC):  # noqa: B024 (no abstract method: a job task implements body, any other run)
+    """A job kind. Subclass, set the declarations, implement `body` (or, for a task without results, `run`)."""
+
+    results_sections: ClassVar[frozenset[str]] = frozenset()
+    generation_fields: ClassVar[frozenset[str]] = frozenset()
+    report_section: ClassVar[str | None] = None
+    writes_results: ClassVar[bool] = True
+
+    @classmethod
+    def check_plugin_class(cls, name: str) -> None:
+        for attr in ("results_sections", "generation_fields"):
+            value = getattr(cls, attr)
+            if not isinstance(value, frozenset) or not all(isinstance(k, str) for k in value):
+                raise PluginError(f"task plugin '{name}': `{attr}` must be a frozenset of names")
+        if cls.report_section is not None and not isinstance(cls.report_section, str):
+            raise PluginError(f"task plugin '{name}': `report_section` must be a string or None")
+        if cls.writes_results and cls.body is Task.body:
+            raise PluginError(f"task plugin '{name}' writes results but does not implement body(job); implement it, "
+                              "or set writes_results = False and override run(cfg, spec, job_dir)")
+
+    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> Any:
+        """The job in `job_dir` through the task wrapper; its results.json names the report section it belongs to."""
+        def body(job: JobRun) -> None:
+            job.results[REPORT_SECTION] = self.report_section
+            self.body(job)
+
+        return run_job(cfg, spec, job_dir, body)
+
+    def body(self, job: JobRun) -> None:
+        """The task's work on `job` (splits, generator runs, scoring), filling `job.results`."""
+        raise NotImplementedError

@@ -1,0 +1,112 @@
+"""A new task and a new LM backend, each added by one class, one YAML file and one entry point.
+
+The fixture is a package as a third party would ship it, made on disk: a
+module (importing only `synbench.api`), its config folder, and a
+`.dist-info` folder with the entry points, put on `PYTHONPATH`. Nothing in
+SynBench lists tasks or backends, so the jobs below find them by name.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+MODULE = '''
+from synbench.api import LMBackend, Task
+
+
+class CountTask(Task):
+    """Counts the splits: the smallest job task (its sections and generation keys declared, no report table)."""
+
+    results_sections = frozenset({"counts"})
+    generation_fields = frozenset({"n_private", "n_eval"})
+    report_section = None
+
+    def body(self, job):
+        splits = job.load_splits()
+        job.record_release(splits, generation={"n_private": len(splits.train), "n_eval": len(splits.eval)})
+        job.results["counts"] = {"labels": len(splits.eval.label_space)}
+
+
+class EchoBackend(LMBackend):
+    """Answers each request with its prefix and the request's first words (no model)."""
+
+    def __init__(self, prefix: str = "echo") -> None:
+        self.prefix, self.name = prefix, f"echo-{prefix}"
+
+    def complete(self, requests, *, max_new_tokens, temperature, top_p, seed):
+        return [f"{self.prefix} " + " ".join(r.user.split()[:6]) for r in requests]
+'''
+ENTRY_POINTS = """[synbench.tasks]
+count = sbfixture_plugins:CountTask
+
+[synbench.lm_backends]
+echo = sbfixture_plugins:EchoBackend
+
+[synbench.conf]
+sbfixture = sbfixture_conf
+"""
+
+
+@pytest.fixture()
+def fixture_package(tmp_path: Path) -> Path:
+    """The folder to put on PYTHONPATH: the module, its two YAML files and its entry points."""
+    site = tmp_path / "site"
+    (site / "sbfixture_conf" / "task").mkdir(parents=True)
+    (site / "sbfixture_conf" / "generator" / "backend").mkdir(parents=True)
+    (site / "sbfixture_plugins.py").write_text(MODULE)
+    (site / "sbfixture_conf" / "__init__.py").write_text("")
+    (site / "sbfixture_conf" / "task" / "count.yaml").write_text("name: count\n")
+    (site / "sbfixture_conf" / "generator" / "backend" / "echo.yaml").write_text("_plugin_: echo\nprefix: hello\n")
+    dist = site / "sbfixture-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sbfixture\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(ENTRY_POINTS)
+    return site
+
+
+@pytest.fixture()
+def on_path(fixture_package: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(fixture_package), os.environ.get("PYTHONPATH")])))
+    return fixture_package
+
+
+def test_a_new_task_runs_writes_its_declared_sections_and_the_report_reads_them(
+        on_path: Path, tmp_path: Path, tiny_dataset: list[str]) -> None:
+    out = tmp_path / "out"
+    listing = run_cli(["task=plugins", f"output_root={out}"], cwd=tmp_path).stdout
+    assert f"{'count':<16} sbfixture" in listing and f"{'echo':<16} sbfixture" in listing
+    run_cli(["task=count", *tiny_dataset, "tracking=none", f"output_root={out}", "sweep=s"], cwd=tmp_path)
+    [path] = list((out / "s" / "count").rglob("results.json"))
+    results = json.loads(path.read_text())
+    assert results["status"] == "complete" and results["counts"] == {"labels": 2}
+    assert results["generation"] == {"n_private": 30, "n_eval": 10} and results["report_section"] is None
+    run_cli(["task=report", f"output_root={out}", "sweep=s", "tracking=none"], cwd=tmp_path)
+    report = (out / "s" / "report.md").read_text()
+    assert "by task: count (1)" in report and "Complete results of task(s) count are counted above" in report
+
+
+def test_a_task_writing_an_undeclared_section_fails_its_job(on_path: Path, tmp_path: Path,
+                                                             tiny_dataset: list[str]) -> None:
+    module = on_path / "sbfixture_plugins.py"
+    module.write_text(module.read_text().replace('frozenset({"counts"})', "frozenset()"))
+    proc = run_cli(["task=count", *tiny_dataset, "tracking=none", f"output_root={tmp_path / 'out'}"], cwd=tmp_path,
+                   check=False)
+    assert proc.returncode != 0 and "outside the release allow-list: counts" in proc.stderr
+
+
+def test_a_new_lm_backend_is_picked_by_its_yaml_and_runs_aug_pe(on_path: Path, tmp_path: Path,
+                                                                 tiny_dataset: list[str]) -> None:
+    out = tmp_path / "out"
+    run_cli(["generator=augpe", "generator/backend=echo", *tiny_dataset, "eps=inf", "metrics=[length]",
+             "generator.population=8", "generator.iterations=1", "generator.variations=2", "task.n_synthetic=6",
+             "tracking=none", f"output_root={out}"], cwd=tmp_path)
+    [path] = list(out.rglob("results.json"))
+    results = json.loads(path.read_text())
+    assert results["status"] == "complete" and results["generation"]["backend"] == "echo-hello"
+    texts = [json.loads(line)["text"] for line in next(out.rglob("synthetic.jsonl")).read_text().splitlines()]
+    assert len(texts) == 6 and all(t.startswith("hello") for t in texts)
