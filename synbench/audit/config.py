@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from synbench.audit.design import MODES
-from synbench.errors import ConfigError
+from synbench.errors import ConfigError, check_keys
 
 TARGET_KINDS = ("outliers", "canaries", "both")
 GRIDS = ("fpr_grid", "recall_grid", "eps_grid", "guess_fractions")
@@ -44,9 +44,7 @@ class AuditConfig:
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> "AuditConfig":
-        unknown = sorted(set(node) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise ConfigError(f"audit config has unknown key(s) {', '.join(unknown)}; known: {', '.join(cls.__dataclass_fields__)}")
+        check_keys(node, cls.__dataclass_fields__, "audit config")
         grids = {k: tuple(float(v) for v in node[k]) for k in GRIDS if k in node}
         return cls(**{**node, **grids})
 

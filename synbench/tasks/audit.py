@@ -13,34 +13,28 @@ error message.
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig
 
 from synbench import registry, release
 from synbench.audit.attacks import attacks_from_node
-from synbench.audit.canaries import make_canaries, with_canaries
 from synbench.audit.config import AuditConfig
-from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.plot import plot_roc
 from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summary
+from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
 from synbench.audit.summary import summarise
 from synbench.audit.targets import select_targets
-from synbench.base import Attack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
-from synbench.job import JobSpec, write_corpus_jsonl, write_json_atomic
-from synbench.progress import progress
-from synbench.quality import output_health
+from synbench.job import derive_seed, save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec
 from synbench.tasks.base import Task
-from synbench.run import check_budget
+from synbench.run import GeneratorRun
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "audit_design.npz"
@@ -55,68 +49,6 @@ def select_outliers(cfg: DictConfig, audit: AuditConfig, train: Corpus) -> np.nd
     cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
     return select_targets(cache.embed(train.texts), max_targets=audit.n_targets, far_fraction=audit.far_fraction,
                           lof_neighbors=audit.lof_neighbors, lof_contamination=audit.lof_contamination)
-
-
-def build_design(audit: AuditConfig, train: Corpus, outliers: np.ndarray, seed: int) -> tuple[AuditDesign, Corpus]:
-    """The seeded design and the audit pool it indexes: the training split, then the canaries' copies."""
-    design = make_design(len(train), outliers, mode=audit.mode, seed=seed, n_subsets=audit.n_subsets,
-                         n_references=audit.n_references, base_fraction=audit.base_fraction,
-                         ref_fraction=audit.ref_fraction, n_canaries=audit.canaries, canary_repeats=audit.canary_repeats)
-    if not audit.canaries:
-        return design, train
-    canaries = make_canaries(train.subset(design.aux), audit.canaries, seed, prefix_words=audit.canary_prefix_words,
-                             suffix_words=audit.canary_suffix_words, repeats=audit.canary_repeats)
-    return design, with_canaries(train, canaries)
-
-
-def repeat_seed(seed: int, repeat: int) -> int:
-    """The design seed of repeat r: the job's seed for the first, an independent derived one for the others."""
-    return seed if repeat == 0 else int(np.random.SeedSequence([seed, repeat]).generate_state(1)[0])
-
-
-class SubsetRunner:
-    """Runs the generator on private set k and scores the targets, or returns the saved run if there is one."""
-
-    def __init__(self, cfg: DictConfig, spec: JobSpec, job_dir: Path, audit: AuditConfig, train: Corpus,
-                 design: AuditDesign, attacks: dict[str, Attack], references: Sequence[Corpus], repeat: int = 0) -> None:
-        self.cfg, self.spec, self.audit, self.train, self.design = cfg, spec, audit, train, design
-        self.attacks, self.references, self.repeat = attacks, references, repeat
-        self.folder = job_dir / "runs"
-        self.prefix = "run" if repeat == 0 else f"rep{repeat}_run"
-        self.digest = design.digest()
-        self.targets = train.subset(design.targets).texts
-        self.size = design.planned_private_size()
-        self.privacy = privacy_spec(cfg, self.size)
-        self.n_synthetic = audit.n_synthetic or self.size
-
-    def saved(self, k: int) -> dict[str, Any] | None:
-        try:
-            record = json.loads((self.folder / f"{self.prefix}_{k:03d}.json").read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
-            return None
-        same = record.get("job_key") == self.spec.key and record.get("design") == self.digest
-        return record if same and set(record.get("scores") or ()) == set(self.attacks) else None
-
-    def __call__(self, k: int) -> dict[str, Any]:
-        record = self.saved(k)
-        if record is not None:
-            return record
-        private = self.train.subset(self.design.private_set(k), name=f"{self.train.name}-audit-{k}")
-        generator = registry.create("generators", node(self.cfg, "generator"))  # fresh: no state shared between runs
-        runs = len(self.design.inclusion)
-        seed = int(np.random.SeedSequence([self.spec.seed, k] + ([self.repeat] if self.repeat else [])).generate_state(1)[0])
-        privacy = replace(self.privacy, noise=self.privacy.noise.for_run(self.repeat * runs + k))
-        report = generator.fit(private, privacy, seed)
-        check_budget(report, privacy, generator, self.spec.generator)
-        synthetic = generator.sample(self.n_synthetic)
-        if self.audit.save_synthetic:
-            write_corpus_jsonl(self.folder / f"{self.prefix}_{k:03d}.synthetic.jsonl", synthetic)
-        scores = {name: a.score(self.targets, synthetic, self.references).tolist() for name, a in self.attacks.items()}
-        record = {"job_key": self.spec.key, "design": self.digest, "epsilon_spent": report.epsilon_spent,
-                  "delta": report.delta, "n_private": len(private), "n_synthetic": len(synthetic),
-                  **output_health(synthetic.texts), "scores": scores}
-        write_json_atomic(self.folder / f"{self.prefix}_{k:03d}.json", record)  # written last: its presence means done
-        return record
 
 
 class AuditTask(Task):
@@ -136,33 +68,34 @@ run = AuditTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for 
 def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndarray, repeat: int) -> dict[str, Any]:
     """One complete audit (design, runs, summary); the first repeat also saves its design, scores and ROC plot."""
     cfg, spec, job_dir = job.cfg, job.spec, job.job_dir
-    seed = repeat_seed(spec.seed, repeat)
+    seed = derive_seed(spec.seed, *([repeat] if repeat else []))  # the job's seed for the first repeat
     suffix = "" if repeat == 0 else f"_rep{repeat}"
     with job.timing("design"):
         design, pool = build_design(audit, train, outliers, seed)
         design.save(job_dir / DESIGN_FILE.replace(".npz", f"{suffix}.npz"))
     attacks = attacks_from_node(node(cfg, "attack"))
-    references = [pool.subset(design.reference_set(m), name=f"{train.name}-ref-{m}") for m in range(len(design.ref_base))]
-    runner = SubsetRunner(cfg, spec, job_dir, audit, pool, design, attacks, references, repeat)
-    resumed = sum(runner.saved(k) is not None for k in range(len(design.inclusion)))
+    size = design.planned_private_size()  # the job's delta comes from it, resolved once, never from a run's own set
+    base = GeneratorRun(node(cfg, "generator"), spec.generator, privacy_spec(cfg, size), spec.seed, audit.n_synthetic or size)
+    runs = private_set_runs(design, base, job_dir / RUNS_DIR, spec.key, attacks, repeat, audit.save_synthetic)
+    resumed = sum(run.saved() is not None for run in runs)
     log.info("audit (%s, repeat %d): %d outlier targets, %d canaries, %d private set(s), %d already done", audit.mode,
              repeat, int((design.kinds == 0).sum()), int((design.kinds == 1).sum()), len(design.inclusion), resumed)
     with job.timing("runs"):
-        runs = [runner(k) for k in progress(range(len(design.inclusion)), desc="audit runs", unit="run")]
-    scores = {name: np.array([r["scores"][name] for r in runs], dtype=float) for name in attacks}
-    delta = audit.delta if audit.delta is not None else runner.privacy.delta
+        records = run_private_sets(design, pool, runs, attacks)
+    scores = {name: np.array([r["scores"][name] for r in records], dtype=float) for name in attacks}
+    delta = audit.delta if audit.delta is not None else base.privacy.delta
     with job.timing("summary"):
         summary, roc, point = summarise(scores, design.inclusion, audit, delta, design.kinds, seed)
         if repeat == 0:
-            np.savez(job_dir / SCORES_FILE, **{f"scores_{n}": s for n, s in scores.items()}, members=design.inclusion,
-                     kinds=design.kinds,
-                     thresholds=roc.thresholds, tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
-            if audit.mode == "k_subsets" and len(runs) >= 4:
+            save_arrays_atomic(job_dir / SCORES_FILE, **{f"scores_{n}": s for n, s in scores.items()},
+                               members=design.inclusion, kinds=design.kinds,
+                               thresholds=roc.thresholds, tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
+            if audit.mode == "k_subsets" and len(records) >= 4:
                 chosen = scores[summary.get("attack_chosen", next(iter(scores)))]
                 summary.update(block_bootstrap(chosen, design.inclusion, 2, audit.bootstrap_samples, seed, audit.confidence))
             plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid, point=point,
                      title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
-    return {"summary": summary, "runs": runs, "resumed": resumed, "runner": runner, "design": design, "delta": delta,
+    return {"summary": summary, "runs": records, "resumed": resumed, "base": base, "design": design, "delta": delta,
             "scores": scores}
 
 
@@ -181,15 +114,13 @@ def audit_job(job: JobRun) -> None:
         summary.update(pooled_summary([a["scores"] for a in audits], [a["design"].inclusion for a in audits],
                                       [a["design"].kinds for a in audits], [a["summary"]["eps_emp_lower"] for a in audits],
                                       audit, first["delta"], spec.seed))
-    runner, design = first["runner"], first["design"]
+    base, design = first["base"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
     generator = registry.load("generators", str(node(cfg, "generator")["_plugin_"]))
     control = release.is_control(generator) and math.isinf(epsilon_spent)  # copy: releases private data at any eps
-    noise = release.noise_mode(generator, runner.privacy.noise.mode)
-    job.results.update(delta=first["delta"], epsilon_spent=epsilon_spent, noise=noise,
-                       label_space_inferred=splits.label_space_inferred, non_private_control=control, generation={
+    job.record_release(splits, privacy=base.privacy, epsilon_spent=epsilon_spent, non_private_control=control, generation={
         "n_runs": len(runs), "runs_resumed": sum(a["resumed"] for a in audits), "n_private": len(design.private),
-        "n_aux": len(design.aux), "planned_private_size": runner.size, "n_synthetic": runner.n_synthetic,
+        "n_aux": len(design.aux), "planned_private_size": design.planned_private_size(), "n_synthetic": base.n_synthetic,
         "n_empty": sum(r["n_empty"] for r in runs), "n_degenerate": sum(r.get("n_degenerate", 0) for r in runs),
         "degenerate_share": float(np.mean([r.get("degenerate_share", 0.0) for r in runs]))})
     job.results["audit"].update(summary)
