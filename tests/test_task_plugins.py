@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from conftest import run_cli
+from conftest import compose_config, run_cli
+from synbench import registry
+from synbench.job import JobSpec
+from synbench.release import ReleaseError
+from synbench.tasks import get_task
 
 MODULE = '''
 from synbench.api import LMBackend, Task
@@ -70,38 +76,69 @@ def fixture_package(tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def on_path(fixture_package: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def installed(fixture_package: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The fixture package on `sys.path` of this process (and on PYTHONPATH for jobs run as subprocesses)."""
+    import synbench.app  # noqa: F401  (registers the search-path plugin that finds the package's conf folder)
+
+    monkeypatch.syspath_prepend(str(fixture_package))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(fixture_package), os.environ.get("PYTHONPATH")])))
-    return fixture_package
+    registry._scan.cache_clear()
+    yield fixture_package
+    for name in ("sbfixture_plugins", "sbfixture_conf"):
+        sys.modules.pop(name, None)
+    registry._scan.cache_clear()
+
+
+def run_job(overrides: list[str], job_dir: Path) -> dict:
+    """The job the overrides compose, run in this process as the app runs it (its task found by name)."""
+    cfg = compose_config(overrides)
+    get_task(str(cfg.task.name)).run(cfg, JobSpec.from_config(cfg), job_dir)
+    return json.loads((job_dir / "results.json").read_text())
 
 
 def test_a_new_task_runs_writes_its_declared_sections_and_the_report_reads_them(
-        on_path: Path, tmp_path: Path, tiny_dataset: list[str]) -> None:
-    out = tmp_path / "out"
-    listing = run_cli(["task=plugins", f"output_root={out}"], cwd=tmp_path).stdout
-    assert f"{'count':<16} sbfixture" in listing and f"{'echo':<16} sbfixture" in listing
-    run_cli(["task=count", *tiny_dataset, "tracking=none", f"output_root={out}", "sweep=s"], cwd=tmp_path)
-    [path] = list((out / "s" / "count").rglob("results.json"))
-    results = json.loads(path.read_text())
+        installed: Path, tmp_path: Path, tiny_dataset: list[str]) -> None:
+    from synbench.report import write_report
+
+    assert registry.available("tasks")["count"].package == "sbfixture"
+    sweep = tmp_path / "s"
+    results = run_job(["task=count", "generator=copy", *tiny_dataset, "tracking=none", f"output_root={tmp_path}"], sweep / "count" / "j")
     assert results["status"] == "complete" and results["counts"] == {"labels": 2}
     assert results["generation"] == {"n_private": 30, "n_eval": 10} and results["report_section"] is None
-    run_cli(["task=report", f"output_root={out}", "sweep=s", "tracking=none"], cwd=tmp_path)
-    report = (out / "s" / "report.md").read_text()
+    markdown, _ = write_report(sweep)
+    report = markdown.read_text()
     assert "by task: count (1)" in report and "Complete results of task(s) count are counted above" in report
 
 
-def test_a_task_writing_an_undeclared_section_fails_its_job(on_path: Path, tmp_path: Path,
+def test_a_task_writing_an_undeclared_section_fails_its_job(installed: Path, tmp_path: Path,
                                                              tiny_dataset: list[str]) -> None:
-    module = on_path / "sbfixture_plugins.py"
+    module = installed / "sbfixture_plugins.py"
     module.write_text(module.read_text().replace('frozenset({"counts"})', "frozenset()"))
-    proc = run_cli(["task=count", *tiny_dataset, "tracking=none", f"output_root={tmp_path / 'out'}"], cwd=tmp_path,
-                   check=False)
-    assert proc.returncode != 0 and "outside the release allow-list: counts" in proc.stderr
+    with pytest.raises(ReleaseError, match="outside the release allow-list: counts"):
+        run_job(["task=count", "generator=copy", *tiny_dataset, "tracking=none", f"output_root={tmp_path}"], tmp_path / "job")
+    assert json.loads((tmp_path / "job" / "results.json").read_text())["status"] == "failed"
 
 
-def test_a_new_lm_backend_is_picked_by_its_yaml_and_runs_aug_pe(on_path: Path, tmp_path: Path,
-                                                                 tiny_dataset: list[str]) -> None:
+def test_a_new_lm_backend_is_picked_by_its_yaml(installed: Path) -> None:
+    from omegaconf import OmegaConf
+
+    from synbench.lm.backends import ChatRequest, make_backend
+
+    node = OmegaConf.to_container(compose_config(["generator=augpe", "generator/backend=echo"]).generator, resolve=True)
+    assert node["backend"] == {"_plugin_": "echo", "prefix": "hello"}
+    backend = make_backend(node["backend"], node["model"])
+    replies = backend.complete([ChatRequest("write a review of a drug")], max_new_tokens=8, temperature=1.0,
+                               top_p=1.0, seed=0)
+    assert type(backend).__name__ == "EchoBackend" and replies == ["hello write a review of a drug"]
+
+
+@pytest.mark.slow
+def test_both_from_the_command_line_and_aug_pe_on_the_new_backend(installed: Path, tmp_path: Path,
+                                                                   tiny_dataset: list[str]) -> None:
+    """The jobs a user starts: `task=plugins` lists both, and AUG-PE runs through the echo backend."""
     out = tmp_path / "out"
+    listing = run_cli(["task=plugins", f"output_root={out}"], cwd=tmp_path).stdout
+    assert f"{'count':<16} sbfixture" in listing and f"{'echo':<16} sbfixture" in listing
     run_cli(["generator=augpe", "generator/backend=echo", *tiny_dataset, "eps=inf", "metrics=[length]",
              "generator.population=8", "generator.iterations=1", "generator.variations=2", "task.n_synthetic=6",
              "tracking=none", f"output_root={out}"], cwd=tmp_path)
