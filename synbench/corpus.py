@@ -93,9 +93,12 @@ class Corpus:
         return h.hexdigest()[:24]
 
     def label_matrix(self) -> np.ndarray:
-        """Binary indicator matrix, shape (n_docs, n_labels), in `label_space` order."""
+        """Binary indicator matrix, shape (n_docs, n_labels), in `label_space` order.
+
+        int64, not a narrow type: scikit-learn casts class indices to the matrix's dtype, which wraps at 128 labels.
+        """
         col = {label: j for j, label in enumerate(self.label_space)}
-        out = np.zeros((len(self), len(self.label_space)), dtype=np.int8)
+        out = np.zeros((len(self), len(self.label_space)), dtype=np.int64)
         for i, labels in enumerate(self.labels):
             for label in labels:
                 out[i, col[label]] = 1
