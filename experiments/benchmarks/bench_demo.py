@@ -2,13 +2,13 @@
 
 Each row is one real job, `python -m synbench <overrides>` in its own process
 (tracking off, outputs in a temporary folder), as a user runs it:
-- `demo`: the defaults (= `make demo`, every default metric), and `eps1` /
-  `epsinf`: the same at eps 1 and inf, for the ordering inf >= 4 >= 1;
+- `demo`: the defaults (= `make demo`, every default metric);
 - `copy`: the copy control (trains the classifier on the real private set);
 - `rating_copy`: the old default task (dataset=drugreview, the rating), for contrast;
-- `tune_*`: the DP-Gen settings compared when choosing the defaults, at eps 4
+- `tune_*`: the DP-Gen settings compared when choosing the defaults, at eps 4 unless named
   (metrics=[utility] only): label prior (dp plan | uniform), temperature,
-  expected batch and epochs, and the authors' bare label prefix.
+  expected batch and epochs, lr, and the authors' bare label prefix; the rows
+  at the default settings by eps give the ordering inf >= 4 >= 1 (DEFAULTS_BY_EPS).
 Per row: macro and micro F1 against the majority and real-data baselines,
 epsilon_spent, DP-SGD steps and noise multiplier, wall seconds and CPU
 seconds of the job. On a shared machine wall time is inflated by other
@@ -16,7 +16,7 @@ processes; CPU seconds (one torch thread) are close to the wall time on idle
 cores. A row is appended to `results/bench_demo.rows.jsonl` as soon as it is
 measured, so an interrupted run resumes (delete the file, or a row, to measure
 again); `BENCH_DEMO_ROWS=demo,copy` measures only those rows, and
-`python experiments/benchmarks/bench_demo.py eps1 epsinf` measures the named
+`python experiments/benchmarks/bench_demo.py demo copy` measures the named
 rows at once (start several such processes to measure rows side by side).
 Targets: real data (the copy control) beats majority by >= 0.3 macro F1; DP-Gen
 at eps 4 by >= 0.1; the demo job takes <= 600 s (wall, and CPU for a loaded
@@ -50,11 +50,11 @@ def tuned(label_prior: str, temperature: float, batch_size: int, epochs: int, lr
 # name -> overrides of the job (in measuring order: the targets' rows first). The `tune_*` rows spell out every
 # setting they vary (label prior, temperature, expected batch, epochs, lr; eps 4 unless named), so they keep their
 # meaning when the defaults change.
+DEFAULT_LR = "1e-2"  # conf/generator/dpgen.yaml's lr: the rows below at the defaults, by eps
+DEFAULTS_BY_EPS = tuple(f"tune_uniform_t07_b116e2_lr{DEFAULT_LR}_eps{eps}" for eps in ("1", "4", "inf"))
 ROWS: dict[str, list[str]] = {
     "demo": [],
     "copy": ["generator=copy", "eps=inf", *UTILITY],
-    "eps1": ["eps=1", *UTILITY],
-    "epsinf": ["eps=inf", *UTILITY],
     "rating_copy": ["dataset=drugreview", "generator=copy", "eps=inf", *UTILITY],
     "tune_authors_prefix_dp_t10_b64e1_lr3e-2": ["dataset.control_code=null", *tuned("dp", 1.0, 64, 1, 3e-2)],
     "tune_dp_t10_b64e1_lr3e-2": tuned("dp", 1.0, 64, 1, 3e-2),
@@ -134,7 +134,7 @@ def main() -> dict[str, Any]:
     figures: dict[str, Any] = {"rows": {n: done[n] for n in ROWS if n in done}}
     figures["demo_macro_f1_above_majority"] = above_majority(demo)
     figures["real_macro_f1_above_majority"] = above_majority(copy)
-    by_eps = {r["epsilon"]: r["f1_macro"] for n in ("eps1", "demo", "epsinf") if (r := done.get(n)) and "f1_macro" in r}
+    by_eps = {r["epsilon"]: r["f1_macro"] for n in DEFAULTS_BY_EPS if (r := done.get(n)) and "f1_macro" in r}
     figures["dpgen_macro_f1_by_eps"] = by_eps
     figures["targets_met"] = {
         "real_minus_majority_macro>=0.3": (figures["real_macro_f1_above_majority"] or 0) >= 0.3,
