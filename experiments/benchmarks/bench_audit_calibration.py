@@ -10,11 +10,11 @@ Then the example DP plugin at eps = 1 over 20 seeds (its bounds must stay at
 or below 1) and the null (the calibration generator with leak share 0,
 which never reads a private document) over 10 seeds, whose mean eps_emp must
 be near 0. All audits use the demo data with default targets (outliers and
-canaries) and the default similarity (MiniLM embedding cosine).
+canaries) and the default similarity (word Jaccard).
 
 CALIBRATION_SEEDS and CALIBRATION_NULL_SEEDS shrink the seed loops; the
-figures record what ran. The whole run is about 40 audits, each embedding its
-synthetic corpora with MiniLM on the CPU: tens of minutes on 2 busy cores.
+figures record what ran. The whole run is about 50 audits: about 20 minutes
+on 2 busy cores.
 """
 from __future__ import annotations
 

@@ -14,15 +14,17 @@ reference corpora (each target in exactly half of them):
 score(x) = sim_syn(x) - mean_m sim_ref_m(x), so a target that is close to
 everything (a typical document) does not look like a member. Larger means member.
 
-`similarity=embedding` uses the audit's encoder (the `encoder` config node,
+`similarity=jaccard` (the default) compares sets of lower-cased word
+n-grams (`unit=word`) or character n-grams within word boundaries
+(`unit=char`): on the calibration grid it caught every cell where the
+embedding cosine missed the half-swapped ones in one run, and it needs no
+encoder pass. `similarity=embedding` uses the audit's encoder (the `encoder` config node,
 the one that picks the outlier targets) through an in-memory
 `EmbeddingCache`, and keeps each distinct text's vector for the process
 (`text_vectors`, per encoder): a text is embedded once however many
 synthetic and reference corpora hold it (the references overlap and each
 holds half the targets; repeated audits of one design share all of them).
 Nothing is written to disk (the cache folder is not used).
-`similarity=jaccard` compares sets of lower-cased word n-grams (`unit=word`)
-or character n-grams within word boundaries (`unit=char`).
 """
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ def jaccard_matrix(targets: Sequence[str], texts: Sequence[str], unit: str, n: i
 class SimilarityAttack(Attack):
     """Closest-match membership attack: mean similarity of the k nearest synthetic documents, minus the references'."""
 
-    def __init__(self, similarity: str = "embedding", k: int = 1, unit: str = "word", n: int = 1, reference: bool = True,
+    def __init__(self, similarity: str = "jaccard", k: int = 1, unit: str = "word", n: int = 1, reference: bool = True,
                  encoder: Mapping[str, Any] | None = None) -> None:
         if similarity not in SIMILARITIES:
             raise ConfigError(f"attack.similarity.similarity={similarity!r} is unknown; choose one of {', '.join(SIMILARITIES)}")
