@@ -171,3 +171,15 @@ def test_paraphrased_leak_is_missed_by_the_ngram_attack_and_caught_by_similarity
     both, _, _ = summarise({"ngram": ngram[None], "similarity": sim[None]}, members[None], cfg, 0.0)
     assert both["similarity.eps_emp_lower"] > 1 and both["ngram.eps_emp_lower"] == 0.0
     assert both["eps_emp_lower"] > 1 and both["attack_chosen"] == "similarity"
+
+
+def test_the_default_attack_is_the_papers_bigram_add_one_model() -> None:
+    from omegaconf import OmegaConf
+
+    from conftest import compose_config
+
+    attack = OmegaConf.to_container(compose_config(["task=audit"]).attack, resolve=True)
+    assert list(attack) == ["ngram"]
+    assert attack["ngram"]["n"] == 2 and attack["ngram"]["smoothing"] == "add_one" and attack["ngram"]["reference"]
+    both = OmegaConf.to_container(compose_config(["task=audit", "attack=[ngram,similarity]"]).attack, resolve=True)
+    assert list(both) == ["ngram", "similarity"] and both["similarity"]["_plugin_"] == "similarity"
