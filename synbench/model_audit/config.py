@@ -6,10 +6,20 @@ from typing import Any, Mapping
 
 from synbench.errors import ConfigError, check_keys
 
+
+@dataclass(frozen=True)
+class Regime:
+    """One cell of the 2x2 design: what the classifier is trained on, and whether that step runs at the job's eps."""
+
+    private: bool  # on the private set itself (else on a generator's synthetic output)
+    dp: bool  # at the job's eps (the generator's, or DP-SGD for the classifier head); else at eps=inf
+
+
 # SYN: the generator without DP; SYN_DP: the generator at the job's eps; PRI: the classifier on the private
-# set; PRI_DP: the classifier head trained with DP-SGD at the job's eps.
-REGIMES = ("syn", "syn_dp", "pri", "pri_dp")
-DP_REGIMES = frozenset({"syn_dp", "pri_dp"})
+# set; PRI_DP: the classifier head trained with DP-SGD at the job's eps. Code reads the attributes, never the names.
+REGIMES: dict[str, Regime] = {"syn": Regime(private=False, dp=False), "syn_dp": Regime(private=False, dp=True),
+                              "pri": Regime(private=True, dp=False), "pri_dp": Regime(private=True, dp=True)}
+DP_REGIMES = frozenset(name for name, regime in REGIMES.items() if regime.dp)
 CLASSIFIERS = ("head", "utility")
 TARGET_CHOICES = ("random", "outliers")
 REFERENCE_MODES = ("paired", "out")
@@ -19,7 +29,7 @@ REFERENCE_MODES = ("paired", "out")
 class ModelAuditConfig:
     """How the downstream-model audit is designed and summarised; conf/task/model_audit.yaml documents each key."""
 
-    regimes: tuple[str, ...] = REGIMES
+    regimes: tuple[str, ...] = tuple(REGIMES)
     classifier: str = "head"
     targets: str = "random"
     n_targets: int = 100

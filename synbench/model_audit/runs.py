@@ -132,17 +132,18 @@ class ModelRunner:
             return saved
         rows = self.design.private_set(0) if index < 0 else self.design.reference_set(index)
         data = self.pool.subset(rows, name=f"{self.pool.name}-{regime}-{name}")
-        run = REGIMES.index(regime) * 1000 + index + 1
+        run = list(REGIMES).index(regime) * 1000 + index + 1
+        cell = REGIMES[regime]
         seed = derive_seed(self.spec.seed, run)
         private = replace(self.privacy, noise=self.privacy.noise.for_run(run))
         public_run = replace(private, epsilon=math.inf)
-        if regime in ("pri", "pri_dp"):
-            signals, spent = self.signals(data, private if regime == "pri_dp" else public_run, seed)
+        if cell.private:
+            signals, spent = self.signals(data, private if cell.dp else public_run, seed)
             return record.write({"n_train": len(data), "epsilon_spent": spent, "signals": signals})
         synthetic = self.folder / f"{regime}_{name}.synthetic.jsonl" if self.audit.save_synthetic else None
         # the synthetic size is fixed in advance: one that followed the set's size would reveal how many targets it holds
         generator_run = GeneratorRun(self.generator_node, self.generator_name,
-                                     self.privacy if regime == "syn_dp" else replace(self.privacy, epsilon=math.inf),
+                                     self.privacy if cell.dp else replace(self.privacy, epsilon=math.inf),
                                      self.spec.seed, self.audit.n_synthetic or self.design.planned_private_size(),
                                      seed_path=(run,), noise_run=run, record=record, synthetic_path=synthetic,
                                      extra={"n_train": len(data)})
