@@ -1,4 +1,8 @@
-"""SynBench: benchmark and privacy audit for DP synthetic text generators."""
+"""SynBench: benchmark and privacy audit for DP synthetic text generators.
+
+A few core types for interactive use; plugin packages import from `synbench.api`, the declared public API
+(with the conformance kit `synbench.testing`).
+"""
 from synbench.base import Attack, DatasetLoader, FitReport, Generator, Metric, MetricContext, Splits
 from synbench.corpus import Corpus
 from synbench.errors import SynBenchError
