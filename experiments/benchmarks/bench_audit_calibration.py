@@ -8,7 +8,7 @@ per attack and combined (`eps_emp_lower`; above 1 catches the lie), and the
 same for R = 3 runs pooled into one game (`audit.repeats=3`, `pooled.*`).
 Then the example DP plugin at eps = 1 over 20 seeds (its bounds must stay at
 or below 1) and the null (the calibration generator with leak share 0,
-which never reads a private document) over 10 seeds, whose mean eps_emp must
+which never reads a private document) over 40 seeds, whose mean eps_emp must
 be near 0. All audits use the demo data with default targets (outliers and
 canaries) and the default similarity (word Jaccard).
 
@@ -32,7 +32,7 @@ from calibration_generator import ParaphraseLeakGenerator  # noqa: E402
 
 LEAK_SHARES, SWAP_SHARES, REPEATS = (1.0, 0.5, 0.25), (0.2, 0.5), 3
 SEEDS = int(os.environ.get("CALIBRATION_SEEDS", "20"))
-NULL_SEEDS = int(os.environ.get("CALIBRATION_NULL_SEEDS", "10"))
+NULL_SEEDS = int(os.environ.get("CALIBRATION_NULL_SEEDS", "40"))  # a null audit takes seconds; its mean needs many
 ONE_RUN = ["attack=[ngram,similarity]", "audit.mode=one_run", "eps=1"]
 PARTS = ("", "ngram.", "similarity.")  # combined, then each attack alone
 NAMES = {"": "combined", "ngram.": "ngram", "similarity.": "similarity"}
