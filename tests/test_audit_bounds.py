@@ -172,7 +172,7 @@ def rr_scores(rng: np.random.Generator, members: np.ndarray, eps: float) -> np.n
     return (members ^ (rng.random(members.shape) > expit(eps))) + 0.01 * rng.random(members.shape)
 
 
-@pytest.mark.parametrize("mode", ["one_run", "k_subsets"])
+@pytest.mark.parametrize("mode", [pytest.param("one_run", marks=pytest.mark.slow), "k_subsets"])  # one_run: ~40 s
 def test_combined_bound_over_attacks_holds_under_the_null(mode: str) -> None:
     """Three attacks (two of them correlated) that know nothing: the combined bound is 0 in >= 95% of 200 audits."""
     rng = np.random.default_rng(6)
@@ -188,6 +188,7 @@ def test_combined_bound_over_attacks_holds_under_the_null(mode: str) -> None:
     assert zero / 200 >= 0.95, zero
 
 
+@pytest.mark.slow  # 200 one-run audits of three attacks: ~1.5 min on 2 cores
 def test_combined_bound_over_attacks_stays_below_a_known_eps_and_finds_the_leaking_attack() -> None:
     """One attack sees randomised response at eps = 1, two see nothing: the combined bound exceeds 1 in <= 5% of audits."""
     rng = np.random.default_rng(7)
@@ -219,6 +220,7 @@ def test_summary_reports_each_attack_and_the_combined_bound() -> None:
 # --- the pooled one-run game -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 400 one-run games of up to 450 trials: ~2 min each on 2 cores
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_pooled_game_of_three_runs_stays_below_a_known_eps_and_gains_power(eps: float) -> None:
     """R = 3 independent runs of an eps-DP mechanism (randomised response) pooled into one game of 3 x 150 trials."""
