@@ -212,7 +212,7 @@ def test_config_builds_the_generator() -> None:
 
     node = OmegaConf.to_container(cfg.generator, resolve=True)
     gen = registry.create("generators", node)
-    assert isinstance(gen, AugPEGenerator) and gen.prompts == load_prompts("drugreview")
+    assert isinstance(gen, AugPEGenerator) and gen.prompts == load_prompts("drugreview_condition6")
     assert gen.iterations >= 1 and dict(gen.backend_node)["_plugin_"] == "local"
 
 

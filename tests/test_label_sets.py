@@ -186,7 +186,7 @@ def test_set_plan_beats_the_single_label_plan_on_a_multi_label_task(fixture: tup
     single = LabelSetRelease(tuple((label,) for label in SPACE), tuple(noisy_label_histogram(train, single_sigma, noise)),
                              len(train))
     utility = UtilityMetric({"_plugin_": "tfidf", "name": "tfidf"})
-    ctx = MetricContext(seed=0, job_dir=".")
+    ctx = MetricContext(seed=0, job_dir=".", train=train)
     with_sets = utility(real, oracle(train, label_sets.plan(n, sets, SPACE, True, rng())), ctx)
     with_single = utility(real, oracle(train, label_sets.plan(n, single, SPACE, True, rng())), ctx)
     assert with_sets["f1_micro"] > with_single["f1_micro"] + 0.1
