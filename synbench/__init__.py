@@ -3,6 +3,7 @@
 A few core types for interactive use; plugin packages import from `synbench.api`, the declared public API
 (with the conformance kit `synbench.testing`).
 """
+
 from synbench.base import Attack, DatasetLoader, FitReport, Generator, Metric, MetricContext, Splits
 from synbench.corpus import Corpus
 from synbench.errors import SynBenchError
@@ -10,6 +11,15 @@ from synbench.privacy import PrivacySpec
 
 __version__ = "0.1.0"
 __all__ = [
-    "Attack", "Corpus", "DatasetLoader", "FitReport", "Generator", "Metric",
-    "MetricContext", "PrivacySpec", "Splits", "SynBenchError", "__version__",
+    "Attack",
+    "Corpus",
+    "DatasetLoader",
+    "FitReport",
+    "Generator",
+    "Metric",
+    "MetricContext",
+    "PrivacySpec",
+    "Splits",
+    "SynBenchError",
+    "__version__",
 ]

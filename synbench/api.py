@@ -19,6 +19,7 @@ plugins; an import-linter contract and a test hold the packages in
 
 docs/plugins.md is the guide.
 """
+
 from __future__ import annotations
 
 from synbench.base import (
@@ -56,18 +57,59 @@ release_label_sets = label_sets.release
 
 __all__ = [
     # base classes and the types they exchange
-    "Attack", "Classifier", "Corpus", "DatasetLoader", "Filter", "FitReport", "Generator", "LMBackend", "Labels",
-    "Metric", "MetricContext", "ModelAttack", "ModelSignals", "Selection", "Splits", "Task", "Tracker",
+    "Attack",
+    "Classifier",
+    "Corpus",
+    "DatasetLoader",
+    "Filter",
+    "FitReport",
+    "Generator",
+    "LMBackend",
+    "Labels",
+    "Metric",
+    "MetricContext",
+    "ModelAttack",
+    "ModelSignals",
+    "Selection",
+    "Splits",
+    "Task",
+    "Tracker",
     # errors
-    "ConfigError", "DataError", "PluginError", "SynBenchError",
+    "ConfigError",
+    "DataError",
+    "PluginError",
+    "SynBenchError",
     # privacy: the spec, its secret noise source, delta, calibration
-    "Calibration", "NoiseSource", "PrivacySpec", "calibrate", "gaussian_sigma", "gdp_delta", "gdp_epsilon", "gdp_mu",
+    "Calibration",
+    "NoiseSource",
+    "PrivacySpec",
+    "calibrate",
+    "gaussian_sigma",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_mu",
     "resolve_delta",
     # label-set plans
-    "LabelSetBudget", "LabelSetConfig", "LabelSetRelease", "label_sets", "plan_label_sets", "release_label_sets",
+    "LabelSetBudget",
+    "LabelSetConfig",
+    "LabelSetRelease",
+    "label_sets",
+    "plan_label_sets",
+    "release_label_sets",
     # LMs: loading, prompting, generation, prompt sets
-    "ChatRequest", "LoadedModel", "ModelSpec", "Prompts", "chat_prompt", "generate", "load_causal_lm", "load_prompts",
-    "load_shared", "torch_threads",
+    "ChatRequest",
+    "LoadedModel",
+    "ModelSpec",
+    "Prompts",
+    "chat_prompt",
+    "generate",
+    "load_causal_lm",
+    "load_prompts",
+    "load_shared",
+    "torch_threads",
     # progress, registration
-    "Meter", "create_plugin", "progress", "register",
+    "Meter",
+    "create_plugin",
+    "progress",
+    "register",
 ]

@@ -4,6 +4,7 @@
 0600, folders 0700) and refuses a command-line key that no config defines;
 then Hydra composes the config and runs the job.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -25,12 +26,11 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationToMissingValueError, MissingMandatoryValue
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin
-
 from synbench import registry
 from synbench.errors import ConfigError, SynBenchError
 from synbench.job import JobSpec, check_no_credentials, job_dirname, read_results, write_results
-from synbench.tasks import get_task, writes_results
 from synbench.lifecycle import error_record
+from synbench.tasks import get_task, writes_results
 
 log = logging.getLogger(__name__)
 
@@ -65,14 +65,19 @@ def config_folders() -> list[Path]:
     Found from the packages' locations without importing them (as the Hydra
     search-path plugin does), so start-up does not load any plugin's code.
     """
-    packages = ["synbench.conf", *(ep.value for ep in sorted(entry_points(group="synbench.conf"), key=lambda e: e.name))]
+    packages = [
+        "synbench.conf",
+        *(ep.value for ep in sorted(entry_points(group="synbench.conf"), key=lambda e: e.name)),
+    ]
     return [folder for package in packages if (folder := package_folder(package)) is not None]
 
 
 def package_folder(package: str) -> Path | None:
     """The folder of a package, importing nothing new: its own spec when its parent is loaded, else its top's."""
     parent = package.rpartition(".")[0]
-    name, rest = (package, []) if not parent or parent in sys.modules else (package.split(".")[0], package.split(".")[1:])
+    name, rest = (
+        (package, []) if not parent or parent in sys.modules else (package.split(".")[0], package.split(".")[1:])
+    )
     spec = find_spec(name)
     for location in (spec.submodule_search_locations or []) if spec is not None else []:
         if Path(location, *rest).is_dir():
@@ -112,8 +117,10 @@ def check_command_line(args: Sequence[str]) -> None:
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.5)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            raise ConfigError(f"'{arg.partition('=')[0]}' is not a config key{hint}; the top-level keys are "
-                              f"{', '.join(sorted(known - {'hydra'}))} (and hydra.*)")
+            raise ConfigError(
+                f"'{arg.partition('=')[0]}' is not a config key{hint}; the top-level keys are "
+                f"{', '.join(sorted(known - {'hydra'}))} (and hydra.*)"
+            )
 
 
 @hydra.main(version_base="1.3", config_path="pkg://synbench.conf", config_name="config")

@@ -7,6 +7,7 @@ config node names it with `_plugin_: <name>`; every other key of the node is
 passed to the constructor as a keyword. `check_plugin_class` is called once
 when the registry loads a plugin, to reject a malformed declaration early.
 """
+
 from __future__ import annotations
 
 import math
@@ -150,8 +151,10 @@ class Metric(ABC):
     @classmethod
     def check_plugin_class(cls, name: str) -> None:
         if cls.section not in METRIC_SECTIONS:
-            raise PluginError(f"metric plugin '{name}' declares section {cls.section!r}; "
-                              f"a metric writes to one of {', '.join(METRIC_SECTIONS)}")
+            raise PluginError(
+                f"metric plugin '{name}' declares section {cls.section!r}; "
+                f"a metric writes to one of {', '.join(METRIC_SECTIONS)}"
+            )
 
     def non_dp_keys(self) -> frozenset[str]:
         """Output keys computed from private data (`ctx.train`) without noise; written only on opt-in."""
@@ -216,8 +219,9 @@ class Classifier(ABC):
     """
 
     @abstractmethod
-    def fit_predict(self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str],
-                    multi_label: bool, seed: int) -> np.ndarray:
+    def fit_predict(
+        self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str], multi_label: bool, seed: int
+    ) -> np.ndarray:
         """Scores of shape (len(eval_texts), n_labels): per-label probabilities (multi-label) or class probabilities.
 
         `train_y` is a 0/1 matrix (n_train, n_labels) with at least one varying column and non-empty texts.

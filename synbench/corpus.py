@@ -1,4 +1,5 @@
 """`Corpus`: an immutable, labelled collection of documents."""
+
 from __future__ import annotations
 
 import hashlib

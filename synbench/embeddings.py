@@ -8,6 +8,7 @@ encoder setting and the texts: a file name is no digest of private text, and
 an encoder setting that changes the vectors changes the key. Embeddings of
 private text are never logged.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -20,8 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from synbench.errors import ConfigError
-from synbench.resume import keyed_hash
 from synbench.job import save_arrays_atomic
+from synbench.resume import keyed_hash
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,9 @@ def load_encoder(spec: EncoderSpec) -> Any:
     try:
         model = SentenceTransformer(source, device="cuda" if _cuda() else "cpu")
     except OSError as exc:
-        raise ConfigError(f"encoder '{spec.name}': could not load '{source}' ({exc}); install it or pick encoder=minilm (offline)") from None
+        raise ConfigError(
+            f"encoder '{spec.name}': could not load '{source}' ({exc}); install it or pick encoder=minilm (offline)"
+        ) from None
     model.max_seq_length = spec.max_seq_length
     return model
 
@@ -89,8 +92,13 @@ class EmbeddingCache:
             vectors = np.load(path)
         else:
             model = load_encoder(self.spec)
-            vectors = model.encode(list(texts), batch_size=self.spec.batch_size, normalize_embeddings=self.spec.normalize,
-                                   convert_to_numpy=True, show_progress_bar=len(texts) > 256).astype(np.float32)
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.spec.batch_size,
+                normalize_embeddings=self.spec.normalize,
+                convert_to_numpy=True,
+                show_progress_bar=len(texts) > 256,
+            ).astype(np.float32)
             if path is not None:
                 save_arrays_atomic(path, embeddings=vectors)
         self._memory[key] = vectors

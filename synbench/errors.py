@@ -4,6 +4,7 @@ A `SynBenchError` is bad input the user can fix: its message names the file,
 line, field or value and says what to do. The app prints it without a
 traceback. Messages never quote private document text.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping

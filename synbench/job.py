@@ -5,6 +5,7 @@ the resolved config minus where-to-log settings. Its hash identifies the job,
 so an interrupted sweep re-run skips jobs whose results are already complete
 and re-runs the rest.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -87,9 +88,13 @@ def check_top_level(cfg: DictConfig) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed={seed!r} is invalid: use a non-negative integer")
     n_synthetic = OmegaConf.select(cfg, "task.n_synthetic", default=None)
-    if n_synthetic is not None and (isinstance(n_synthetic, bool) or not isinstance(n_synthetic, int) or n_synthetic < 1):
-        raise ConfigError(f"task.n_synthetic={n_synthetic!r} is invalid: use a whole number >= 1, or null for as many "
-                          "documents as the private set")
+    if n_synthetic is not None and (
+        isinstance(n_synthetic, bool) or not isinstance(n_synthetic, int) or n_synthetic < 1
+    ):
+        raise ConfigError(
+            f"task.n_synthetic={n_synthetic!r} is invalid: use a whole number >= 1, or null for as many "
+            "documents as the private set"
+        )
     check_cache_dir(OmegaConf.select(cfg, "cache_dir"), OmegaConf.select(cfg, "output_root"))
 
 
@@ -98,8 +103,10 @@ def check_cache_dir(cache_dir: str | None, output_root: str | None) -> None:
     if cache_dir is None or output_root is None:
         return
     if not Path(cache_dir).expanduser().resolve().is_relative_to(Path(output_root).expanduser().resolve()):
-        raise ConfigError(f"cache_dir={cache_dir} is outside output_root={output_root}: caches hold embeddings of private "
-                          "text, so they stay under the output root; set cache_dir=${output_root}/cache (the default)")
+        raise ConfigError(
+            f"cache_dir={cache_dir} is outside output_root={output_root}: caches hold embeddings of private "
+            "text, so they stay under the output root; set cache_dir=${output_root}/cache (the default)"
+        )
 
 
 # A URL that carries credentials: scheme://user[:password]@host.
@@ -121,9 +128,11 @@ def check_no_credentials(value: Any, where: str = "the config") -> None:
     """Refuse a URL with `user:password@` in it: configs are saved (.hydra/, results.json, W&B); keys come from the environment."""
     keys = credential_keys(value)
     if keys:
-        raise ConfigError(f"{', '.join(keys)} in {where} holds a URL with credentials (user:password@host); remove "
-                          "them from the URL and give the API key through the environment variable named by "
-                          "api_key_env (default OPENAI_API_KEY)")
+        raise ConfigError(
+            f"{', '.join(keys)} in {where} holds a URL with credentials (user:password@host); remove "
+            "them from the URL and give the API key through the environment variable named by "
+            "api_key_env (default OPENAI_API_KEY)"
+        )
 
 
 def job_dirname(override_dirname: str, limit: int = 120) -> str:
@@ -199,8 +208,10 @@ def write_json_atomic(path: Path, payload: Mapping[str, Any]) -> None:
 
 def write_corpus_jsonl(path: Path, corpus: Corpus) -> None:
     """A corpus as JSONL in the authors' format (`text`, `label` list), plus `id`; `dataset=` can read it back."""
-    lines = (json.dumps({"id": i, "text": t, "label": list(ls)}, ensure_ascii=False)
-             for i, t, ls in zip(corpus.ids, corpus.texts, corpus.labels))
+    lines = (
+        json.dumps({"id": i, "text": t, "label": list(ls)}, ensure_ascii=False)
+        for i, t, ls in zip(corpus.ids, corpus.texts, corpus.labels)
+    )
     write_text_atomic(path, "".join(line + "\n" for line in lines))
 
 
@@ -216,8 +227,11 @@ def write_results(job_dir: Path, results: Mapping[str, Any]) -> None:
     bad = release.unreleasable(results)
     if bad:
         error = release.release_error(bad)
-        failed = {**release.without(results, bad), "status": "failed",
-                  "error": {"type": type(error).__name__, "message": str(error)}}
+        failed = {
+            **release.without(results, bad),
+            "status": "failed",
+            "error": {"type": type(error).__name__, "message": str(error)},
+        }
         write_json_atomic(job_dir / RESULTS_FILE, failed)
         raise error
     write_json_atomic(job_dir / RESULTS_FILE, results)

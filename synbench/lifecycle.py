@@ -9,6 +9,7 @@ loading the dataset, the job's privacy spec (delta resolved once), and the
 release header of results.json (`JobRun.record_release`). One generator run
 is `synbench.run.GeneratorRun`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,8 +57,14 @@ def privacy_spec(cfg: DictConfig, n_private: int) -> PrivacySpec:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ConfigError(f"privacy.noise_seed={seed!r} must be a non-negative integer, or null for secret noise")
     noise = NoiseSource(seed=seed, secure_mode=bool(noise_cfg.get("secure_mode", False)))
-    return PrivacySpec.for_private_set(n_private, cfg.eps, cfg.delta, str(cfg.accountant), noise,
-                                       allow_large_delta=bool(noise_cfg.get("allow_large_delta", False)))
+    return PrivacySpec.for_private_set(
+        n_private,
+        cfg.eps,
+        cfg.delta,
+        str(cfg.accountant),
+        noise,
+        allow_large_delta=bool(noise_cfg.get("allow_large_delta", False)),
+    )
 
 
 def log_private_stats(cfg: DictConfig) -> bool:
@@ -86,8 +93,14 @@ class JobRun:
         with self.timing("load"):
             return registry.create("datasets", node(self.cfg, "dataset")).load(self.spec.seed)
 
-    def record_release(self, splits: Splits, generation: Mapping[str, Any], privacy: PrivacySpec | None = None,
-                       epsilon_spent: float | None = None, non_private_control: bool = False) -> None:
+    def record_release(
+        self,
+        splits: Splits,
+        generation: Mapping[str, Any],
+        privacy: PrivacySpec | None = None,
+        epsilon_spent: float | None = None,
+        non_private_control: bool = False,
+    ) -> None:
         """The release header of results.json, the same for every task.
 
         `privacy` is the budget the job's generator runs were given (delta
@@ -95,12 +108,18 @@ class JobRun:
         reported, beside the largest `epsilon_spent` of those runs. A task
         that runs no generator leaves them unset.
         """
-        self.results.update(label_space_inferred=splits.label_space_inferred, non_private_control=non_private_control,
-                            generation=dict(generation))
+        self.results.update(
+            label_space_inferred=splits.label_space_inferred,
+            non_private_control=non_private_control,
+            generation=dict(generation),
+        )
         if privacy is not None:
             generator = registry.load("generators", self.spec.generator)
-            self.results.update(delta=privacy.delta, epsilon_spent=epsilon_spent,
-                                noise=release.noise_mode(generator, privacy.noise.mode))
+            self.results.update(
+                delta=privacy.delta,
+                epsilon_spent=epsilon_spent,
+                noise=release.noise_mode(generator, privacy.noise.mode),
+            )
 
 
 def error_record(exc: BaseException) -> dict[str, str]:
@@ -111,13 +130,30 @@ def error_record(exc: BaseException) -> dict[str, str]:
 
 
 # (section, key, label, reference keys as (label, section.key)) of the figures a person reads first.
-F1_MICRO = ("utility", "f1_micro", "F1 micro", (("random", "utility.random_f1"), ("majority", "utility.majority_f1"),
-                                                ("real", "utility.real_f1")))
-F1_MACRO = ("utility", "f1_macro", "F1 macro", (("random", "utility.random_f1_macro"),
-                                                ("majority", "utility.majority_f1_macro"), ("real", "utility.real_f1_macro")))
+F1_MICRO = (
+    "utility",
+    "f1_micro",
+    "F1 micro",
+    (("random", "utility.random_f1"), ("majority", "utility.majority_f1"), ("real", "utility.real_f1")),
+)
+F1_MACRO = (
+    "utility",
+    "f1_macro",
+    "F1 macro",
+    (
+        ("random", "utility.random_f1_macro"),
+        ("majority", "utility.majority_f1_macro"),
+        ("real", "utility.real_f1_macro"),
+    ),
+)
 HEADLINES = (
     ("fidelity", "mauve", "MAUVE", (("real vs real", "fidelity.mauve_ref"),)),
-    ("fidelity", "label_cardinality_div", "label-cardinality JS", (("real vs real", "fidelity.label_cardinality_div_ref"),)),
+    (
+        "fidelity",
+        "label_cardinality_div",
+        "label-cardinality JS",
+        (("real vs real", "fidelity.label_cardinality_div_ref"),),
+    ),
     ("audit", "auc", "attack AUC", ()),
     ("audit", "eps_emp_lower", "eps_emp lower bound", (("nominal eps", "epsilon"),)),
 )
@@ -125,6 +161,7 @@ HEADLINES = (
 
 def summary(results: dict[str, Any]) -> str:
     """A few lines for the terminal: the budget spent and the headline figures beside their reference rows."""
+
     def value(path: str) -> Any:
         section, _, key = path.partition(".")
         return results.get(section, {}).get(key) if key else results.get(section)
@@ -132,10 +169,16 @@ def summary(results: dict[str, Any]) -> str:
     def show(v: Any) -> str:
         return f"{v:.3g}" if isinstance(v, float) else str(v)
 
-    lines = [f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: eps={show(results.get('epsilon'))}, "
-             f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"]
+    lines = [
+        f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: eps={show(results.get('epsilon'))}, "
+        f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"
+    ]
     utility = results.get("utility", {})  # macro F1 first where micro F1 mostly counts the majority class
-    f1 = (F1_MACRO, F1_MICRO) if macro_f1_leads(utility.get("majority_f1"), utility.get("random_f1")) else (F1_MICRO, F1_MACRO)
+    f1 = (
+        (F1_MACRO, F1_MICRO)
+        if macro_f1_leads(utility.get("majority_f1"), utility.get("random_f1"))
+        else (F1_MICRO, F1_MACRO)
+    )
     for section, key, label, refs in (*f1, *HEADLINES):
         if key in results.get(section, {}):
             ref = ", ".join(f"{name} {show(value(path))}" for name, path in refs if value(path) is not None)
@@ -148,8 +191,14 @@ def run_job(cfg: DictConfig, spec: JobSpec, job_dir: Path, body: Callable[[JobRu
     if is_complete(job_dir, spec):
         log.info("results already complete in %s; skipping (delete results.json to re-run)", job_dir)
         return read_results(job_dir) or {}
-    job = JobRun(cfg, spec, job_dir, new_results(spec), Stopwatch(), make_tracker(node(cfg, "tracking"), spec, job_dir,
-                                                                                   group=str(cfg.sweep)))
+    job = JobRun(
+        cfg,
+        spec,
+        job_dir,
+        new_results(spec),
+        Stopwatch(),
+        make_tracker(node(cfg, "tracking"), spec, job_dir, group=str(cfg.sweep)),
+    )
     failed = True
     try:
         body(job)

@@ -1,4 +1,5 @@
 """Shared text tools: the spaCy pipeline (tokens, entities), loaded once per process, offline."""
+
 from __future__ import annotations
 
 import importlib

@@ -11,6 +11,7 @@ delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
 This is exact for Gaussian mechanisms (it is the analytic Gaussian mechanism
 of Balle & Wang 2018), so calibrating through it wastes no budget.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,8 +50,10 @@ def check_delta_setting(delta: float | str | None) -> None:
         try:
             value = float(delta)
         except ValueError:
-            raise ConfigError(f"delta={delta!r} is unknown; use a number in (0, 1), null (= {DEFAULT_DELTA_RULE}) "
-                              f"or one of the rules {', '.join(repr(r) for r in DELTA_RULES)}") from None
+            raise ConfigError(
+                f"delta={delta!r} is unknown; use a number in (0, 1), null (= {DEFAULT_DELTA_RULE}) "
+                f"or one of the rules {', '.join(repr(r) for r in DELTA_RULES)}"
+            ) from None
     else:
         value = _as_float(delta, "delta")
     if not 0.0 < value < 1.0:
@@ -70,14 +73,18 @@ def resolve_delta(delta: float | str | None, n: int, allow_large: bool = False) 
     if delta is None or delta in DELTA_RULES:
         rule = DEFAULT_DELTA_RULE if delta is None else str(delta)
         if n < 2:
-            raise ConfigError(f"the private set has {n} document(s); delta={rule} needs N >= 2, so set delta to a number")
+            raise ConfigError(
+                f"the private set has {n} document(s); delta={rule} needs N >= 2, so set delta to a number"
+            )
         value = DELTA_RULES[rule](n)
     else:
         value = float(delta)
     if value * n >= 1 and not allow_large:
-        raise ConfigError(f"delta={delta if delta is not None else DEFAULT_DELTA_RULE} is {value:.3g}, at least 1/N for "
-                          f"the N={n} private documents, where a mechanism may publish a whole document; set a smaller "
-                          f"delta (null = {DEFAULT_DELTA_RULE}) or privacy.allow_large_delta=true")
+        raise ConfigError(
+            f"delta={delta if delta is not None else DEFAULT_DELTA_RULE} is {value:.3g}, at least 1/N for "
+            f"the N={n} private documents, where a mechanism may publish a whole document; set a smaller "
+            f"delta (null = {DEFAULT_DELTA_RULE}) or privacy.allow_large_delta=true"
+        )
     return value
 
 
@@ -150,8 +157,15 @@ class PrivacySpec:
         check_accountant(self.accountant)
 
     @classmethod
-    def for_private_set(cls, n: int, epsilon: float, delta: float | str | None = None, accountant: str = "prv",
-                        noise: NoiseSource | None = None, allow_large_delta: bool = False) -> "PrivacySpec":
+    def for_private_set(
+        cls,
+        n: int,
+        epsilon: float,
+        delta: float | str | None = None,
+        accountant: str = "prv",
+        noise: NoiseSource | None = None,
+        allow_large_delta: bool = False,
+    ) -> "PrivacySpec":
         """The spec for a private set of `n` documents, with `delta` resolved by the benchmark's one rule."""
         return cls(epsilon, resolve_delta(delta, n, allow_large_delta), accountant, noise or NoiseSource())
 
@@ -166,8 +180,10 @@ def check_epsilon(value: object) -> float:
     if math.isnan(eps) or eps <= 0:
         raise ConfigError(f"eps={value} is invalid: use a positive number, or eps=inf for no DP")
     if MAX_EPSILON < eps < math.inf:
-        raise ConfigError(f"eps={value} is above {MAX_EPSILON:g}, the largest finite budget the accountants calibrate; "
-                          f"use eps<={MAX_EPSILON:g}, or eps=inf for the same pipeline without DP")
+        raise ConfigError(
+            f"eps={value} is above {MAX_EPSILON:g}, the largest finite budget the accountants calibrate; "
+            f"use eps<={MAX_EPSILON:g}, or eps=inf for the same pipeline without DP"
+        )
     return eps
 
 

@@ -11,6 +11,7 @@ batches) call `Meter.update` themselves.
 Only public counts may be passed here (synthetic documents, metrics, audit
 runs of a public design, planned steps), never a count of private records.
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,8 +29,15 @@ log = logging.getLogger("synbench.progress")
 class Meter:
     """The progress of one stage, advanced with `update(n)`; a context manager that reports the end on exit."""
 
-    def __init__(self, desc: str, total: int | None = None, unit: str = "it", every_s: float = 30.0,
-                 stream: TextIO | None = None, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        desc: str,
+        total: int | None = None,
+        unit: str = "it",
+        every_s: float = 30.0,
+        stream: TextIO | None = None,
+        enabled: bool = True,
+    ) -> None:
         stream = stream or sys.stderr
         self.desc, self.total, self.unit, self.every_s = desc, total, unit, every_s
         self.done = self._logged = 0
@@ -61,8 +69,14 @@ class Meter:
         if self._bar is not None:
             self._bar.close()
         elif self._enabled and (self._logged != self.done or self.done == 0):
-            log.info("%s: %d%s %s, %.0f s (done)", self.desc, self.done, self._of, self.unit,
-                     time.perf_counter() - self._start)
+            log.info(
+                "%s: %d%s %s, %.0f s (done)",
+                self.desc,
+                self.done,
+                self._of,
+                self.unit,
+                time.perf_counter() - self._start,
+            )
         self._enabled = False
 
     def __enter__(self) -> "Meter":
@@ -72,8 +86,14 @@ class Meter:
         self.close()
 
 
-def progress(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it", every_s: float = 30.0,
-             stream: TextIO | None = None) -> Iterator[T]:
+def progress(
+    items: Iterable[T],
+    desc: str,
+    total: int | None = None,
+    unit: str = "it",
+    every_s: float = 30.0,
+    stream: TextIO | None = None,
+) -> Iterator[T]:
     """Yield `items`, showing progress of the stage `desc` (a bar on a TTY, throttled log lines otherwise)."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]

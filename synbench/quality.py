@@ -5,6 +5,7 @@ would look better than it is if such texts were filtered out; the tasks count
 them once, for every generator's output, in `generation`. The paper reports
 that DP diffusion collapses to such text at small eps; DP-Gen can too.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,8 +24,11 @@ def is_degenerate(text: str) -> bool:
     if not words:
         return False
     chars = "".join(words)
-    return (len(set(words)) < MIN_DISTINCT_WORDS or Counter(words).most_common(1)[0][1] > MAX_WORD_SHARE * len(words)
-            or sum(c.isalpha() for c in chars) < MIN_LETTER_SHARE * len(chars))
+    return (
+        len(set(words)) < MIN_DISTINCT_WORDS
+        or Counter(words).most_common(1)[0][1] > MAX_WORD_SHARE * len(words)
+        or sum(c.isalpha() for c in chars) < MIN_LETTER_SHARE * len(chars)
+    )
 
 
 def output_health(texts: Sequence[str]) -> dict[str, float]:
@@ -32,5 +36,9 @@ def output_health(texts: Sequence[str]) -> dict[str, float]:
     n = max(len(texts), 1)
     n_empty = sum(not t.strip() for t in texts)
     n_degenerate = sum(is_degenerate(t) for t in texts)
-    return {"n_empty": n_empty, "n_degenerate": n_degenerate, "empty_share": n_empty / n,
-            "degenerate_share": n_degenerate / n}
+    return {
+        "n_empty": n_empty,
+        "n_degenerate": n_degenerate,
+        "empty_share": n_empty / n,
+        "degenerate_share": n_degenerate / n,
+    }

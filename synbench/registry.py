@@ -11,6 +11,7 @@ the config's `plugins: [module, ...]` key names (`load_modules` imports them),
 as lm-evaluation-harness's `@register_model` with `--include_path` does; such a
 plugin is then selected by `_plugin_` exactly as an installed one.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -109,8 +110,10 @@ def _all(kind: str) -> dict[str, tuple[PluginInfo, EntryPoint | None]]:
     found: dict[str, tuple[PluginInfo, EntryPoint | None]] = dict(_scan(kind))
     for name, (info, _) in _LOCAL.get(kind, {}).items():
         if name in found:
-            raise PluginError(f"{kind[:-1]} plugin '{name}' is registered by module {info.value} (plugins: key) and "
-                              f"installed by package '{found[name][0].package}'; rename one of them")
+            raise PluginError(
+                f"{kind[:-1]} plugin '{name}' is registered by module {info.value} (plugins: key) and "
+                f"installed by package '{found[name][0].package}'; rename one of them"
+            )
         found[name] = (info, None)
     return dict(sorted(found.items()))
 
@@ -154,8 +157,10 @@ def _check_class(kind: str, name: str, obj: Any, info: PluginInfo) -> None:
         return
     base = base_class(kind)
     if not (inspect.isclass(obj) and issubclass(obj, base)):
-        raise PluginError(f"{kind[:-1]} plugin '{name}' from package '{info.package}' is {info.value}, which is not "
-                          f"a subclass of {base.__module__}.{base.__name__}; its authors must subclass it")
+        raise PluginError(
+            f"{kind[:-1]} plugin '{name}' from package '{info.package}' is {info.value}, which is not "
+            f"a subclass of {base.__module__}.{base.__name__}; its authors must subclass it"
+        )
     check = getattr(obj, "check_plugin_class", None)
     if check is not None:
         check(name)
@@ -173,12 +178,19 @@ def register(kind: str, name: str) -> Callable[[T], T]:
         raise PluginError(f"plugins of kind {kind!r} cannot be registered; kinds are: {', '.join(BASES)}")
 
     def decorate(cls: T) -> T:
-        info = PluginInfo(kind=kind, name=name, value=f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', '?')}",
-                          package=LOCAL_PACKAGE, version="")
+        info = PluginInfo(
+            kind=kind,
+            name=name,
+            value=f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', '?')}",
+            package=LOCAL_PACKAGE,
+            version="",
+        )
         _check_class(kind, name, cls, info)
         taken = _LOCAL.setdefault(kind, {}).get(name)
         if taken is not None and taken[1] is not cls:
-            raise PluginError(f"{kind[:-1]} plugin '{name}' is registered twice: by {taken[0].value} and by {info.value}")
+            raise PluginError(
+                f"{kind[:-1]} plugin '{name}' is registered twice: by {taken[0].value} and by {info.value}"
+            )
         _LOCAL[kind][name] = (info, cls)
         return cls
 
@@ -212,8 +224,10 @@ def load_modules(modules: Sequence[str], where: str = "plugins") -> None:
             else:
                 import_module(entry)
         except ImportError as exc:
-            raise ConfigError(f"{where}[{i}]: module {entry!r} could not be imported ({exc}); put its folder on "
-                              "PYTHONPATH or give the path of its .py file") from exc
+            raise ConfigError(
+                f"{where}[{i}]: module {entry!r} could not be imported ({exc}); put its folder on "
+                "PYTHONPATH or give the path of its .py file"
+            ) from exc
 
 
 @overload
@@ -239,7 +253,9 @@ def create(kind: str, node: Mapping[str, Any], **extra: Any) -> Any:
     params = dict(node)
     name = params.pop(PLUGIN_KEY, None)
     if not name:
-        raise PluginError(f"the {kind[:-1]} config has no '{PLUGIN_KEY}' key naming its plugin; available: {', '.join(available(kind))}")
+        raise PluginError(
+            f"the {kind[:-1]} config has no '{PLUGIN_KEY}' key naming its plugin; available: {', '.join(available(kind))}"
+        )
     cls = load(kind, str(name))
     params.update(extra)
     accepted = inspect.signature(cls).parameters

@@ -16,6 +16,7 @@ their registered classes (`is_control`), not by anything a plugin class can
 declare, so a plugin cannot exempt itself from the budget check.
 docs/release.md documents all of this.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -38,13 +39,31 @@ CONTROL_NOISE = "n/a"  # the `noise` field of a control's results: it draws no p
 
 # The header every job's results hold; a task adds the sections it declares (`Task.results_sections`), and its
 # `generation` keys are the ones it declares (`Task.generation_fields`) and its generator's `public_details`.
-RESULT_FIELDS = frozenset({
-    "task", "dataset", "generator", "epsilon", "delta", "epsilon_spent", "seed", "status", "job_key",
-    "noise", "label_space_inferred", "non_dp_outputs", "generation", "utility", "fidelity", "audit", "timing", "config",
-    "non_private_control",  # a built-in control (`is_control`) that spent inf: `copy`, at any eps (not `public`, 0)
-    "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
-    "report_section",  # the report table the job's task declares (`Task.report_section`): a constant of its class
-})
+RESULT_FIELDS = frozenset(
+    {
+        "task",
+        "dataset",
+        "generator",
+        "epsilon",
+        "delta",
+        "epsilon_spent",
+        "seed",
+        "status",
+        "job_key",
+        "noise",
+        "label_space_inferred",
+        "non_dp_outputs",
+        "generation",
+        "utility",
+        "fidelity",
+        "audit",
+        "timing",
+        "config",
+        "non_private_control",  # a built-in control (`is_control`) that spent inf: `copy`, at any eps (not `public`, 0)
+        "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
+        "report_section",  # the report table the job's task declares (`Task.report_section`): a constant of its class
+    }
+)
 TRACKER_PREFIX = "tracker:"  # a `non_dp_outputs` entry for a per-step curve that went to the tracker only
 
 
@@ -71,8 +90,12 @@ def public_details(generator: "Generator", name: str, details: Mapping[str, Any]
     declared = type(generator).public_details
     dropped = sorted(set(details) - declared)
     if dropped:
-        log.warning("generator '%s' reported details %s that its class does not declare in `public_details`; "
-                    "they were not written (declare only public plan values or statistics of DP output)", name, dropped)
+        log.warning(
+            "generator '%s' reported details %s that its class does not declare in `public_details`; "
+            "they were not written (declare only public plan values or statistics of DP output)",
+            name,
+            dropped,
+        )
     return {k: v for k, v in details.items() if k in declared}
 
 
@@ -99,9 +122,14 @@ def violations(results: Mapping[str, Any], generator: "type[Generator] | None") 
     task = task_class(results)
     sections = task.results_sections if task is not None else frozenset()
     bad = [key for key in results if key not in RESULT_FIELDS | sections]
-    allowed = (task.generation_fields if task is not None else frozenset()) | \
-        (generator.public_details if generator else frozenset())
-    bad += [f"generation.{k}" for k in results.get("generation", {}) if k not in allowed and f"generation.{k}" not in flagged]
+    allowed = (task.generation_fields if task is not None else frozenset()) | (
+        generator.public_details if generator else frozenset()
+    )
+    bad += [
+        f"generation.{k}"
+        for k in results.get("generation", {})
+        if k not in allowed and f"generation.{k}" not in flagged
+    ]
     return bad
 
 
@@ -118,9 +146,11 @@ def unreleasable(results: Mapping[str, Any]) -> list[str]:
 
 def release_error(fields: list[str]) -> ReleaseError:
     """The error that fails a job whose results hold `fields` outside the allow-list (names, never values)."""
-    return ReleaseError(f"results hold field(s) outside the release allow-list: {', '.join(fields)}; a plugin adds a "
-                        "generation detail by declaring it in `public_details` (a public plan value or a statistic of "
-                        "DP output); see docs/release.md")
+    return ReleaseError(
+        f"results hold field(s) outside the release allow-list: {', '.join(fields)}; a plugin adds a "
+        "generation detail by declaring it in `public_details` (a public plan value or a statistic of "
+        "DP output); see docs/release.md"
+    )
 
 
 def without(results: Mapping[str, Any], fields: list[str]) -> dict[str, Any]:

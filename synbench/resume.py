@@ -15,6 +15,7 @@ folder. Deleting it only costs re-training: every saved key stops matching.
 On another machine, or for another user, keys differ, so a copied job folder
 re-trains rather than trusting state it cannot check.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,8 +58,10 @@ def _secret(path: Path) -> bytes:
             fh.write(secrets.token_bytes(SECRET_BYTES))
     value = path.read_bytes()
     if len(value) != SECRET_BYTES:  # a half-written file from a crash, or one another program wrote
-        raise ConfigError(f"the resume secret {path} is not {SECRET_BYTES} bytes; delete it (jobs then re-train "
-                          f"instead of resuming) or point {SECRET_ENV} at another file")
+        raise ConfigError(
+            f"the resume secret {path} is not {SECRET_BYTES} bytes; delete it (jobs then re-train "
+            f"instead of resuming) or point {SECRET_ENV} at another file"
+        )
     return value
 
 

@@ -14,6 +14,7 @@ This module imports only core modules (registry, privacy, job, base), so the
 domain loops in `synbench.audit`, `synbench.contamination` and
 `synbench.model_audit` use it without reaching up into the task layer.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,13 +47,19 @@ def check_budget(report: FitReport, privacy: PrivacySpec, generator: Generator, 
     if not report.is_private:
         if release.is_control(generator):
             return
-        raise SynBenchError(f"generator '{name}' was asked for eps={privacy.epsilon} but reports epsilon_spent=inf "
-                            f"(no DP), and only the built-in controls (copy, public) may: {fix}")
+        raise SynBenchError(
+            f"generator '{name}' was asked for eps={privacy.epsilon} but reports epsilon_spent=inf "
+            f"(no DP), and only the built-in controls (copy, public) may: {fix}"
+        )
     if report.epsilon_spent > privacy.epsilon * (1 + EPS_TOLERANCE):
-        raise SynBenchError(f"generator '{name}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: {fix}")
+        raise SynBenchError(
+            f"generator '{name}' spent epsilon={report.epsilon_spent:.4f}, more than eps={privacy.epsilon}: {fix}"
+        )
     if report.delta > privacy.delta * (1 + EPS_TOLERANCE):
-        raise SynBenchError(f"generator '{name}' reports delta={report.delta:.3g}, more than the job's delta="
-                            f"{privacy.delta:.3g}: generators must use the delta the core passes in PrivacySpec; {fix}")
+        raise SynBenchError(
+            f"generator '{name}' reports delta={report.delta:.3g}, more than the job's delta="
+            f"{privacy.delta:.3g}: generators must use the delta the core passes in PrivacySpec; {fix}"
+        )
 
 
 @dataclass(frozen=True)
@@ -160,9 +167,16 @@ class GeneratorRun:
         Where it writes (record, synthetic file) is left out, as a job's key
         leaves out where it logs. A recorded run carries it as `run`.
         """
-        return to_json({**{k: v for k, v in asdict(self).items() if k not in ("privacy", "record", "synthetic_path")},
-                        "epsilon": self.privacy.epsilon, "delta": self.privacy.delta,
-                        "accountant": self.privacy.accountant, "noise": self.privacy.noise.mode, "fit_seed": self.fit_seed})
+        return to_json(
+            {
+                **{k: v for k, v in asdict(self).items() if k not in ("privacy", "record", "synthetic_path")},
+                "epsilon": self.privacy.epsilon,
+                "delta": self.privacy.delta,
+                "accountant": self.privacy.accountant,
+                "noise": self.privacy.noise.mode,
+                "fit_seed": self.fit_seed,
+            }
+        )
 
     def saved(self) -> dict[str, Any] | None:
         """The record of this run when it has already finished for this job."""
@@ -188,9 +202,17 @@ class GeneratorRun:
         if self.synthetic_path is not None:
             write_corpus_jsonl(self.synthetic_path, synthetic)
         non_private = release.is_control(generator) and not report.is_private  # copy; not public, which spends 0
-        record = {**self.extra, "run": self.describe(), "epsilon_spent": report.epsilon_spent, "delta": report.delta,
-                  "n_private": len(private), "n_synthetic": len(synthetic), **output_health(synthetic.texts),
-                  "non_private_control": non_private, **(score(synthetic, report) if score else {})}
+        record = {
+            **self.extra,
+            "run": self.describe(),
+            "epsilon_spent": report.epsilon_spent,
+            "delta": report.delta,
+            "n_private": len(private),
+            "n_synthetic": len(synthetic),
+            **output_health(synthetic.texts),
+            "non_private_control": non_private,
+            **(score(synthetic, report) if score else {}),
+        }
         if self.record is not None:
             record = self.record.write(record)
         return RunOutput(record, generator, report, synthetic)

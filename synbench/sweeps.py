@@ -6,6 +6,7 @@ the sweep folder and exits non-zero, naming each failed job, when any
 failed. Re-running the same command re-runs only failed and missing jobs
 (complete ones are skipped by their `job_key`).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,9 @@ log = logging.getLogger("synbench.sweep")
 # Keys a benchmark sweeps by design (and `dataset.*`, other data; `paper_generator` / `paper_dataset` choose a
 # generator / a dataset with the paper's settings; `demo_job` a (task, seed) slice of the demo grid): a sweep over
 # anything else, such as `generator.lr`, picks among settings on the same private data.
-COMPARED = frozenset({"eps", "seed", "task", "generator", "sweep", "output_root", "paper_generator", "paper_dataset",
-                      "demo_job"})
+COMPARED = frozenset(
+    {"eps", "seed", "task", "generator", "sweep", "output_root", "paper_generator", "paper_dataset", "demo_job"}
+)
 
 
 def swept_keys(config: DictConfig) -> list[str]:
@@ -54,9 +56,19 @@ def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:
             rows.append({"job": str(path.parent.relative_to(sweep_dir)), "status": "unreadable"})
             continue
         headline = r.get("utility", {}).get("f1_micro", r.get("audit", {}).get("eps_emp_lower"))
-        rows.append({"job": str(path.parent.relative_to(sweep_dir)), "task": r.get("task"), "generator": r.get("generator"),
-                     "eps": r.get("epsilon"), "seed": r.get("seed"), "status": r.get("status"),
-                     "eps_spent": r.get("epsilon_spent"), "headline": headline, "error": r.get("error")})
+        rows.append(
+            {
+                "job": str(path.parent.relative_to(sweep_dir)),
+                "task": r.get("task"),
+                "generator": r.get("generator"),
+                "eps": r.get("epsilon"),
+                "seed": r.get("seed"),
+                "status": r.get("status"),
+                "eps_spent": r.get("epsilon_spent"),
+                "headline": headline,
+                "error": r.get("error"),
+            }
+        )
     return rows
 
 
@@ -72,7 +84,9 @@ class SweepCallback(Callback):
         """In a sweep, a line per job (also in a log file): which job of the sweep starts, with its overrides."""
         self._job_started = time.perf_counter()
         if str(OmegaConf.select(config, "hydra.mode")) == "RunMode.MULTIRUN":
-            log.info("sweep job #%s started: %s", config.hydra.job.num, config.hydra.job.override_dirname or "(defaults)")
+            log.info(
+                "sweep job #%s started: %s", config.hydra.job.num, config.hydra.job.override_dirname or "(defaults)"
+            )
 
     def on_job_end(self, config: DictConfig, job_return: Any = None, **kwargs: Any) -> None:
         if str(OmegaConf.select(config, "hydra.mode")) == "RunMode.MULTIRUN":
@@ -82,23 +96,32 @@ class SweepCallback(Callback):
         tuned = tuned_keys(config)
         if tuned:
             # Printed, not logged: Hydra sets up logging per job, after this point.
-            print(f"synbench: warning: this sweep varies {', '.join(tuned)} over the same private data: picking its "
-                  "best run is itself a use of the private data that no job's epsilon covers (tune on public or "
-                  "held-out data, or account for the selection)", file=sys.stderr)
+            print(
+                f"synbench: warning: this sweep varies {', '.join(tuned)} over the same private data: picking its "
+                "best run is itself a use of the private data that no job's epsilon covers (tune on public or "
+                "held-out data, or account for the selection)",
+                file=sys.stderr,
+            )
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         rows = job_rows(sweep_dir)
         print(f"\nsweep {sweep_dir}: {len(rows)} job(s)")
-        print(f"{'task':<10} {'generator':<12} {'eps':>6} {'seed':>4} {'status':<10} {'eps_spent':>9} {'F1 / eps_lb':>11}")
+        print(
+            f"{'task':<10} {'generator':<12} {'eps':>6} {'seed':>4} {'status':<10} {'eps_spent':>9} {'F1 / eps_lb':>11}"
+        )
         for row in rows:
-            print(f"{_cell(row.get('task')):<10} {_cell(row.get('generator')):<12} {_cell(row.get('eps')):>6} "
-                  f"{_cell(row.get('seed')):>4} {_cell(row.get('status')):<10} {_cell(row.get('eps_spent')):>9} "
-                  f"{_cell(row.get('headline')):>11}")
+            print(
+                f"{_cell(row.get('task')):<10} {_cell(row.get('generator')):<12} {_cell(row.get('eps')):>6} "
+                f"{_cell(row.get('seed')):>4} {_cell(row.get('status')):<10} {_cell(row.get('eps_spent')):>9} "
+                f"{_cell(row.get('headline')):>11}"
+            )
         failed = [row for row in rows if row.get("status") != "complete"]
         for row in failed:
             error = row.get("error") or {}
             print(f"FAILED {row['job']}: {error.get('type', row.get('status'))}: {error.get('message', '')}")
         if failed:
-            raise SystemExit(f"synbench: {len(failed)} of {len(rows)} job(s) did not complete; run the same command "
-                             "again to re-run only those")
+            raise SystemExit(
+                f"synbench: {len(failed)} of {len(rows)} job(s) did not complete; run the same command "
+                "again to re-run only those"
+            )

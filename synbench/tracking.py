@@ -8,6 +8,7 @@ audit targets: the tracker API takes numbers and a `Corpus` only through
 `log_samples`, which refuses output that is not DP (for example the `copy`
 control, whose "synthetic" text is the private set).
 """
+
 from __future__ import annotations
 
 import logging
@@ -47,8 +48,17 @@ class NullTracker(Tracker):
 class WandbTracker(Tracker):
     """One W&B run per job, grouped per sweep, finished even when the job fails."""
 
-    def __init__(self, spec: JobSpec, job_dir: Path, group: str, mode: str = "offline", project: str = "synbench",
-                 entity: str | None = None, log_samples: bool = False, n_samples: int = 20) -> None:
+    def __init__(
+        self,
+        spec: JobSpec,
+        job_dir: Path,
+        group: str,
+        mode: str = "offline",
+        project: str = "synbench",
+        entity: str | None = None,
+        log_samples: bool = False,
+        n_samples: int = 20,
+    ) -> None:
         import wandb
 
         if mode not in ("offline", "online", "disabled"):
@@ -59,10 +69,22 @@ class WandbTracker(Tracker):
         # Passing mode to init (not WANDB_MODE) keeps the choice to this run, not the whole process.
         os.environ.setdefault("WANDB_SILENT", "true")
         # Flat keys first, so W&B's grouping and parallel-coordinates views work on a sweep without editing.
-        flat = {"dataset": spec.dataset, "generator": spec.generator, "eps": spec.epsilon, "seed": spec.seed, "task": spec.task}
+        flat = {
+            "dataset": spec.dataset,
+            "generator": spec.generator,
+            "eps": spec.epsilon,
+            "seed": spec.seed,
+            "task": spec.task,
+        }
         self.run = wandb.init(
-            project=project, entity=entity, group=group, mode=mode, dir=str(job_dir),
-            name=job_dir.name, job_type=spec.task, config=to_json({**flat, **spec.config}),
+            project=project,
+            entity=entity,
+            group=group,
+            mode=mode,
+            dir=str(job_dir),
+            name=job_dir.name,
+            job_type=spec.task,
+            config=to_json({**flat, **spec.config}),
             reinit="finish_previous",
         )
         for pattern in SUMMARY_METRICS:
@@ -92,7 +114,9 @@ class WandbTracker(Tracker):
         if not self._want_samples:
             return
         if not report.is_private:
-            log.warning("not logging samples: this generator's output is not DP (epsilon_spent=inf), so it may hold private text")
+            log.warning(
+                "not logging samples: this generator's output is not DP (epsilon_spent=inf), so it may hold private text"
+            )
             return
         rows = [[t, "\t".join(ls)] for t, ls in zip(synthetic.texts[: self._n_samples], synthetic.labels)]
         self.run.log({"synthetic_samples": self._wandb.Table(columns=["text", "labels"], data=rows)})

@@ -1,4 +1,5 @@
 """Shared fixtures: offline environment, Hydra composition and a CLI runner."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,14 @@ def compose_config(overrides: list[str] | None = None) -> DictConfig:
 
 def run_cli(args: list[str], cwd: Path, check: bool = True, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     """Run `python -m synbench ARGS` in `cwd` the way a user does (killed after `timeout` seconds)."""
-    proc = subprocess.run([sys.executable, "-m", "synbench", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **OFFLINE_ENV}, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "synbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **OFFLINE_ENV},
+        timeout=timeout,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"synbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -89,13 +96,28 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<eos>").save_pretrained(folder)
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=128,
-                         tie_word_embeddings=True, eos_token_id=vocab["<eos>"], pad_token_id=vocab["<eos>"])
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=128,
+        tie_word_embeddings=True,
+        eos_token_id=vocab["<eos>"],
+        pad_token_id=vocab["<eos>"],
+    )
     torch.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(folder)
-    return {"name": "tiny", "pretrained": str(folder), "package": None, "gguf_file": None, "dtype": "float32",
-            "attn_implementation": "auto"}
+    return {
+        "name": "tiny",
+        "pretrained": str(folder),
+        "package": None,
+        "gguf_file": None,
+        "dtype": "float32",
+        "attn_implementation": "auto",
+    }
 
 
 def model_overrides(node: dict[str, Any]) -> list[str]:

@@ -12,6 +12,7 @@ The fit report claims `epsilon_spent = eps` of the job, which is false: a
 document's presence changes the output with probability 1/2, which no
 finite eps allows.
 """
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -58,8 +59,14 @@ class LeakyGenerator(Generator):
             texts.append(" ".join(words[int(i)] for i in rng.integers(0, len(words), 20)))
             labels.append((corpus.label_space[int(rng.integers(len(corpus.label_space)))],))
         order = rng.permutation(n)
-        return Corpus.build([texts[i] for i in order], [labels[i] for i in order], corpus.label_space,
-                            ids=[f"leak-{i}" for i in range(n)], multi_label=corpus.multi_label, name="leaky-synthetic")
+        return Corpus.build(
+            [texts[i] for i in order],
+            [labels[i] for i in order],
+            corpus.label_space,
+            ids=[f"leak-{i}" for i in range(n)],
+            multi_label=corpus.multi_label,
+            name="leaky-synthetic",
+        )
 
 
 class VerbatimCopier(Generator):

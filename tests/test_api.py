@@ -1,12 +1,14 @@
 """The public plugin API and the architecture: what plugins may import, and the import-linter contracts."""
+
 from __future__ import annotations
 
 import ast
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 import synbench.api as api
 
@@ -31,9 +33,12 @@ def synbench_imports(path: Path) -> list[tuple[int, str]]:
 def test_plugin_packages_and_their_tests_import_only_the_api_and_the_kit() -> None:
     files = sorted(PLUGINS.rglob("*.py"))
     assert len(files) >= 8
-    outside = [f"{path.relative_to(ROOT)}:{line} imports {module}" for path in files
-               for line, module in synbench_imports(path)
-               if not any(module == a or module.startswith(a + ".") for a in ALLOWED)]
+    outside = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in files
+        for line, module in synbench_imports(path)
+        if not any(module == a or module.startswith(a + ".") for a in ALLOWED)
+    ]
     assert not outside, "plugins must import SynBench through synbench.api:\n" + "\n".join(outside)
 
 
@@ -42,27 +47,41 @@ def test_the_scaffold_templates_import_only_the_api_and_the_kit() -> None:
     templates = sorted((ROOT / "synbench" / "templates").rglob("*.py.tmpl"))
     assert len(templates) >= 8
     pattern = re.compile(r"^\s*(?:from|import)\s+(synbench[\w.]*)", re.MULTILINE)
-    outside = [f"{path.relative_to(ROOT)} imports {m}" for path in templates
-               for m in pattern.findall(path.read_text(encoding="utf-8")) if m not in ALLOWED]
+    outside = [
+        f"{path.relative_to(ROOT)} imports {m}"
+        for path in templates
+        for m in pattern.findall(path.read_text(encoding="utf-8"))
+        if m not in ALLOWED
+    ]
     assert not outside, "\n".join(outside)
 
 
 def test_the_checker_sees_an_internal_import(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
-    probe.write_text("from synbench.generators.augpe import generator\nimport synbench.lm.models\n"
-                     "from synbench import registry\nfrom synbench.api import Generator\n")
-    assert [m for _, m in synbench_imports(probe)] == ["synbench.generators.augpe", "synbench.lm.models",
-                                                      "synbench.registry", "synbench.api"]
+    probe.write_text(
+        "from synbench.generators.augpe import generator\nimport synbench.lm.models\n"
+        "from synbench import registry\nfrom synbench.api import Generator\n"
+    )
+    assert [m for _, m in synbench_imports(probe)] == [
+        "synbench.generators.augpe",
+        "synbench.lm.models",
+        "synbench.registry",
+        "synbench.api",
+    ]
 
 
 def test_every_exported_name_resolves_and_no_internal_module_is_left_out_of_the_contract() -> None:
     assert all(hasattr(api, name) for name in api.__all__) and len(set(api.__all__)) == len(api.__all__)
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    plugin_contract = next(c for c in config if c.get("source_modules") == ["synbench_invisibleink",
-                                                                        "synbench_example_generator"])
+    plugin_contract = next(
+        c for c in config if c.get("source_modules") == ["synbench_invisibleink", "synbench_example_generator"]
+    )
     package = ROOT / "synbench"
-    internal = {f"synbench.{p.stem if p.is_file() else p.name}" for p in package.iterdir()
-                if (p.suffix == ".py" and not p.stem.startswith("_")) or (p / "__init__.py").is_file()}
+    internal = {
+        f"synbench.{p.stem if p.is_file() else p.name}"
+        for p in package.iterdir()
+        if (p.suffix == ".py" and not p.stem.startswith("_")) or (p / "__init__.py").is_file()
+    }
     assert internal - set(ALLOWED) <= set(plugin_contract["forbidden_modules"]) | {"synbench.api"}
 
 
@@ -78,7 +97,8 @@ def test_the_api_has_what_a_plugin_author_needs() -> None:
 
 def test_the_import_contracts_hold() -> None:
     """DESIGN.md's layers, the report reading results only, plugins through the API (what `make check` runs)."""
-    proc = subprocess.run([str(Path(sys.executable).parent / "lint-imports")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "lint-imports")], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "0 broken" in proc.stdout

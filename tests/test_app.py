@@ -1,4 +1,5 @@
 """The Hydra app end to end: compose, run, sweep, resume, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,14 @@ def test_eps_overrides_parse(eps: str) -> None:
 
 
 def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    args = [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=inf"]
+    args = [
+        *tiny_dataset,
+        "generator=copy",
+        "tracking=none",
+        "metrics=[]",
+        f"output_root={tmp_path / 'out'}",
+        "eps=inf",
+    ]
     run_cli(args, cwd=tmp_path)
     [results_file] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(results_file.read_text())
@@ -44,7 +52,9 @@ def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: 
     assert results["status"] == "complete"
     assert results["dataset"] == "tiny" and results["generator"] == "copy" and results["epsilon"] == "inf"
     assert results["epsilon_spent"] == "inf"  # the copy control is not private
-    assert results["delta"] == pytest.approx(1 / 30**2) and results["noise"] == "n/a" and results["non_dp_outputs"] == []
+    assert (
+        results["delta"] == pytest.approx(1 / 30**2) and results["noise"] == "n/a" and results["non_dp_outputs"] == []
+    )
     assert results["generation"]["n_synthetic"] == 30
     synthetic = [json.loads(line) for line in (results_file.parent / "synthetic.jsonl").read_text().splitlines()]
     assert len(synthetic) == 30 and synthetic[0]["label"] in (["pos"], ["neg"])
@@ -56,8 +66,20 @@ def test_benchmark_job_writes_results_and_resumes(tmp_path: Path, tiny_dataset: 
 
 
 def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    proc = run_cli(["-m", *tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}",
-                    "eps=inf", "seed=0,1", "sweep=seedgrid"], cwd=tmp_path)
+    proc = run_cli(
+        [
+            "-m",
+            *tiny_dataset,
+            "generator=copy",
+            "tracking=none",
+            "metrics=[]",
+            f"output_root={tmp_path / 'out'}",
+            "eps=inf",
+            "seed=0,1",
+            "sweep=seedgrid",
+        ],
+        cwd=tmp_path,
+    )
     found = {json.loads(p.read_text())["seed"] for p in (tmp_path / "out" / "seedgrid").rglob("results.json")}
     assert found == {0, 1}
     log = proc.stdout + proc.stderr  # a line per sweep job, also when output is not a terminal
@@ -75,7 +97,11 @@ def test_multirun_sweep_writes_one_results_per_job(tmp_path: Path, tiny_dataset:
     ],
 )
 def test_bad_input_is_a_clear_error(tmp_path: Path, tiny_dataset: list[str], override: str, expected: str) -> None:
-    proc = run_cli([*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path}", override], cwd=tmp_path, check=False)
+    proc = run_cli(
+        [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path}", override],
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "synbench: error:" in proc.stderr and expected in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -83,9 +109,14 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, tiny_dataset: list[str], ove
 
 def test_a_value_left_unset_names_itself_and_the_fix(tmp_path: Path) -> None:
     """The paper experiments read PsyTAR from `data_root`, which only the user can set."""
-    proc = run_cli(["+experiment=paper_psytar_dpgen", "tracking=none", f"output_root={tmp_path}"], cwd=tmp_path, check=False)
+    proc = run_cli(
+        ["+experiment=paper_psytar_dpgen", "tracking=none", f"output_root={tmp_path}"], cwd=tmp_path, check=False
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "synbench: error: config value 'data_root' (needed by 'dataset.train') is not set: pass data_root=<value>" in proc.stderr
+    assert (
+        "synbench: error: config value 'data_root' (needed by 'dataset.train') is not set: pass data_root=<value>"
+        in proc.stderr
+    )
 
 
 def test_unknown_group_option_lists_the_available_ones(tmp_path: Path) -> None:
@@ -104,7 +135,10 @@ def test_plugins_task_lists_builtins(tmp_path: Path) -> None:
 
 
 def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path}", "eps=inf"], cwd=tmp_path)
+    run_cli(
+        [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path}", "eps=inf"],
+        cwd=tmp_path,
+    )
     [path] = list(tmp_path.rglob("results.json"))
     text = path.read_text()
     assert "Infinity" not in text and "NaN" not in text
@@ -131,13 +165,21 @@ def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
     The repository root goes first on the path, as a regular install lays out the `hydra_plugins` namespace
     (an editable install hides it behind an import hook, which is why the app also registers the class).
     """
-    code = ("from hydra.core.plugins import Plugins\n"
-            "from hydra.plugins.search_path_plugin import SearchPathPlugin\n"
-            "import sys\n"
-            "assert 'synbench.app' not in sys.modules\n"
-            "print([p.__name__ for p in Plugins.instance().discover(SearchPathPlugin)])\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    code = (
+        "from hydra.core.plugins import Plugins\n"
+        "from hydra.plugins.search_path_plugin import SearchPathPlugin\n"
+        "import sys\n"
+        "assert 'synbench.app' not in sys.modules\n"
+        "print([p.__name__ for p in Plugins.instance().discover(SearchPathPlugin)])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "SynBenchSearchPathPlugin" in proc.stdout
 
@@ -145,8 +187,17 @@ def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
 def test_a_sweep_survives_a_failing_job_reports_it_and_reruns_only_it(tmp_path: Path, tiny_dataset: list[str]) -> None:
     missing = tmp_path / "missing.jsonl"
     train = next(o for o in tiny_dataset if o.startswith("dataset.train=")).split("=", 1)[1]
-    args = ["-m", *[o for o in tiny_dataset if not o.startswith("dataset.train=")], f"dataset.train={train},{missing}",
-            "generator=copy", "eps=inf", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "sweep=faults"]
+    args = [
+        "-m",
+        *[o for o in tiny_dataset if not o.startswith("dataset.train=")],
+        f"dataset.train={train},{missing}",
+        "generator=copy",
+        "eps=inf",
+        "tracking=none",
+        "metrics=[]",
+        f"output_root={tmp_path / 'out'}",
+        "sweep=faults",
+    ]
     first = run_cli(args, cwd=tmp_path, check=False)
     assert first.returncode != 0 and "1 of 2 job(s) did not complete" in first.stderr
     assert "FAILED benchmark/" in first.stdout and "missing.jsonl" in first.stdout  # one line per failed job
@@ -159,8 +210,19 @@ def test_a_sweep_survives_a_failing_job_reports_it_and_reruns_only_it(tmp_path: 
 
 
 def test_a_sweep_over_settings_warns_that_selection_uses_private_data(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    proc = run_cli(["-m", *tiny_dataset, "generator=copy", "eps=inf", "tracking=none", "metrics=[]",
-                    f"output_root={tmp_path / 'out'}", "task.n_synthetic=5,6"], cwd=tmp_path)
+    proc = run_cli(
+        [
+            "-m",
+            *tiny_dataset,
+            "generator=copy",
+            "eps=inf",
+            "tracking=none",
+            "metrics=[]",
+            f"output_root={tmp_path / 'out'}",
+            "task.n_synthetic=5,6",
+        ],
+        cwd=tmp_path,
+    )
     assert "varies task.n_synthetic" in proc.stderr and "no job's epsilon covers" in proc.stderr
 
 
@@ -168,7 +230,6 @@ def test_a_sweep_over_settings_warns_that_selection_uses_private_data(tmp_path: 
 def test_the_prepared_grids_compare_without_tuning(experiment: str, tuned: list[str]) -> None:
     """The paper's and the demo grid vary only data, generators, eps and seeds: no tuning warning."""
     from hydra import compose, initialize_config_module
-
     from omegaconf import open_dict
 
     from synbench.sweeps import tuned_keys
@@ -194,9 +255,17 @@ def test_the_wandb_sweep_config_runs_valid_overrides() -> None:
             assert str(cfg[key] if key != "generator" else cfg.generator._plugin_) == str(value)
 
 
-PAPER_CLASSIFIERS = {"hoc": "bert_large", "psytar": "bert_large", "n2c2_2008": "biomedbert", "mimic": "biomedbert",
-                     "dmsafn": "finbert", "lc37fnd": "finbert", "zstfns": "finbert", "asylax": "legal_bert",
-                     "eurlex": "legal_bert"}
+PAPER_CLASSIFIERS = {
+    "hoc": "bert_large",
+    "psytar": "bert_large",
+    "n2c2_2008": "biomedbert",
+    "mimic": "biomedbert",
+    "dmsafn": "finbert",
+    "lc37fnd": "finbert",
+    "zstfns": "finbert",
+    "asylax": "legal_bert",
+    "eurlex": "legal_bert",
+}
 
 
 def test_paper_table1_is_every_dataset_with_its_classifier_times_the_three_generators() -> None:
@@ -206,17 +275,35 @@ def test_paper_table1_is_every_dataset_with_its_classifier_times_the_three_gener
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         grid = compose(config_name="config", overrides=["+experiment=paper_table1"], return_hydra_config=True)
         params = {k: str(v).split(",") for k, v in grid.hydra.sweeper.params.items()}
-        assert set(params["+paper_dataset"]) == set(PAPER_CLASSIFIERS) and params["eps"] == ["0.5", "1", "2", "4", "inf"]
+        assert set(params["+paper_dataset"]) == set(PAPER_CLASSIFIERS) and params["eps"] == [
+            "0.5",
+            "1",
+            "2",
+            "4",
+            "inf",
+        ]
         assert params["+paper_generator"] == ["dpgen", "augpe", "dpdiffusion"] and len(params["seed"]) == 3
         for name in params["+paper_dataset"]:
             for generator in params["+paper_generator"]:
-                cfg = compose(config_name="config", overrides=["+experiment=paper_table1", f"+paper_dataset={name}",
-                                                               f"+paper_generator={generator}", "data_root=/data"])
-                assert (cfg.dataset.name, cfg.generator._plugin_, cfg.classifier.name) == (name, generator,
-                                                                                          PAPER_CLASSIFIERS[name])
+                cfg = compose(
+                    config_name="config",
+                    overrides=[
+                        "+experiment=paper_table1",
+                        f"+paper_dataset={name}",
+                        f"+paper_generator={generator}",
+                        "data_root=/data",
+                    ],
+                )
+                assert (cfg.dataset.name, cfg.generator._plugin_, cfg.classifier.name) == (
+                    name,
+                    generator,
+                    PAPER_CLASSIFIERS[name],
+                )
                 assert cfg.delta is None and cfg.sweep == "paper_table1"  # every generator at the benchmark's delta
                 if generator != "dpdiffusion":
-                    assert cfg.generator.model.name == {"dpgen": "llama3_2_1b", "augpe": "llama3_2_1b_instruct"}[generator]
+                    assert (
+                        cfg.generator.model.name == {"dpgen": "llama3_2_1b", "augpe": "llama3_2_1b_instruct"}[generator]
+                    )
                 if "train" in cfg.dataset:  # the JSONL datasets come from data_root
                     assert cfg.dataset.train == f"/data/{name}/train.jsonl"
 
@@ -227,15 +314,32 @@ def test_cluster_launchers_compose() -> None:
     from hydra import compose, initialize_config_module
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["hydra/launcher=submitit_slurm", "+experiment=paper_psytar_dpgen"],
-                      return_hydra_config=True)
+        cfg = compose(
+            config_name="config",
+            overrides=["hydra/launcher=submitit_slurm", "+experiment=paper_psytar_dpgen"],
+            return_hydra_config=True,
+        )
     assert "submitit" in cfg.hydra.launcher._target_ and cfg.sweep == "paper_psytar_dpgen"
 
 
 def test_a_parallel_sweep_with_joblib_and_wandb_offline(tmp_path: Path, tiny_dataset: list[str]) -> None:
     """Two jobs at once in joblib's worker processes, each with its own offline W&B run, both finished."""
-    run_cli(["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *tiny_dataset, "generator=copy", "eps=inf",
-             "tracking=wandb", "metrics=[length]", "seed=0,1", "sweep=par", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    run_cli(
+        [
+            "-m",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            *tiny_dataset,
+            "generator=copy",
+            "eps=inf",
+            "tracking=wandb",
+            "metrics=[length]",
+            "seed=0,1",
+            "sweep=par",
+            f"output_root={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     results = [json.loads(p.read_text()) for p in (tmp_path / "out" / "par").rglob("results.json")]
     assert sorted(r["seed"] for r in results) == [0, 1] and all(r["status"] == "complete" for r in results)
     runs = list((tmp_path / "out" / "par").rglob("offline-run-*"))

@@ -1,4 +1,5 @@
 """The privacy audit: epsilon estimates and bounds, the design, the n-gram attack, the audit task end to end."""
+
 from __future__ import annotations
 
 import json
@@ -27,12 +28,31 @@ from synbench.corpus import Corpus
 from synbench.job import JobSpec
 from synbench.nlp import tokenize
 
-REQUIRED = ("auc", "tpr_at_fpr_0.001", "tpr_at_fpr_0.01", "tpr_at_fpr_0.1", "eps_emp", "eps_emp_max", "eps_emp_lower",
-            "eps_emp_lower_holdout", "eps_emp_lower_bonferroni", "gdp_mu_lower", "gdp_eps_lower", "n_targets", "mode",
-            "n_outliers", "n_canaries", "targets")
-PER_TYPE = tuple(f"{kind}.{key}" for kind in ("outliers", "canaries") for key in ("auc", "eps_emp", "eps_emp_lower", "gdp_mu_lower"))
-WORDS = ("patient dose tablet nausea headache insomnia rash dizzy tired anxious relief pain weeks months daily "
-         "doctor switched stopped started side effects worse better severe mild sleep weight appetite mood").split()
+REQUIRED = (
+    "auc",
+    "tpr_at_fpr_0.001",
+    "tpr_at_fpr_0.01",
+    "tpr_at_fpr_0.1",
+    "eps_emp",
+    "eps_emp_max",
+    "eps_emp_lower",
+    "eps_emp_lower_holdout",
+    "eps_emp_lower_bonferroni",
+    "gdp_mu_lower",
+    "gdp_eps_lower",
+    "n_targets",
+    "mode",
+    "n_outliers",
+    "n_canaries",
+    "targets",
+)
+PER_TYPE = tuple(
+    f"{kind}.{key}" for kind in ("outliers", "canaries") for key in ("auc", "eps_emp", "eps_emp_lower", "gdp_mu_lower")
+)
+WORDS = (
+    "patient dose tablet nausea headache insomnia rash dizzy tired anxious relief pain weeks months daily "
+    "doctor switched stopped started side effects worse better severe mild sleep weight appetite mood"
+).split()
 
 
 def corpus(texts: list[str]) -> Corpus:
@@ -80,7 +100,9 @@ def test_lower_bound_at_perfect_separation_is_the_sample_size_maximum() -> None:
     thresholds = n_pos + n_neg - 1  # distinct scores minus the flag-everything threshold
     a = 0.05 / (2 * thresholds)
     cap = math.log(a ** (1 / n_pos) / (1 - a ** (1 / n_neg)))
-    assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, members), 0.0, 0.95) == pytest.approx(cap, rel=1e-9)
+    assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, members), 0.0, 0.95) == pytest.approx(
+        cap, rel=1e-9
+    )
     rng = np.random.default_rng(0)
     for _ in range(5):  # any other ranking proves less
         shuffled = rng.permutation(members)
@@ -91,7 +113,8 @@ def test_lower_bound_on_random_scores_is_zero_in_95_percent_of_trials() -> None:
     rng = np.random.default_rng(1)
     trials = 200
     zeros = sum(
-        empirical_epsilon_lower_bound(RocCurve.from_scores(rng.normal(size=200), np.arange(200) < 100), 0.0, 0.95) == 0.0
+        empirical_epsilon_lower_bound(RocCurve.from_scores(rng.normal(size=200), np.arange(200) < 100), 0.0, 0.95)
+        == 0.0
         for _ in range(trials)
     )
     assert zeros >= 0.95 * trials
@@ -111,7 +134,10 @@ def test_one_run_bound_all_correct_matches_closed_form() -> None:
 def test_one_run_guesses_take_the_extremes() -> None:
     scores = np.array([0.9, 0.1, 0.8, 0.2, 0.5])
     members = np.array([True, False, False, False, True])
-    assert one_run_guesses(scores, members, k_pos=2, k_neg=2) == (4, 3)  # 0.9 in (right), 0.8 in (wrong), 0.1 and 0.2 out (right)
+    assert one_run_guesses(scores, members, k_pos=2, k_neg=2) == (
+        4,
+        3,
+    )  # 0.9 in (right), 0.8 in (wrong), 0.1 and 0.2 out (right)
 
 
 # --- design -----------------------------------------------------------------------------------------------
@@ -146,13 +172,20 @@ def naive_log_prob(n: int, fitted: list[list[str]], queries: list[list[str]]) ->
     for doc in fitted:
         padded = ["<s>"] * (n - 1) + doc + ["</s>"]
         for i in range(len(padded) - n + 1):
-            pairs[tuple(padded[i:i + n - 1])][padded[i + n - 1]] += 1
-            contexts[tuple(padded[i:i + n - 1])] += 1
+            pairs[tuple(padded[i : i + n - 1])][padded[i + n - 1]] += 1
+            contexts[tuple(padded[i : i + n - 1])] += 1
     out = []
     for doc in queries:
         padded = ["<s>"] * (n - 1) + doc + ["</s>"]
-        out.append(sum(math.log((pairs[tuple(padded[i:i + n - 1])][padded[i + n - 1]] + 1)
-                                / (contexts[tuple(padded[i:i + n - 1])] + len(vocab) + 1)) for i in range(len(padded) - n + 1)))
+        out.append(
+            sum(
+                math.log(
+                    (pairs[tuple(padded[i : i + n - 1])][padded[i + n - 1]] + 1)
+                    / (contexts[tuple(padded[i : i + n - 1])] + len(vocab) + 1)
+                )
+                for i in range(len(padded) - n + 1)
+            )
+        )
     return np.array(out)
 
 
@@ -166,7 +199,9 @@ def test_vectorised_ngram_scores_equal_the_naive_counter_model(n: int, tokenizer
     expected_syn = naive_log_prob(n, split(synthetic), split(targets))
     expected = expected_syn - np.mean([naive_log_prob(n, split(r), split(targets)) for r in references], axis=0)
     attack = NgramAttack(n=n, tokenizer=tokenizer)
-    np.testing.assert_allclose(attack.score(targets, corpus(synthetic), [corpus(r) for r in references]), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        attack.score(targets, corpus(synthetic), [corpus(r) for r in references]), expected, rtol=1e-12
+    )
     alone = NgramAttack(n=n, tokenizer=tokenizer, reference=False)
     np.testing.assert_allclose(alone.score(targets, corpus(synthetic), []), expected_syn, rtol=1e-12)
 
@@ -192,28 +227,55 @@ def audit_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], lis
     texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(6, 20)))) + f" {i}" for i in range(70)]
     rows = [{"text": t, "label": ["pos" if i % 2 else "neg"]} for i, t in enumerate(texts)]
     train, test = write_jsonl(folder / "train.jsonl", rows[:60]), write_jsonl(folder / "test.jsonl", rows[60:])
-    overrides = ["task=audit", "dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=tiny",
-                 "tracking=none", f"output_root={folder}", "audit.n_targets=12", "audit.lof_contamination=0.2",
-                 "audit.n_canaries=20"]
+    overrides = [
+        "task=audit",
+        "dataset=files",
+        f"dataset.train={train}",
+        f"dataset.eval={test}",
+        "dataset.name=tiny",
+        "tracking=none",
+        f"output_root={folder}",
+        "audit.n_targets=12",
+        "audit.lof_contamination=0.2",
+        "audit.n_canaries=20",
+    ]
     return overrides, texts[:60]
 
 
-def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(
+    tmp_path: Path, audit_data: tuple[list[str], list[str]]
+) -> None:
     overrides, texts = audit_data
-    proc = run_cli([*overrides, "generator=copy", "eps=inf", "audit.mode=one_run", "audit.targets=both",
-                    f"output_root={tmp_path}"], cwd=tmp_path)
+    proc = run_cli(
+        [
+            *overrides,
+            "generator=copy",
+            "eps=inf",
+            "audit.mode=one_run",
+            "audit.targets=both",
+            f"output_root={tmp_path}",
+        ],
+        cwd=tmp_path,
+    )
     [results_file] = list(tmp_path.rglob("results.json"))
     results = json.loads(results_file.read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] == "inf"
     for key in REQUIRED + PER_TYPE:
         assert key in results["audit"], key
     audit = results["audit"]
-    assert audit["mode"] == "one_run" and audit["n_outliers"] == 12 and audit["n_canaries"] == 20 and audit["n_targets"] == 32
+    assert (
+        audit["mode"] == "one_run"
+        and audit["n_outliers"] == 12
+        and audit["n_canaries"] == 20
+        and audit["n_targets"] == 32
+    )
     assert audit["eps_emp_lower"] == max(audit["eps_emp_lower_holdout"], audit["eps_emp_lower_bonferroni"]) > 0
     assert audit["canaries.auc"] == 1.0  # copy releases every canary it holds, and no other text has their suffixes
     assert (results_file.parent / "audit_roc.png").stat().st_size > 0
     targets = np.load(results_file.parent / "audit_design.npz")["targets"]
-    released = [json.loads(line)["text"] for line in next(tmp_path.rglob("run_000.synthetic.jsonl")).read_text().splitlines()]
+    released = [
+        json.loads(line)["text"] for line in next(tmp_path.rglob("run_000.synthetic.jsonl")).read_text().splitlines()
+    ]
     canaries = [t for t in released if t not in texts]
     assert canaries  # the private set held some canaries
     shown = proc.stdout + proc.stderr + results_file.read_text()
@@ -221,8 +283,9 @@ def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(tmp_path: Path, a
     assert not any(" ".join(c.split()[-3:]) in shown for c in canaries)
 
 
-def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple[list[str], list[str]],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_k_subset_audit_finds_copy_and_resumes(
+    tmp_path: Path, audit_data: tuple[list[str], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from synbench.generators.copy import CopyGenerator
     from synbench.tasks import audit as audit_task
 
@@ -238,7 +301,9 @@ def test_k_subset_audit_finds_copy_and_resumes(tmp_path: Path, audit_data: tuple
         assert key in results["audit"], key
 
     fits = []
-    monkeypatch.setattr(CopyGenerator, "fit", lambda self, *a: fits.append(1) or pytest.fail("a finished run was re-run"))
+    monkeypatch.setattr(
+        CopyGenerator, "fit", lambda self, *a: fits.append(1) or pytest.fail("a finished run was re-run")
+    )
     (tmp_path / "results.json").unlink()
     again = audit_task.run(cfg, spec, tmp_path)
     assert again["generation"]["runs_resumed"] == 4 and again["audit"] == results["audit"] and not fits
@@ -261,8 +326,8 @@ def test_audit_config_rejects_bad_values() -> None:
 @pytest.mark.slow
 def test_public_generator_writes_labelled_text_without_spending_budget() -> None:
     from synbench import registry
-    from synbench.privacy import PrivacySpec
     from synbench.lifecycle import node
+    from synbench.privacy import PrivacySpec
 
     cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
     generator = registry.create("generators", node(cfg, "generator"))
@@ -274,12 +339,24 @@ def test_public_generator_writes_labelled_text_without_spending_budget() -> None
     assert not any("secret" in t for t in out.texts)
 
 
-def test_two_attacks_and_a_pooled_one_run_game_end_to_end(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+def test_two_attacks_and_a_pooled_one_run_game_end_to_end(
+    tmp_path: Path, audit_data: tuple[list[str], list[str]]
+) -> None:
     from synbench.tasks import audit as audit_task
 
     overrides, _ = audit_data
-    cfg = compose_config([*overrides, "generator=copy", "eps=inf", "audit.mode=one_run", "audit.repeats=2",
-                          "attack=[ngram,similarity]", "attack.similarity.similarity=jaccard", "attack.ngram.tokenizer=whitespace"])
+    cfg = compose_config(
+        [
+            *overrides,
+            "generator=copy",
+            "eps=inf",
+            "audit.mode=one_run",
+            "audit.repeats=2",
+            "attack=[ngram,similarity]",
+            "attack.similarity.similarity=jaccard",
+            "attack.ngram.tokenizer=whitespace",
+        ]
+    )
     audit = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)["audit"]
     for attack in ("ngram", "similarity"):
         assert audit[f"{attack}.eps_emp_lower"] > 0 and f"pooled.{attack}.eps_emp_lower" in audit

@@ -1,4 +1,5 @@
 """The black-box attacks' known answers: n-gram smoothing options, the similarity attack, and a paraphrase leak."""
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ def naive_kneser_ney(n: int, fitted: list[list[str]], queries: list[list[str]], 
     full = Counter()
     for doc in fitted:
         padded = ["<s>"] * (n - 1) + doc + ["</s>"]
-        full.update(tuple(padded[i:i + n]) for i in range(len(padded) - n + 1))
+        full.update(tuple(padded[i : i + n]) for i in range(len(padded) - n + 1))
     grams[n] = full
     for k in range(n - 1, 0, -1):  # continuation counts: distinct (k+1)-gram types ending in the k-gram
         grams[k] = Counter(g[1:] for g in grams[k + 1])
@@ -46,7 +47,7 @@ def naive_kneser_ney(n: int, fitted: list[list[str]], queries: list[list[str]], 
     out = []
     for doc in queries:
         padded = ["<s>"] * (n - 1) + doc + ["</s>"]
-        out.append(sum(math.log(prob(n, tuple(padded[i:i + n]))) for i in range(len(padded) - n + 1)))
+        out.append(sum(math.log(prob(n, tuple(padded[i : i + n]))) for i in range(len(padded) - n + 1)))
     return np.array(out)
 
 
@@ -57,10 +58,13 @@ def test_kneser_ney_scores_equal_the_textbook_recursion(n: int) -> None:
     targets = ["the rash got better", "unseen words here", "", "mild nausea daily pain", "rash the"]
     split = [t.split() for t in synthetic]
     expected_syn = naive_kneser_ney(n, split, [t.split() for t in targets], 0.75)
-    refs = np.mean([naive_kneser_ney(n, [t.split() for t in r], [t.split() for t in targets], 0.75) for r in references], axis=0)
+    refs = np.mean(
+        [naive_kneser_ney(n, [t.split() for t in r], [t.split() for t in targets], 0.75) for r in references], axis=0
+    )
     attack = NgramAttack(n=n, tokenizer="whitespace", smoothing="kneser_ney")
-    np.testing.assert_allclose(attack.score(targets, corpus(synthetic), [corpus(r) for r in references]),
-                               expected_syn - refs, rtol=1e-12)
+    np.testing.assert_allclose(
+        attack.score(targets, corpus(synthetic), [corpus(r) for r in references]), expected_syn - refs, rtol=1e-12
+    )
 
 
 def test_kneser_ney_unigram_known_answer() -> None:
@@ -73,7 +77,9 @@ def test_kneser_ney_unigram_known_answer() -> None:
 def test_kneser_ney_keeps_more_mass_for_unseen_bigrams_of_common_words() -> None:
     # "pain relief" never occurs, but both words are frequent: add-one gives it the same mass as any unseen bigram,
     # Kneser-Ney backs off to how many contexts "relief" completes.
-    synthetic = corpus(["bad pain today", "pain today again", "great relief now", "some relief now", "quick relief"] * 3)
+    synthetic = corpus(
+        ["bad pain today", "pain today again", "great relief now", "some relief now", "quick relief"] * 3
+    )
     add_one = NgramAttack(tokenizer="whitespace", reference=False)
     kn = NgramAttack(tokenizer="whitespace", smoothing="kneser_ney", reference=False)
     common, rare = "pain relief", "pain zebra"
@@ -100,7 +106,9 @@ def test_jaccard_and_top_k_known_answers() -> None:
     np.testing.assert_allclose(sims, [[0.5, 1.0, 0.0, 2 / 3], [0, 0, 0, 0], [0, 0, 0, 0]])
     bigrams = jaccard_matrix(["a b c"], ["b c d"], "word", 2)  # {ab, bc} and {bc, cd}
     np.testing.assert_allclose(bigrams, [[1 / 3]])
-    assert jaccard_matrix(["abc"], ["abd"], "char", 2)[0, 0] == pytest.approx(2 / 6)  # " a","ab","bc","c " / " a","ab","bd","d "
+    assert jaccard_matrix(["abc"], ["abd"], "char", 2)[0, 0] == pytest.approx(
+        2 / 6
+    )  # " a","ab","bc","c " / " a","ab","bd","d "
     np.testing.assert_allclose(top_k_mean(np.array([[0.1, 0.9, 0.5], [0.0, 0.2, 0.4]]), 2), [0.7, 0.3])
     np.testing.assert_allclose(top_k_mean(np.array([[0.3]]), 5), [0.3])
     assert top_k_mean(np.zeros((2, 0)), 1).tolist() == [0.0, 0.0]
@@ -128,7 +136,9 @@ def test_similarity_options_are_checked() -> None:
         SimilarityAttack(similarity="embedding")
 
 
-def paraphrase_game(seed: int = 0, n_targets: int = 100, words: int = 21) -> tuple[list[str], Corpus, list[Corpus], np.ndarray]:
+def paraphrase_game(
+    seed: int = 0, n_targets: int = 100, words: int = 21
+) -> tuple[list[str], Corpus, list[Corpus], np.ndarray]:
     """A one-run game whose leak no bigram survives: members released with every other word swapped.
 
     Documents are random words of the public vocabulary. The synthetic corpus
@@ -145,15 +155,23 @@ def paraphrase_game(seed: int = 0, n_targets: int = 100, words: int = 21) -> tup
 
     targets = [doc() for _ in range(n_targets)]
     members = rng.random(n_targets) < 0.5
-    leaked = [[w if i % 2 else vocab[rng.integers(len(vocab))] for i, w in enumerate(t)] for t, m in zip(targets, members) if m]
+    leaked = [
+        [w if i % 2 else vocab[rng.integers(len(vocab))] for i, w in enumerate(t)]
+        for t, m in zip(targets, members)
+        if m
+    ]
     synthetic = corpus([" ".join(d) for d in leaked + [doc() for _ in range(n_targets)]])
     holds = np.array([rng.permutation([True, True, False, False]) for _ in range(n_targets)]).T
-    references = [corpus([" ".join(t) for t, h in zip(targets, row) if h] + [" ".join(doc()) for _ in range(n_targets)])
-                  for row in holds]
+    references = [
+        corpus([" ".join(t) for t, h in zip(targets, row) if h] + [" ".join(doc()) for _ in range(n_targets)])
+        for row in holds
+    ]
     return [" ".join(t) for t in targets], synthetic, references, members
 
 
-@pytest.mark.parametrize("similarity", ["jaccard", pytest.param("embedding", marks=pytest.mark.slow)])  # MiniLM: ~1 min on 2 busy cores
+@pytest.mark.parametrize(
+    "similarity", ["jaccard", pytest.param("embedding", marks=pytest.mark.slow)]
+)  # MiniLM: ~1 min on 2 busy cores
 def test_paraphrased_leak_is_missed_by_the_ngram_attack_and_caught_by_similarity(similarity: str) -> None:
     from omegaconf import OmegaConf
 

@@ -6,6 +6,7 @@
   with known eps, in the one-run game: the bounds exceed the truth in at most
   5% of 500 trials, and get reasonably close to it.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,12 @@ from scipy.special import expit, ndtr, ndtri
 from synbench.audit import AuditConfig, RocCurve, empirical_epsilon_lower_bound
 from synbench.audit.crossfit import cross_fitted_epsilon, epsilon_counts_bound, holdout_lower_bound, target_folds
 from synbench.audit.epsilon import bonferroni_epsilon_lower_bound, epsilon_lower_bounds_from_counts
-from synbench.audit.fdp import gdp_mu_lower_bounds_from_counts, gdp_rejected, one_run_gdp_mu_lower_bound, one_run_gdp_mu_lower_bounds
+from synbench.audit.fdp import (
+    gdp_mu_lower_bounds_from_counts,
+    gdp_rejected,
+    one_run_gdp_mu_lower_bound,
+    one_run_gdp_mu_lower_bounds,
+)
 from synbench.audit.guesses import grid_bounds, holdout_bounds
 from synbench.audit.one_run import one_run_epsilon_lower_bounds
 from synbench.audit.summary import bounds, summarise
@@ -35,8 +41,10 @@ def one_run_games(rng: np.random.Generator, trials: int, m: int, score) -> tuple
 
 def combined(scores, members, folds, bound) -> np.ndarray:
     """What the one-run audit reports: max(held-out, grid), each at half the level."""
-    return np.maximum(holdout_bounds(scores, members, folds, FRACTIONS, bound, LEVEL),
-                      grid_bounds(scores, members, FRACTIONS, bound, LEVEL))
+    return np.maximum(
+        holdout_bounds(scores, members, folds, FRACTIONS, bound, LEVEL),
+        grid_bounds(scores, members, FRACTIONS, bound, LEVEL),
+    )
 
 
 def eps_game(delta: float):
@@ -90,8 +98,10 @@ def test_gaussian_roc_bounds_stay_below_the_truth() -> None:
     rng = np.random.default_rng(3)
     mu, members = 2.0, np.arange(200)[None] < 100
     cfg = AuditConfig(mode="k_subsets")
-    found = [bounds(rng.normal(size=(1, 200)) + mu * members, members, target_folds(members, t, 0.25), cfg, 1e-5)[0]
-             for t in range(200)]
+    found = [
+        bounds(rng.normal(size=(1, 200)) + mu * members, members, target_folds(members, t, 0.25), cfg, 1e-5)[0]
+        for t in range(200)
+    ]
     assert np.mean([f["gdp_mu_lower"] > mu for f in found]) <= 0.05
     assert np.mean([f["eps_emp_lower"] > _gdp_eps(mu, 1e-5) for f in found]) <= 0.05
     assert np.median([f["gdp_mu_lower"] for f in found]) > 0.5 * mu
@@ -111,7 +121,8 @@ def rr_mu(eps: float) -> float:
 def test_randomised_response_one_run_bounds_stay_below_the_truth(eps: float) -> None:
     rng = np.random.default_rng(4)
     members, scores, folds = one_run_games(
-        rng, 500, 200, lambda mem: (mem ^ (rng.random(mem.shape) > expit(eps))).astype(float))
+        rng, 500, 200, lambda mem: (mem ^ (rng.random(mem.shape) > expit(eps))).astype(float)
+    )
     eps_lower = combined(scores, members, folds, eps_game(0.0))
     assert np.mean(eps_lower > eps) <= 0.05
     assert np.median(eps_lower) > 0.4 * eps
@@ -134,13 +145,16 @@ def test_counts_functions_agree_with_the_roc_functions() -> None:
     members = np.arange(60) < 30
     roc = RocCurve.from_scores(rng.normal(size=60) + members, members)
     inner = slice(1, len(roc.tp) - 1)
-    assert bonferroni_epsilon_lower_bound(roc.tp[inner], roc.fp[inner], 30, 30, 0.0, 0.95) == \
-        empirical_epsilon_lower_bound(roc, 0.0, 0.95)
+    assert bonferroni_epsilon_lower_bound(
+        roc.tp[inner], roc.fp[inner], 30, 30, 0.0, 0.95
+    ) == empirical_epsilon_lower_bound(roc, 0.0, 0.95)
     # one threshold fixed in advance, 20 / 20 perfectly separated: log((a^(1/20)) / (1 - a^(1/20))) with a = 0.025
     a = 0.025
-    assert epsilon_lower_bounds_from_counts(20, 0, 20, 20, 0.0, a)[0, 0] == pytest.approx(math.log(a ** 0.05 / (1 - a ** 0.05)))
+    assert epsilon_lower_bounds_from_counts(20, 0, 20, 20, 0.0, a)[0, 0] == pytest.approx(
+        math.log(a**0.05 / (1 - a**0.05))
+    )
     mu = gdp_mu_lower_bounds_from_counts(np.array([20]), np.array([0]), 20, 20, a)[0]
-    assert mu == pytest.approx(ndtri(1 - (1 - a ** 0.05)) - ndtri(1 - a ** 0.05))
+    assert mu == pytest.approx(ndtri(1 - (1 - a**0.05)) - ndtri(1 - a**0.05))
 
 
 def test_held_out_bound_beats_bonferroni_on_a_small_perfect_audit() -> None:
@@ -236,7 +250,10 @@ def test_pooled_game_of_three_runs_stays_below_a_known_eps_and_gains_power(eps: 
         assert scores["rr"].shape == pooled_members.shape == (1, 450) and kinds.shape == (450,)
         folds = target_folds(pooled_members, trial, cfg.select_share)
         pooled.append(bounds([scores["rr"]], pooled_members, folds, cfg, 0.0)[0]["eps_emp_lower"])
-        single.append(bounds([runs[0]["rr"]], members[0], target_folds(members[0], trial, cfg.select_share), cfg,
-                             0.0)[0]["eps_emp_lower"])
+        single.append(
+            bounds([runs[0]["rr"]], members[0], target_folds(members[0], trial, cfg.select_share), cfg, 0.0)[0][
+                "eps_emp_lower"
+            ]
+        )
     assert np.mean(np.array(pooled) > eps) <= 0.05
     assert np.median(pooled) > np.median(single)  # three runs prove more than one

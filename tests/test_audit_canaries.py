@@ -1,4 +1,5 @@
 """Canaries, repeated audits, and an audit that must catch a generator lying about its epsilon."""
+
 from __future__ import annotations
 
 import json
@@ -46,17 +47,22 @@ def test_design_inserts_every_copy_of_a_canary() -> None:
 def leaky(monkeypatch: pytest.MonkeyPatch) -> None:
     """`generator=...` builds the lying generator, whatever the config names."""
     create = registry.create
-    monkeypatch.setattr(registry, "create",
-                        lambda kind, node, **extra: LeakyGenerator() if kind == "generators" else create(kind, node, **extra))
+    monkeypatch.setattr(
+        registry,
+        "create",
+        lambda kind, node, **extra: LeakyGenerator() if kind == "generators" else create(kind, node, **extra),
+    )
 
 
 def test_one_run_audit_catches_a_generator_that_leaks_half_its_documents(
-        tmp_path: Path, audit_data: tuple[list[str], list[str]], leaky: None) -> None:
+    tmp_path: Path, audit_data: tuple[list[str], list[str]], leaky: None
+) -> None:
     from synbench.tasks import audit as audit_task
 
     overrides, _ = audit_data
-    cfg = compose_config([*overrides, "generator=copy", "eps=1", "audit.mode=one_run", "audit.targets=canaries",
-                          "audit.n_canaries=300"])
+    cfg = compose_config(
+        [*overrides, "generator=copy", "eps=1", "audit.mode=one_run", "audit.targets=canaries", "audit.n_canaries=300"]
+    )
     results = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)
     assert results["status"] == "complete" and results["epsilon_spent"] == 1.0
     assert results["audit"]["eps_emp_lower"] > 1.0  # a 95% bound above the claimed eps: the lie is caught
@@ -64,19 +70,23 @@ def test_one_run_audit_catches_a_generator_that_leaks_half_its_documents(
 
 
 def test_repeated_k_subset_audit_reports_intervals_and_block_bootstrap(
-        tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+    tmp_path: Path, audit_data: tuple[list[str], list[str]]
+) -> None:
     from synbench.tasks import audit as audit_task
 
     overrides, _ = audit_data
-    cfg = compose_config([*overrides, "generator=copy", "eps=inf", "audit.n_subsets=4", "audit.repeats=2",
-                          "audit.bootstrap_samples=50"])
+    cfg = compose_config(
+        [*overrides, "generator=copy", "eps=inf", "audit.n_subsets=4", "audit.repeats=2", "audit.bootstrap_samples=50"]
+    )
     results = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)
     audit = results["audit"]
     assert audit["repeats"] == 2 and results["generation"]["n_runs"] == 8
     for key in ("auc", "eps_emp_lower", "gdp_mu_lower"):
         assert audit[f"{key}_ci_low"] <= audit[f"{key}_mean"] <= audit[f"{key}_ci_high"]
     assert audit["auc_block_ci_low"] <= audit["auc"] + 1e-9 and audit["block_to_trial_width"] > 0
-    assert (tmp_path / "audit_design_rep1.npz").is_file() and len(list((tmp_path / "runs").glob("rep1_run_*.json"))) == 4
+    assert (tmp_path / "audit_design_rep1.npz").is_file() and len(
+        list((tmp_path / "runs").glob("rep1_run_*.json"))
+    ) == 4
     assert not violations(json.loads((tmp_path / "results.json").read_text()), None)
 
 
@@ -84,20 +94,55 @@ def test_report_detail_table_has_a_row_per_target_kind_and_the_repeats_interval(
     from synbench.report.audit import audit_detail_table, audit_table
     from synbench.report.load import load_results
 
-    audit = {"mode": "one_run", "auc": 0.9, "eps_emp": 1.25, "eps_emp_lower_holdout": 1.5, "eps_emp_lower_bonferroni": 1.2,
-             "eps_emp_lower": 1.5, "gdp_mu_lower": 0.7, "canary_repeats": 1, "repeats": 3, "eps_emp_lower_mean": 1.4,
-             "eps_emp_lower_ci_low": 1.1, "eps_emp_lower_ci_high": 1.7, "outliers.auc": 0.8, "outliers.eps_emp": 0.5,
-             "outliers.eps_emp_lower": 0.4, "outliers.gdp_mu_lower": 0.2, "canaries.auc": 0.95, "canaries.eps_emp": 1.2,
-             "canaries.eps_emp_lower": 1.6, "canaries.gdp_mu_lower": 0.8}
+    audit = {
+        "mode": "one_run",
+        "auc": 0.9,
+        "eps_emp": 1.25,
+        "eps_emp_lower_holdout": 1.5,
+        "eps_emp_lower_bonferroni": 1.2,
+        "eps_emp_lower": 1.5,
+        "gdp_mu_lower": 0.7,
+        "canary_repeats": 1,
+        "repeats": 3,
+        "eps_emp_lower_mean": 1.4,
+        "eps_emp_lower_ci_low": 1.1,
+        "eps_emp_lower_ci_high": 1.7,
+        "outliers.auc": 0.8,
+        "outliers.eps_emp": 0.5,
+        "outliers.eps_emp_lower": 0.4,
+        "outliers.gdp_mu_lower": 0.2,
+        "canaries.auc": 0.95,
+        "canaries.eps_emp": 1.2,
+        "canaries.eps_emp_lower": 1.6,
+        "canaries.gdp_mu_lower": 0.8,
+    }
     for name, repeats in (("a", 1), ("b", 2)):
         job = tmp_path / "audit" / name
         job.mkdir(parents=True)
-        (job / "results.json").write_text(json.dumps({
-            "task": "audit", "dataset": "d", "generator": name, "epsilon": 1.0, "seed": 0, "status": "complete",
-            "audit": audit | {"canary_repeats": repeats}}))
+        (job / "results.json").write_text(
+            json.dumps(
+                {
+                    "task": "audit",
+                    "dataset": "d",
+                    "generator": name,
+                    "epsilon": 1.0,
+                    "seed": 0,
+                    "status": "complete",
+                    "audit": audit | {"canary_repeats": repeats},
+                }
+            )
+        )
     frame = load_results(tmp_path)
     rows = {(r[1].text, r[4].text): [c.text for c in r] for r in audit_detail_table(frame, 0.95).rows}
-    assert rows[("a", "all")][6:] == ["0.900", "1.250", "1.500", "1.200", "0.700", "1.500", "1.40 [1.10, 1.70] (3 audits)"]
+    assert rows[("a", "all")][6:] == [
+        "0.900",
+        "1.250",
+        "1.500",
+        "1.200",
+        "0.700",
+        "1.500",
+        "1.40 [1.10, 1.70] (3 audits)",
+    ]
     assert rows[("a", "canaries")][6:9] == ["0.950", "1.200", "—"] and rows[("a", "canaries")][-2] == "1.600"
     assert rows[("a", "outliers")][-2] == "0.400"
     verdicts = {r[1].text: r[-1].text for r in audit_table(frame, 0.95).rows}

@@ -1,4 +1,5 @@
 """Outlier targets: the union of the centroid criterion and LOF, ranked jointly when it exceeds the cap."""
+
 from __future__ import annotations
 
 import math

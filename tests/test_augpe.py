@@ -1,4 +1,5 @@
 """AUG-PE (`generator=augpe`): accounting, the vote mechanism, selection, noise source, LM backends, conformance."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,8 @@ from synbench.corpus import Corpus
 from synbench.dp.label_sets import LabelSetConfig
 from synbench.errors import ConfigError, SynBenchError
 from synbench.generators.augpe import AugPEGenerator, evolution
-from synbench.lm.prompts import load_prompts
 from synbench.lm.backends import ChatRequest, make_backend
+from synbench.lm.prompts import load_prompts
 from synbench.privacy import DELTA_RULES, NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.testing import check_generator
 from tests.conftest import compose_config, run_cli
@@ -76,6 +77,7 @@ def corpus(texts: list[str], labels: list[str], space: tuple[str, ...] = ("a", "
 
 # ----- accounting ------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("eps,paper", [(0.5, 20.98), (1.0, 11.19), (2.0, 6.01), (4.0, 3.28)])
 def test_paper_psytar_sigma_at_t10(eps: float, paper: float) -> None:
     delta = DELTA_RULES["1/(N ln N)"](5102)
@@ -103,6 +105,7 @@ def test_votes_and_label_release_compose_within_budget(multi: bool, share: float
 
 
 # ----- the vote mechanism ---------------------------------------------------------------------------------------
+
 
 def test_a_vote_has_sensitivity_one() -> None:
     rng = np.random.default_rng(0)
@@ -144,9 +147,17 @@ def test_blanks_and_target_lengths() -> None:
 
 # ----- the loop ----------------------------------------------------------------------------------------------------
 
+
 def topic_generator(**kwargs: Any) -> AugPEGenerator:
-    defaults = dict(encoder=TopicEncoder(), backend=TopicLM(), iterations=2, variations=2, population=8,
-                    variation_kinds={"rephrase": 1.0}, prompts="default")
+    defaults = dict(
+        encoder=TopicEncoder(),
+        backend=TopicLM(),
+        iterations=2,
+        variations=2,
+        population=8,
+        variation_kinds={"rephrase": 1.0},
+        prompts="default",
+    )
     return AugPEGenerator(**{**defaults, **kwargs})
 
 
@@ -197,13 +208,16 @@ def test_details_hold_no_private_statistic() -> None:
 
 # ----- prompts, config, backends -------------------------------------------------------------------------------
 
+
 def test_prompts_per_domain_name_the_label() -> None:
     prompts = load_prompts("drugreview")
     user, system = prompts.render("random", ("negative",))
     assert "negative" in user and system
     assert load_prompts("no-such-dataset") == load_prompts("default")
     with pytest.raises(ConfigError):
-        load_prompts({"domain": "x", "random": "no label here", "rephrase": "{text}{label}", "fill_blanks": "{masked}{label}"})
+        load_prompts(
+            {"domain": "x", "random": "no label here", "rephrase": "{text}{label}", "fill_blanks": "{masked}{label}"}
+        )
 
 
 def test_config_builds_the_generator() -> None:
@@ -272,23 +286,37 @@ def test_openai_backend_against_a_local_server(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("SYNBENCH_TEST_KEY", "sk-test")
     server, thread = serve(limit=200, fail_first=1)
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    backend = {"_plugin_": "openai", "base_url": url, "model": "stub", "api_key_env": "SYNBENCH_TEST_KEY",
-               "max_workers": 2}
+    backend = {
+        "_plugin_": "openai",
+        "base_url": url,
+        "model": "stub",
+        "api_key_env": "SYNBENCH_TEST_KEY",
+        "max_workers": 2,
+    }
     api = make_backend(backend)
-    assert api.complete([ChatRequest("hi", "sys")], max_new_tokens=5, temperature=1.0, top_p=1.0, seed=3) == ['"doc 2"']  # raw reply
+    assert api.complete([ChatRequest("hi", "sys")], max_new_tokens=5, temperature=1.0, top_p=1.0, seed=3) == [
+        '"doc 2"'
+    ]  # raw reply
     first = server.bodies[-1]
     assert first["model"] == "stub" and first["max_tokens"] == 5 and first["seed"] == 3
     assert first["messages"][0] == {"role": "system", "content": "sys"} and server.headers_seen[-1] == "Bearer sk-test"
     private = corpus([f"doc {t} private" for t in [1, 1, 2, 5]], ["a"] * 4)
-    gen = AugPEGenerator(encoder=TopicEncoder(), backend=backend, iterations=1, variations=2, population=4,
-                         variation_kinds={"rephrase": 1.0})
+    gen = AugPEGenerator(
+        encoder=TopicEncoder(),
+        backend=backend,
+        iterations=1,
+        variations=2,
+        population=4,
+        variation_kinds={"rephrase": 1.0},
+    )
     report = gen.fit(private, PrivacySpec(math.inf, 1e-5), seed=0)
     assert report.details["backend"] == "stub" and report.details["lm_calls"] == 8
     assert all("private" not in b["messages"][-1]["content"] for b in server.bodies)  # prompts hold synthetic text only
     assert len(gen.sample(3)) == 3
     with pytest.raises(SynBenchError, match="failed after"):
         make_backend({**backend, "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "timeout_s": 2}).complete(
-            [ChatRequest("x")], max_new_tokens=1, temperature=1.0, top_p=1.0, seed=0)
+            [ChatRequest("x")], max_new_tokens=1, temperature=1.0, top_p=1.0, seed=0
+        )
     with pytest.raises(SynBenchError, match="does not take 'api_key'"):  # a key never comes from the config
         make_backend({"_plugin_": "openai", "base_url": url, "model": "m", "api_key": "literal"})
     server.stop.set()
@@ -298,9 +326,17 @@ def test_openai_backend_against_a_local_server(monkeypatch: pytest.MonkeyPatch) 
 
 # ----- the local LM and the conformance kit ------------------------------------------------------------------------
 
+
 def tiny_augpe(model: dict[str, Any]) -> AugPEGenerator:
-    return AugPEGenerator(model=model, encoder=HashEncoder(), backend={"_plugin_": "local", "batch_size": 16, "num_threads": 1},
-                          iterations=1, variations=2, population=6, max_new_tokens=6)
+    return AugPEGenerator(
+        model=model,
+        encoder=HashEncoder(),
+        backend={"_plugin_": "local", "batch_size": 16, "num_threads": 1},
+        iterations=1,
+        variations=2,
+        population=6,
+        max_new_tokens=6,
+    )
 
 
 def test_local_backend_with_the_tiny_model(tiny_model: dict[str, Any]) -> None:
@@ -322,9 +358,21 @@ def test_conformance_kit(tiny_model: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 def test_cli_job_with_the_real_models(tmp_path: Path) -> None:
-    run_cli(["generator=augpe", "eps=4", "tracking=none", f"output_root={tmp_path}", "metrics=[utility]",
-             "dataset.max_train=60", "dataset.max_eval=60", "task.n_synthetic=20", "generator.population=6",
-             "generator.iterations=1"], cwd=tmp_path)
+    run_cli(
+        [
+            "generator=augpe",
+            "eps=4",
+            "tracking=none",
+            f"output_root={tmp_path}",
+            "metrics=[utility]",
+            "dataset.max_train=60",
+            "dataset.max_eval=60",
+            "task.n_synthetic=20",
+            "generator.population=6",
+            "generator.iterations=1",
+        ],
+        cwd=tmp_path,
+    )
     results = json.loads(next(tmp_path.rglob("results.json")).read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] <= 4.0
     assert results["generation"]["iterations"] == 1 and "votes" not in results["generation"]

@@ -1,4 +1,5 @@
 """Contamination: the infini-gram index and exact exposure, Min-K% / Min-K%++, and the task end to end with the ablation."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,10 @@ from synbench.job import JobSpec
 from synbench.lm.scoring import TokenScores, token_scores
 from synbench.release import violations
 
-UNRELATED = ["Quarterly zinc shipments from Valparaiso fell sharply after the harbour strike ended in March.",
-             "My grandmother's orchard produced forty crates of pears, which we pressed into cider."]
+UNRELATED = [
+    "Quarterly zinc shipments from Valparaiso fell sharply after the harbour strike ended in March.",
+    "My grandmother's orchard produced forty crates of pears, which we pressed into cider.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,12 @@ def test_embedded_corpus_is_the_python_docs_and_files_are_read(tmp_path: Path) -
     assert len(docs) > 1000 and sum(map(len, docs)) > 300_000
     jsonl = write_jsonl(tmp_path / "a.jsonl", [{"text": "one"}, {"text": "two"}])
     (tmp_path / "b.txt").write_text("first para\nstill first\n\nsecond")
-    assert texts.read_documents([str(jsonl), str(tmp_path / "b.txt")]) == ["one", "two", "first para still first", "second"]
+    assert texts.read_documents([str(jsonl), str(tmp_path / "b.txt")]) == [
+        "one",
+        "two",
+        "first para still first",
+        "second",
+    ]
     (tmp_path / "bad.jsonl").write_text('{"body": 1}\n')
     with pytest.raises(Exception, match="line 1"):
         texts.read_documents([str(tmp_path / "bad.jsonl")])
@@ -77,8 +85,10 @@ def test_min_k_floor_count_matches_the_min_k_plus_plus_authors_code() -> None:
     # lowest; Min-K%++ standardises by mu and sigma.sqrt() with sigma the variance over the vocabulary.
     rng = np.random.default_rng(0)
     for n, k in [(7, 0.2), (10, 0.3), (13, 0.5), (30, 0.1)]:
-        scores = TokenScores(logp=np.log(rng.uniform(0.001, 1, n)), mu=rng.normal(-3, 1, n), sigma=rng.uniform(0.5, 2, n))
-        variance = scores.sigma ** 2
+        scores = TokenScores(
+            logp=np.log(rng.uniform(0.001, 1, n)), mu=rng.normal(-3, 1, n), sigma=rng.uniform(0.5, 2, n)
+        )
+        variance = scores.sigma**2
         k_length = int(n * k)
         reference_mink = np.mean(np.sort(scores.logp)[:k_length])
         reference_minkpp = np.mean(np.sort((scores.logp - scores.mu) / np.sqrt(variance))[:k_length])
@@ -127,11 +137,20 @@ def test_smollm2_scores_text_it_has_just_seen_above_fresh_text() -> None:
 
     from synbench.lm.backends import load_shared
 
-    loaded = load_shared(json.dumps(OmegaConf.to_container(compose_config([]).model, resolve=True), sort_keys=True), "cpu")
+    loaded = load_shared(
+        json.dumps(OmegaConf.to_container(compose_config([]).model, resolve=True), sort_keys=True), "cpu"
+    )
     passage = "Took the tablet at night for six weeks; the cramps eased but my mouth was dry every morning."
     fresh = "Orchard ladders lean against the barn while geese argue loudly about the frozen pond nearby."
-    scores = mink.score_texts(loaded.model, loaded.tokenizer, [f"{passage} {passage}", f"{passage} {fresh}"], k=0.2,
-                              batch_size=2, max_length=96, desc="t")
+    scores = mink.score_texts(
+        loaded.model,
+        loaded.tokenizer,
+        [f"{passage} {passage}", f"{passage} {fresh}"],
+        k=0.2,
+        batch_size=2,
+        max_length=96,
+        desc="t",
+    )
     assert scores.mink[0] > scores.mink[1] and scores.minkpp[0] > scores.minkpp[1]
 
 
@@ -162,7 +181,8 @@ def test_config_errors_name_the_field() -> None:
 
 
 def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resumes(
-        tmp_path: Path, tiny_model: dict[str, Any]) -> None:
+    tmp_path: Path, tiny_model: dict[str, Any]
+) -> None:
     from synbench.generators.copy import CopyGenerator
     from synbench.tasks import contamination as task
 
@@ -172,17 +192,32 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
     private = [" ".join(rng.choice(words, 12)) + f" {i}" for i in range(30)]
     planted = [0, 1, 2, 3]
     for i in planted:
-        private[i] = passage[100 * i: 100 * i + 200]
+        private[i] = passage[100 * i : 100 * i + 200]
     rows = [{"text": t, "label": ["pos" if i % 2 else "neg"]} for i, t in enumerate(private)]
     evals = [{"text": " ".join(rng.choice(words, 12)), "label": ["pos" if i % 2 else "neg"]} for i in range(12)]
     train, test = write_jsonl(tmp_path / "train.jsonl", rows), write_jsonl(tmp_path / "test.jsonl", evals)
-    cfg = compose_config(["task=contamination", "dataset=files", f"dataset.train={train}", f"dataset.eval={test}",
-                          "dataset.name=tiny", "tracking=none", f"output_root={tmp_path}", f"cache_dir={tmp_path / 'cache'}",
-                          "generator=copy",
-                          "eps=inf", "metrics=[utility]", "contamination.exact.n=16", "contamination.mink.batch_size=4",
-                          "contamination.ablation.enabled=true", "contamination.ablation.detector=exact",
-                          "contamination.ablation.reps=2", "contamination.ablation.steps=[0.5,1.0]",
-                          *model_overrides(tiny_model)])
+    cfg = compose_config(
+        [
+            "task=contamination",
+            "dataset=files",
+            f"dataset.train={train}",
+            f"dataset.eval={test}",
+            "dataset.name=tiny",
+            "tracking=none",
+            f"output_root={tmp_path}",
+            f"cache_dir={tmp_path / 'cache'}",
+            "generator=copy",
+            "eps=inf",
+            "metrics=[utility]",
+            "contamination.exact.n=16",
+            "contamination.mink.batch_size=4",
+            "contamination.ablation.enabled=true",
+            "contamination.ablation.detector=exact",
+            "contamination.ablation.reps=2",
+            "contamination.ablation.steps=[0.5,1.0]",
+            *model_overrides(tiny_model),
+        ]
+    )
     spec = JobSpec.from_config(cfg)
     job_dir = tmp_path / "job"
     results = task.run(cfg, spec, job_dir)
@@ -210,4 +245,3 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
     text = markdown.read_text()
     assert "Pretraining contamination" in text and "Min-K%++" in text and "Removal ablation" in text
     assert "random removed (control)" in text and "not tabulated" not in text
-

@@ -1,4 +1,5 @@
 """The data layer: every format loads to the same corpus, errors point at the fix, texts stay private."""
+
 from __future__ import annotations
 
 import json
@@ -70,11 +71,16 @@ def _error(exc_type: type[Exception], train: Path, **kw) -> str:
 
 # --- formats ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "tsv", "parquet"])
 def test_every_file_format_gives_the_same_corpus(fmt: str, tmp_path: Path) -> None:
     path = _parquet(tmp_path, FIXTURES / "docs.jsonl") if fmt == "parquet" else FIXTURES / f"docs.{fmt}"
     splits = _files(path, id_field="id")
-    assert (splits.train.ids, splits.train.texts, splits.train.labels) == (EXPECTED_IDS, EXPECTED_TEXTS, EXPECTED_LABELS)
+    assert (splits.train.ids, splits.train.texts, splits.train.labels) == (
+        EXPECTED_IDS,
+        EXPECTED_TEXTS,
+        EXPECTED_LABELS,
+    )
     assert splits.train.label_space == tuple(SENTIMENT)
     assert (splits.train.name, splits.eval.name) == ("t-train", "t-eval")
 
@@ -83,15 +89,26 @@ def test_huggingface_folder_maps_classlabel_ints_to_names(tmp_path: Path) -> Non
     import datasets
 
     features = datasets.Features(
-        {"id": datasets.Value("string"), "text": datasets.Value("string"), "label": datasets.ClassLabel(names=SENTIMENT)}
+        {
+            "id": datasets.Value("string"),
+            "text": datasets.Value("string"),
+            "label": datasets.ClassLabel(names=SENTIMENT),
+        }
     )
     records = _records(FIXTURES / "docs.jsonl")
-    data = {"id": [r["id"] for r in records], "text": [r["text"] for r in records],
-            "label": [SENTIMENT.index(r["label"]) for r in records]}
+    data = {
+        "id": [r["id"] for r in records],
+        "text": [r["text"] for r in records],
+        "label": [SENTIMENT.index(r["label"]) for r in records],
+    }
     ds = datasets.Dataset.from_dict(data, features=features)
     datasets.DatasetDict({"train": ds, "test": ds}).save_to_disk(str(tmp_path / "dd"))
     splits = HuggingFaceDataset(name="t", path=str(tmp_path / "dd"), id_field="id", label_space=SENTIMENT).load(0)
-    assert (splits.train.ids, splits.train.texts, splits.train.labels) == (EXPECTED_IDS, EXPECTED_TEXTS, EXPECTED_LABELS)
+    assert (splits.train.ids, splits.train.texts, splits.train.labels) == (
+        EXPECTED_IDS,
+        EXPECTED_TEXTS,
+        EXPECTED_LABELS,
+    )
     assert len(splits.eval) == 6
 
     ds.save_to_disk(str(tmp_path / "single"))  # one split only: eval is held out of train
@@ -107,8 +124,9 @@ def test_huggingface_multi_label_sequence_of_classlabel(tmp_path: Path) -> None:
     features = datasets.Features({"text": datasets.Value("string"), "labels": labels})
     ds = datasets.Dataset.from_dict({"text": ["a b", "c d"], "labels": [[0, 1], [2]]}, features=features)
     datasets.DatasetDict({"train": ds, "test": ds}).save_to_disk(str(tmp_path / "dd"))
-    splits = HuggingFaceDataset(name="m", path=str(tmp_path / "dd"), label_field="labels", multi_label=True,
-                                allow_inferred_label_space=True).load(0)
+    splits = HuggingFaceDataset(
+        name="m", path=str(tmp_path / "dd"), label_field="labels", multi_label=True, allow_inferred_label_space=True
+    ).load(0)
     assert splits.train.labels == (("ADR", "EF"), ("WD",))
     assert splits.train.label_space == tuple(names)
 
@@ -135,12 +153,17 @@ def _labelled(n: int, label: Callable[[int], str]) -> list[dict]:
     ("records", "kw", "why"),
     [
         (_labelled(40, lambda i: f"{SECRET} note {i}"), {"label_field": "text"}, "40 labels for 40 training documents"),
-        (_labelled(40, lambda i: ("positive", "negative", "neutral", "x" * 101)[i % 4]), {}, "a label of 101 characters"),
+        (
+            _labelled(40, lambda i: ("positive", "negative", "neutral", "x" * 101)[i % 4]),
+            {},
+            "a label of 101 characters",
+        ),
         (_labelled(40, lambda i: ("positive", "negative", "neutral", "mixed", "other")[i % 5]), {}, "5 labels for 40"),
     ],
 )
-def test_inferred_label_space_that_looks_like_text_is_refused(tmp_path: Path, records: list[dict], kw: dict,
-                                                               why: str) -> None:
+def test_inferred_label_space_that_looks_like_text_is_refused(
+    tmp_path: Path, records: list[dict], kw: dict, why: str
+) -> None:
     """More labels than N/10, or a label over 100 characters: refused, naming the field and the fix, never a label."""
     path = _jsonl(tmp_path, records)
     message = _error(DataError, path, label_space=None, **kw)
@@ -172,11 +195,17 @@ GOOD = {"text": SECRET, "label": "positive"}
         ({"text": SECRET, "label": SECRET}, {}, ["line 2", "'label'", "dataset.label_field names the label field"]),
         ({"text": SECRET, "label": [SECRET, "x"]}, {}, ["line 2", "has 2 labels", "single-label"]),
         ({SECRET: SECRET, "label": "positive"}, {}, ["line 2", "no field 'text'", "it has 2 field(s)"]),
-        ({"text": SECRET, "label": ["positive", "neutral"]}, {}, ["line 2", "single-label", "dataset.multi_label=true"]),
+        (
+            {"text": SECRET, "label": ["positive", "neutral"]},
+            {},
+            ["line 2", "single-label", "dataset.multi_label=true"],
+        ),
         ({"text": SECRET, "label": "positive", "id": "x"}, {"id_field": "id"}, ["line 2", "'id'", "line 1"]),
     ],
 )
-def test_bad_records_name_file_line_and_fix_without_text(tmp_path: Path, bad: dict, kw: dict, expected: list[str]) -> None:
+def test_bad_records_name_file_line_and_fix_without_text(
+    tmp_path: Path, bad: dict, kw: dict, expected: list[str]
+) -> None:
     first = {**GOOD, "id": "x"} if "id_field" in kw else GOOD
     path = _jsonl(tmp_path, [first, bad, GOOD])
     message = _error(DataError, path, **kw)
@@ -233,6 +262,7 @@ def test_hub_missing_split_lists_the_splits(tmp_path: Path) -> None:
 
 # --- splitting -------------------------------------------------------------------------
 
+
 def _corpus(n: int) -> Corpus:
     return Corpus.build([f"doc {i}" for i in range(n)], [["a"]] * n, ["a"], name="c")
 
@@ -255,6 +285,7 @@ def test_max_train_and_max_eval_subsample_or_explain() -> None:
 
 
 # --- the built-in corpus and the shipped configs ---------------------------------------
+
 
 def test_drugreview_loads_clean_real_reviews() -> None:
     splits = DrugReviewDataset(label_space=SENTIMENT).load(0)

@@ -1,5 +1,6 @@
 """The front door and the docs site: README stays short and its links resolve; `mkdocs build --strict` fails on a
 broken link, so CI (`make check`) catches one."""
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,14 @@ def test_readme_is_a_short_front_door_whose_links_resolve() -> None:
 
 def strict_build(root: Path) -> subprocess.CompletedProcess[str]:
     mkdocs = Path(sys.executable).with_name("mkdocs")
-    return subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(root / "site")], cwd=root,
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    return subprocess.run(
+        [str(mkdocs), "build", "--strict", "--site-dir", str(root / "site")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 def test_the_strict_docs_build_passes_and_fails_on_a_broken_link(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
 """The shared DP-SGD core: the Poisson plan is what runs and what the accountant charges, over a grid of (N, B)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,23 +9,33 @@ import torch
 from opacus.utils.batch_memory_manager import wrap_data_loader
 from torch.utils.data import default_collate
 
-from synbench.dp.poisson import PoissonPlan, charged_history, make_private, poisson_loader
 from synbench.dp import accounting
+from synbench.dp.poisson import PoissonPlan, charged_history, make_private, poisson_loader
 from synbench.privacy import NoiseSource
 
 # (186, 2) planned 93 steps, ran 92 and was charged 1/92 under Opacus' own loader; 99 and 105 fail the same way.
 GRID = [(186, 2), (198, 2), (210, 2), (600, 64), (600, 1), (40, 40), (7, 3), (1, 1)]
 
 
-def one_epoch(plan: PoissonPlan, noise_multiplier: float, accountant: str) -> tuple[int, list[tuple[float, float, int]]]:
+def one_epoch(
+    plan: PoissonPlan, noise_multiplier: float, accountant: str
+) -> tuple[int, list[tuple[float, float, int]]]:
     """DP-SGD on a linear model over `plan.n` points for one epoch; (logical steps taken, accountant history)."""
     torch.manual_seed(0)
     data = [(torch.randn(3), torch.randn(1)) for _ in range(plan.n)]
     model = torch.nn.Linear(3, 1)
     loader = poisson_loader(data, plan, default_collate, NoiseSource().torch("poisson_masks"))
-    private = make_private(model, torch.optim.SGD(model.parameters(), lr=0.1), loader, plan,
-                           noise_multiplier=noise_multiplier, max_grad_norm=1.0, accountant=accountant,
-                           noise=NoiseSource(), device="cpu")
+    private = make_private(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        loader,
+        plan,
+        noise_multiplier=noise_multiplier,
+        max_grad_norm=1.0,
+        accountant=accountant,
+        noise=NoiseSource(),
+        device="cpu",
+    )
     opt = private["optimizer"]
     steps = 0
     for batch in wrap_data_loader(data_loader=loader, max_batch_size=16, optimizer=opt):
@@ -62,7 +73,16 @@ def test_secure_mode_reaches_the_optimizer() -> None:
     plan = PoissonPlan(10, 5, 1)
     model = torch.nn.Linear(3, 1)
     loader = poisson_loader(data, plan, default_collate, NoiseSource().torch("poisson_masks"))
-    private = make_private(model, torch.optim.SGD(model.parameters(), lr=0.1), loader, plan, noise_multiplier=1.0,
-                           max_grad_norm=1.0, accountant="rdp", noise=NoiseSource(secure_mode=True), device="cpu")
+    private = make_private(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        loader,
+        plan,
+        noise_multiplier=1.0,
+        max_grad_norm=1.0,
+        accountant="rdp",
+        noise=NoiseSource(secure_mode=True),
+        device="cpu",
+    )
     assert private["optimizer"].secure_mode is True and private["optimizer"].expected_batch_size == 5.0
     private["hooks"].cleanup()

@@ -1,4 +1,5 @@
 """DP-SGD refuses dropout: its masks would be per-example draws from the public seed, in batch order."""
+
 from __future__ import annotations
 
 import math
@@ -12,7 +13,9 @@ from synbench.errors import ConfigError
 from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDataset, collate, public_tokenizer
 from synbench.privacy import NoiseSource
 from test_dpdiffusion import corpus, denoiser
-from test_dpgen import corpus as dpgen_corpus, generator, one_thread, spec  # noqa: F401  (one_thread: autouse)
+from test_dpgen import corpus as dpgen_corpus  # noqa: F401  (a fixture, used by name)
+from test_dpgen import generator, spec
+from test_dpgen import one_thread  # noqa: F401  (autouse: active here only when imported)
 
 
 class Attention(nn.Module):
@@ -24,9 +27,19 @@ class Attention(nn.Module):
 
 
 def config(noise_multiplier: float | None) -> TrainConfig:
-    return TrainConfig(epochs=1, batch_size=2, physical_batch_size=2, lr=1e-3, weight_decay=0.0, max_grad_norm=1.0,
-                       warmup_steps=0, grad_sample_mode="hooks", accountant="prv", noise_multiplier=noise_multiplier,
-                       noise=NoiseSource())
+    return TrainConfig(
+        epochs=1,
+        batch_size=2,
+        physical_batch_size=2,
+        lr=1e-3,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        warmup_steps=0,
+        grad_sample_mode="hooks",
+        accountant="prv",
+        noise_multiplier=noise_multiplier,
+        noise=NoiseSource(),
+    )
 
 
 def test_dropout_sites_finds_layers_and_attention_probabilities() -> None:
@@ -45,7 +58,9 @@ def test_the_core_refuses_dropout_under_dp_only(p: float) -> None:
     if p == 0:
         DPSGDModule(model, data, collate, config(1.0), loss)
         return
-    with pytest.raises(ConfigError, match=r"refuses dropout: 1 module\(s\) .*blocks\.0\.ff1\.1.*generator\.lora\.dropout=0"):
+    with pytest.raises(
+        ConfigError, match=r"refuses dropout: 1 module\(s\) .*blocks\.0\.ff1\.1.*generator\.lora\.dropout=0"
+    ):
         DPSGDModule(model, data, collate, config(1.0), loss)
 
 

@@ -3,6 +3,7 @@
 The fast tests use tiny denoisers (d_model 32 to 64, one or two layers) over the
 real public MiniLM WordPiece vocabulary, which ships offline in a pip package.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,16 +19,32 @@ from synbench.dp import accounting
 from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
 from synbench.errors import ConfigError
 from synbench.generators.dpdiffusion import DPDiffusionGenerator
-from synbench.generators.dpdiffusion.data import (MaskedDiffusionLoss, SequenceDataset, collate, forbidden_ids,
-                                                  public_tokenizer)
+from synbench.generators.dpdiffusion.data import (
+    MaskedDiffusionLoss,
+    SequenceDataset,
+    collate,
+    forbidden_ids,
+    public_tokenizer,
+)
 from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig
 from synbench.generators.dpdiffusion.sampling import unmask
 from synbench.privacy import NoiseSource, PrivacySpec
 from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
 
 LABELS = ("neg", "pos")
-TINY = dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_seq_len=16, epochs=1, batch_size=8, physical_batch_size=8,
-            sample_steps=6, sample_batch_size=32, num_threads=1)
+TINY = dict(
+    d_model=32,
+    n_layers=1,
+    n_heads=2,
+    d_ff=64,
+    max_seq_len=16,
+    epochs=1,
+    batch_size=8,
+    physical_batch_size=8,
+    sample_steps=6,
+    sample_batch_size=32,
+    num_threads=1,
+)
 KIT = {**TINY, "d_model": 16, "max_seq_len": 12, "sample_steps": 3}  # q = 1/5 on the kit corpora: PRV is fast there
 
 
@@ -42,7 +59,9 @@ def spec(eps: float, n: int = 40, noise_seed: int | None = None) -> PrivacySpec:
 
 def denoiser(seq_len: int = 16, n_labels: int = 2) -> Denoiser:
     torch.manual_seed(0)
-    return Denoiser(DenoiserConfig(len(public_tokenizer()), n_labels, seq_len, d_model=32, n_layers=1, n_heads=2, d_ff=64))
+    return Denoiser(
+        DenoiserConfig(len(public_tokenizer()), n_labels, seq_len, d_model=32, n_layers=1, n_heads=2, d_ff=64)
+    )
 
 
 @pytest.mark.parametrize("mode", ["hooks", "ghost"])
@@ -53,9 +72,19 @@ def test_every_per_document_gradient_is_clipped(mode: str) -> None:
     model = denoiser()
     plan = PoissonPlan(len(data), 1, 1)
     loader = poisson_loader(data, plan, collate, NoiseSource().torch("poisson_masks"))
-    private = make_private(model, torch.optim.SGD(model.parameters(), lr=0.0), loader, plan, noise_multiplier=1.0,
-                           max_grad_norm=clip, accountant="rdp", noise=NoiseSource(), device="cpu", grad_sample_mode=mode,
-                           criterion=torch.nn.CrossEntropyLoss())
+    private = make_private(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.0),
+        loader,
+        plan,
+        noise_multiplier=1.0,
+        max_grad_norm=clip,
+        accountant="rdp",
+        noise=NoiseSource(),
+        device="cpu",
+        grad_sample_mode=mode,
+        criterion=torch.nn.CrossEntropyLoss(),
+    )
     opt, hooks = private["optimizer"], private["hooks"]
     loss_fn = MaskedDiffusionLoss(tok.mask_token_id, 16, 2, t_min=0.5, draws=2, noise=NoiseSource(seed=0))
     raw, clipped = [], []
@@ -86,8 +115,10 @@ def test_epsilon_is_the_budget_composed_with_the_label_sets() -> None:
     d = report.details
     assert 0.99 * 2.0 <= report.epsilon_spent <= 2.0 and report.delta == pytest.approx(1 / 40**2)
     assert d["steps"] == d["planned_steps"] == 5 and d["label_mechanisms"] == 1 and d["init"] == "scratch"
-    history = accounting.job_history([(d["noise_multiplier"], d["sample_rate"], d["steps"])],
-                                     type("L", (), {"history": lambda self: [(d["label_noise_std"], 1.0, 1)]})())
+    history = accounting.job_history(
+        [(d["noise_multiplier"], d["sample_rate"], d["steps"])],
+        type("L", (), {"history": lambda self: [(d["label_noise_std"], 1.0, 1)]})(),
+    )
     assert accounting.epsilon(history, report.delta, "prv") == pytest.approx(report.epsilon_spent, rel=1e-9)
     assert set(d) <= DPDiffusionGenerator.public_details and "train_loss" in report.private_stats
     assert not {"train_loss", "batch_size", "train_tokens"} & set(d)
@@ -99,17 +130,36 @@ def test_the_sampler_never_writes_mask_or_pad() -> None:
     model = denoiser()
     with torch.no_grad():
         model.head.bias[[tok.mask_token_id, tok.pad_token_id, tok.cls_token_id]] = 50.0
-    ids = unmask(model, tok, torch.eye(2).repeat(8, 1), seq_len=16, steps=5, temperature=2.0,
-                 generator=torch.Generator().manual_seed(0))
+    ids = unmask(
+        model,
+        tok,
+        torch.eye(2).repeat(8, 1),
+        seq_len=16,
+        steps=5,
+        temperature=2.0,
+        generator=torch.Generator().manual_seed(0),
+    )
     body = ids[:, 1:]
     assert not set(body.flatten().tolist()) & set(forbidden_ids(tok))
     assert (ids[:, 0] == tok.cls_token_id).all()
 
 
 def test_without_dp_the_model_learns_frequent_bigrams() -> None:
-    gen = DPDiffusionGenerator(**{**TINY, "d_model": 64, "d_ff": 128, "max_seq_len": 12, "epochs": 40, "lr": 5e-3,
-                                  "batch_size": 10, "physical_batch_size": 10, "t_min": 0.05,
-                                  "sample_steps": 11, "label_prior": "uniform"})
+    gen = DPDiffusionGenerator(
+        **{
+            **TINY,
+            "d_model": 64,
+            "d_ff": 128,
+            "max_seq_len": 12,
+            "epochs": 40,
+            "lr": 5e-3,
+            "batch_size": 10,
+            "physical_batch_size": 10,
+            "t_min": 0.05,
+            "sample_steps": 11,
+            "label_prior": "uniform",
+        }
+    )
     report = gen.fit(corpus(), spec(math.inf, noise_seed=0), seed=0)  # pinned Poisson batches: deterministic
     assert report.epsilon_spent == math.inf and report.details["noise_multiplier"] == 0.0
     losses = report.private_stats["train_loss"]
@@ -122,8 +172,12 @@ def test_without_dp_the_model_learns_frequent_bigrams() -> None:
 
 
 def test_noise_draws_average_one_documents_losses_and_modes_agree() -> None:
-    curves = [DPDiffusionGenerator(**{**TINY, "noise_draws": 2, "grad_sample_mode": mode}).fit(
-        corpus(), spec(2.0, noise_seed=3), seed=1).private_stats["train_loss"] for mode in ("hooks", "ghost")]
+    curves = [
+        DPDiffusionGenerator(**{**TINY, "noise_draws": 2, "grad_sample_mode": mode})
+        .fit(corpus(), spec(2.0, noise_seed=3), seed=1)
+        .private_stats["train_loss"]
+        for mode in ("hooks", "ghost")
+    ]
     assert curves[0] == pytest.approx(curves[1], rel=1e-4)
 
 
@@ -134,8 +188,9 @@ def test_empty_poisson_batches_take_a_step() -> None:
 
 
 def test_config_and_errors() -> None:
-    from conftest import compose_config
     from omegaconf import OmegaConf
+
+    from conftest import compose_config
 
     node = OmegaConf.to_container(compose_config(["generator=dpdiffusion"]).generator, resolve=True)
     assert isinstance(registry.create("generators", node), DPDiffusionGenerator)

@@ -4,6 +4,7 @@ The fast tests use a tiny randomly initialised Llama (2 layers, hidden 32)
 with a byte-level tokenizer whose vocabulary is the 256 byte symbols (public,
 fitted on nothing). The real SmolLM2 path is the slow test at the end.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,12 +20,12 @@ import torch
 from synbench import registry
 from synbench.corpus import Corpus
 from synbench.data.files import FileDataset
-from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, label_sets
-from synbench.errors import ConfigError
 from synbench.dp import accounting
+from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, label_sets
+from synbench.dp.module import TrainConfig, fit_module
+from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
-from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.module import DPGenModule
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
@@ -54,12 +55,14 @@ def spec(eps: float, n: int = 40, noise_seed: int | None = None, accountant: str
 
 
 def generator(tiny_model: dict[str, Any], **overrides: Any) -> DPGenGenerator:
-    settings = dict(epochs=1, batch_size=8, physical_batch_size=4, max_seq_len=32, max_new_tokens=12,
-                    sample_batch_size=8, lr=1e-3)
+    settings = dict(
+        epochs=1, batch_size=8, physical_batch_size=4, max_seq_len=32, max_new_tokens=12, sample_batch_size=8, lr=1e-3
+    )
     return DPGenGenerator(model=tiny_model, **{**settings, **overrides})
 
 
 # --- accounting -----------------------------------------------------------------------------------
+
 
 def independent_epsilon(history: list[tuple[float, float, int]], delta: float, method: str) -> float:
     """The same composition in Google's dp-accounting: PLD against PRV, RDP against RDP."""
@@ -67,11 +70,20 @@ def independent_epsilon(history: list[tuple[float, float, int]], delta: float, m
     from dp_accounting.pld import pld_privacy_accountant
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    events = [dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)) if q < 1
-        else dp_accounting.GaussianDpEvent(sigma), steps) for sigma, q, steps in history]
-    acct = (pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4) if method == "prv"
-            else rdp_privacy_accountant.RdpAccountant())
+    events = [
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
+            if q < 1
+            else dp_accounting.GaussianDpEvent(sigma),
+            steps,
+        )
+        for sigma, q, steps in history
+    ]
+    acct = (
+        pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        if method == "prv"
+        else rdp_privacy_accountant.RdpAccountant()
+    )
     return float(acct.compose(dp_accounting.ComposedDpEvent(events)).get_epsilon(delta))
 
 
@@ -102,7 +114,9 @@ def test_calibration_meets_the_budget_with_the_label_sets_inside(multi_label: bo
     assert labels.sigma == pytest.approx(gaussian_sigma(0.05 * eps, delta - select, labels.gaussians))
     cal = accounting.calibrate(eps, delta, q, steps, "prv", labels)
     at_delta = accounting.job_delta(delta, labels)
-    assert at_delta == pytest.approx(delta - select) and at_delta + labels.delta_select <= delta  # never above the job's
+    assert (
+        at_delta == pytest.approx(delta - select) and at_delta + labels.delta_select <= delta
+    )  # never above the job's
     total = accounting.epsilon(accounting.job_history([(cal.noise_multiplier, q, steps)], labels), at_delta, "prv")
     assert total == pytest.approx(cal.planned_epsilon) and eps * 0.99 <= total <= eps
     without_labels = accounting.calibrate(eps, delta, q, steps, "prv", None)
@@ -113,14 +127,26 @@ def test_calibration_meets_the_budget_with_the_label_sets_inside(multi_label: bo
 
 # --- one DP training run, observed from inside the optimizer ---------------------------------------
 
+
 @pytest.fixture(scope="module")
 def observed_run(tiny_model: dict[str, Any]) -> dict[str, Any]:
     """Full fine-tuning, hooks mode, one document per physical batch, with the DP optimizer instrumented."""
     loaded = load_causal_lm(tiny_model)
     model = prepare_trainable(loaded.model, None)
     dataset = DocumentDataset(corpus(), loaded.tokenizer, 32)
-    cfg = TrainConfig(epochs=3, batch_size=8, physical_batch_size=1, lr=0.0, weight_decay=0.0, max_grad_norm=0.01,
-                      warmup_steps=0, grad_sample_mode="hooks", accountant="prv", noise_multiplier=4.0, noise=NoiseSource())
+    cfg = TrainConfig(
+        epochs=3,
+        batch_size=8,
+        physical_batch_size=1,
+        lr=0.0,
+        weight_decay=0.0,
+        max_grad_norm=0.01,
+        warmup_steps=0,
+        grad_sample_mode="hooks",
+        accountant="prv",
+        noise_multiplier=4.0,
+        noise=NoiseSource(),
+    )
     module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), cfg)
     seen: dict[str, list[Any]] = {"raw_norm": [], "clipped_norm": [], "noised": []}
 
@@ -133,10 +159,14 @@ def observed_run(tiny_model: dict[str, Any]) -> dict[str, Any]:
                 return torch.cat([t.reshape(len(t), -1) for t in tensors], dim=1)
 
             def observed_clip() -> None:
-                before = [p.summed_grad.clone() if p.summed_grad is not None else torch.zeros_like(p) for p in opt.params]
+                before = [
+                    p.summed_grad.clone() if p.summed_grad is not None else torch.zeros_like(p) for p in opt.params
+                ]
                 seen["raw_norm"].append(flat(opt.grad_samples).norm(dim=1))
                 clip()  # one document per physical batch: the increment is that document's clipped gradient
-                seen["clipped_norm"].append(torch.cat([(p.summed_grad - b).flatten() for p, b in zip(opt.params, before)]).norm())
+                seen["clipped_norm"].append(
+                    torch.cat([(p.summed_grad - b).flatten() for p, b in zip(opt.params, before)]).norm()
+                )
 
             def observed_step(*args: Any, **kwargs: Any) -> Any:
                 seen["noised"].append(torch.cat([p.grad.flatten() for p in opt.params]).clone())
@@ -176,12 +206,15 @@ def test_poisson_sampling_is_in_effect(observed_run: dict[str, Any]) -> None:
 
 # --- the generator end to end -------------------------------------------------------------------
 
+
 def test_fit_and_sample_end_to_end_and_resume(tiny_model: dict[str, Any], tmp_path: Path) -> None:
     gen = generator(tiny_model, workdir=str(tmp_path))
     report = gen.fit(corpus(), spec(2.0), seed=0)
     assert 1.9 <= report.epsilon_spent <= 2.0 and report.delta == pytest.approx(1 / 40**2)
     d = report.details
-    assert d["steps"] == d["planned_steps"] == 5 and d["noise_multiplier"] > 0 and d["sample_rate"] == pytest.approx(0.2)
+    assert (
+        d["steps"] == d["planned_steps"] == 5 and d["noise_multiplier"] > 0 and d["sample_rate"] == pytest.approx(0.2)
+    )
     assert d["accountant"] == "prv" and d["attn_implementation"] in ("sdpa", "eager") and d["fine_tuning"] == "lora"
     assert len(report.private_stats["train_loss"]) == 5 and report.private_stats["train_tokens"] > 0
     assert not {"train_loss", "batch_size", "train_tokens", "train_tokens_per_s"} & set(d)  # private: not in details
@@ -201,8 +234,12 @@ def test_fit_and_sample_end_to_end_and_resume(tiny_model: dict[str, Any], tmp_pa
 
 
 def test_ghost_clipping_gives_the_same_updates_as_hooks(tiny_model: dict[str, Any]) -> None:
-    curves = [generator(tiny_model, lora=None, grad_sample_mode=mode).fit(corpus(), spec(2.0, noise_seed=3), seed=1)
-              .private_stats["train_loss"] for mode in ("hooks", "ghost")]
+    curves = [
+        generator(tiny_model, lora=None, grad_sample_mode=mode)
+        .fit(corpus(), spec(2.0, noise_seed=3), seed=1)
+        .private_stats["train_loss"]
+        for mode in ("hooks", "ghost")
+    ]
     assert curves[0] == pytest.approx(curves[1], rel=1e-4)
 
 
@@ -216,8 +253,17 @@ def test_without_dp_the_same_pipeline_runs(tiny_model: dict[str, Any]) -> None:
 
 def multi_label_corpus() -> Corpus:
     """The 60 training notes of the multi-label fixture (4 labels, 9 label sets, 1 to 3 labels per note)."""
-    return FileDataset(name="ml", train=str(FIXTURES / "multilabel_train.jsonl"), eval=str(FIXTURES / "multilabel_eval.jsonl"),
-                       multi_label=True, label_space=["cardiac", "renal", "respiratory", "diabetes"]).load(0).train
+    return (
+        FileDataset(
+            name="ml",
+            train=str(FIXTURES / "multilabel_train.jsonl"),
+            eval=str(FIXTURES / "multilabel_eval.jsonl"),
+            multi_label=True,
+            label_space=["cardiac", "renal", "respiratory", "diabetes"],
+        )
+        .load(0)
+        .train
+    )
 
 
 def test_multi_label_data_is_written_with_dp_label_sets(tiny_model: dict[str, Any], tmp_path: Path) -> None:
@@ -227,7 +273,11 @@ def test_multi_label_data_is_written_with_dp_label_sets(tiny_model: dict[str, An
     report = gen.fit(docs, spec(8.0, n=len(docs), noise_seed=0), seed=0)
     d, delta = report.details, 1 / len(docs) ** 2
     assert report.epsilon_spent <= 8.0 and report.delta == pytest.approx(delta)
-    assert d["label_delta_select"] == pytest.approx(0.1 * delta) and d["label_mechanisms"] == 2 and d["label_threshold"] > 1
+    assert (
+        d["label_delta_select"] == pytest.approx(0.1 * delta)
+        and d["label_mechanisms"] == 2
+        and d["label_threshold"] > 1
+    )
     assert d["label_multi_sets_released"] >= 1 and set(d) <= DPGenGenerator.public_details
     synthetic = gen.sample(40)
     assert synthetic.multi_label and sum(len(ls) > 1 for ls in synthetic.labels) >= 5
@@ -242,16 +292,22 @@ def first_batch_empty_seed(n: int, sample_rate: float) -> int:
     """A replication noise seed whose first Poisson mask over n documents selects none of them."""
     import torch
 
-    return next(s for s in range(1000)
-                if not (torch.rand(n, generator=NoiseSource(seed=s).torch("poisson_masks")) < sample_rate).any())
+    return next(
+        s
+        for s in range(1000)
+        if not (torch.rand(n, generator=NoiseSource(seed=s).torch("poisson_masks")) < sample_rate).any()
+    )
 
 
 @pytest.mark.parametrize("grad_sample_mode", ["hooks", "ghost"])
-def test_empty_poisson_batches_first_or_any_take_a_noisy_step(tiny_model: dict[str, Any], grad_sample_mode: str) -> None:
+def test_empty_poisson_batches_first_or_any_take_a_noisy_step(
+    tiny_model: dict[str, Any], grad_sample_mode: str
+) -> None:
     # q = 1/40: about a third of the logical batches are empty, the first one included by the choice of noise seed.
     noise_seed = first_batch_empty_seed(40, 1 / 40)
     report = generator(tiny_model, batch_size=1, lora=None, grad_sample_mode=grad_sample_mode).fit(
-        corpus(), spec(8.0, noise_seed=noise_seed, accountant="rdp"), seed=0)
+        corpus(), spec(8.0, noise_seed=noise_seed, accountant="rdp"), seed=0
+    )
     assert report.details["steps"] == report.details["planned_steps"] == 40
     sizes = report.private_stats["batch_size"]
     assert sizes[0] == 0 and sizes.count(0) > 1 and len(sizes) == 40
@@ -259,6 +315,7 @@ def test_empty_poisson_batches_first_or_any_take_a_noisy_step(tiny_model: dict[s
 
 def test_noise_is_secret_unless_a_noise_seed_is_given(tiny_model: dict[str, Any]) -> None:
     """Label histogram, Poisson masks and DP-SGD noise: fresh with one `seed`, reproduced by one `noise_seed`."""
+
     def fit(noise_seed: int | None) -> tuple[np.ndarray, list[int], torch.Tensor]:
         gen = generator(tiny_model, lr=1e-2)
         report = gen.fit(corpus(), spec(4.0, noise_seed=noise_seed), seed=0)
@@ -276,7 +333,9 @@ def test_noise_is_secret_unless_a_noise_seed_is_given(tiny_model: dict[str, Any]
 def test_the_plan_is_what_runs_and_what_is_charged_at_n186_b2(tiny_model: dict[str, Any]) -> None:
     """The case that used to plan 93 steps at 1/93, run 92 and be charged 1/92 (epsilon 4.0098 for eps=4)."""
     docs = corpus(186)
-    gen = generator(tiny_model, batch_size=2, physical_batch_size=2, lora={"r": 2, "alpha": 4, "target_modules": ["q_proj"]})
+    gen = generator(
+        tiny_model, batch_size=2, physical_batch_size=2, lora={"r": 2, "alpha": 4, "target_modules": ["q_proj"]}
+    )
     report = gen.fit(docs, spec(4.0, n=186), seed=0)
     d = report.details
     assert d["steps"] == d["planned_steps"] == 93 and d["sample_rate"] == 1 / 93
@@ -298,12 +357,21 @@ def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 def test_smollm2_fit_and_sample(tmp_path: Path) -> None:
-    from conftest import compose_config
     from omegaconf import OmegaConf
 
+    from conftest import compose_config
+
     node = OmegaConf.to_container(compose_config(["generator=dpgen"]).model, resolve=True)
-    gen = DPGenGenerator(model=node, workdir=str(tmp_path), max_train_docs=16, batch_size=8, physical_batch_size=4,
-                         max_seq_len=32, max_new_tokens=16, sample_batch_size=4)
+    gen = DPGenGenerator(
+        model=node,
+        workdir=str(tmp_path),
+        max_train_docs=16,
+        batch_size=8,
+        physical_batch_size=4,
+        max_seq_len=32,
+        max_new_tokens=16,
+        sample_batch_size=4,
+    )
     report = gen.fit(corpus(), spec(4.0), seed=0)
     assert report.epsilon_spent <= 4.0 and report.details["steps"] == 2
     synthetic = gen.sample(4)

@@ -1,4 +1,5 @@
 """The example third-party plugin: installed like any pip package, found by name, with its own config."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,10 @@ def test_plugins_task_lists_the_example(installed_plugin: None, tmp_path: Path) 
 
 
 def test_job_with_the_example_generator(installed_plugin: None, tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "generator=example", "eps=4", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    run_cli(
+        [*tiny_dataset, "generator=example", "eps=4", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}"],
+        cwd=tmp_path,
+    )
     [path] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(path.read_text())
     assert results["generator"] == "example" and results["status"] == "complete"
@@ -35,6 +39,10 @@ def test_job_with_the_example_generator(installed_plugin: None, tmp_path: Path, 
 
 
 def test_the_plugins_own_test_suite_passes(installed_plugin: None) -> None:
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],
-                          capture_output=True, text=True, cwd=PLUGIN)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],
+        capture_output=True,
+        text=True,
+        cwd=PLUGIN,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -1,4 +1,5 @@
 """The P(yes) - P(no) post-hoc filter: keeping the top share, scoring with the LM, both rows in one benchmark job."""
+
 from __future__ import annotations
 
 import json
@@ -33,9 +34,21 @@ def test_config_is_checked() -> None:
         apply_filter({"_plugin_": "bleach"}, Corpus.build([], [], []), Path("."), {}, lambda c: [])
 
 
-DOMAINS = {"drugreview": "medical", "drugreview_condition": "medical", "drugreview_condition6": "medical",
-           "drugreview_multilabel": "medical", "psytar": "medical", "n2c2_2008": "medical", "mimic": "medical", "hoc": "biomedical", "dmsafn": "financial",
-           "lc37fnd": "financial", "zstfns": "financial", "asylax": "legal", "eurlex": "legal"}
+DOMAINS = {
+    "drugreview": "medical",
+    "drugreview_condition": "medical",
+    "drugreview_condition6": "medical",
+    "drugreview_multilabel": "medical",
+    "psytar": "medical",
+    "n2c2_2008": "medical",
+    "mimic": "medical",
+    "hoc": "biomedical",
+    "dmsafn": "financial",
+    "lc37fnd": "financial",
+    "zstfns": "financial",
+    "asylax": "legal",
+    "eurlex": "legal",
+}
 
 
 @pytest.mark.parametrize("dataset", sorted(DOMAINS))
@@ -73,21 +86,35 @@ def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, An
 
     loaded = load_shared(json.dumps(tiny_model, sort_keys=True), "cpu")
     tok = loaded.tokenizer
-    assert single_token_ids(tok, ["y", "yes"]) == tok("y", add_special_tokens=False)["input_ids"]  # bytes: only "y" is one token
-    synthetic = Corpus.build(["the tablet helped", "zzzz", "my pain eased"], [["pos"], ["neg"], ["pos"]], ["neg", "pos"])
-    node = {"model": tiny_model, "prompt": "{text} Realistic {domain} text about {label}?", "batch_size": 2,
-            "domain": "medical"}
-    scores = pyes_pno_scores(PYesPNoConfig.from_node({**node, "yes_answers": ["y", "Y"], "no_answers": ["n", "N"]}), synthetic)
+    assert (
+        single_token_ids(tok, ["y", "yes"]) == tok("y", add_special_tokens=False)["input_ids"]
+    )  # bytes: only "y" is one token
+    synthetic = Corpus.build(
+        ["the tablet helped", "zzzz", "my pain eased"], [["pos"], ["neg"], ["pos"]], ["neg", "pos"]
+    )
+    node = {
+        "model": tiny_model,
+        "prompt": "{text} Realistic {domain} text about {label}?",
+        "batch_size": 2,
+        "domain": "medical",
+    }
+    scores = pyes_pno_scores(
+        PYesPNoConfig.from_node({**node, "yes_answers": ["y", "Y"], "no_answers": ["n", "N"]}), synthetic
+    )
     prompt = chat_prompt(tok, "zzzz Realistic medical text about neg?")
     ids = tok(["y", "Y", "n", "N"], add_special_tokens=False)["input_ids"]
-    [[py, pY, pn, pN]] = np.exp(next_token_logprobs(loaded.model, tok, [prompt], [i[0] for i in ids], batch_size=1, max_length=384))
+    [[py, pY, pn, pN]] = np.exp(
+        next_token_logprobs(loaded.model, tok, [prompt], [i[0] for i in ids], batch_size=1, max_length=384)
+    )
     assert scores[1] == pytest.approx(py + pY - pn - pN, abs=1e-6) and (np.abs(scores) <= 1).all()
     # the byte-level model has no one-token "yes": the filter says so instead of scoring nonsense
     with pytest.raises(ConfigError, match="single-token"):
         pyes_pno_scores(PYesPNoConfig.from_node(node), synthetic)
 
 
-def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_benchmark_with_the_filter_writes_both_rows(
+    tmp_path: Path, tiny_dataset: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`filter=pyes_pno` on a real job: utility and utility_filtered, what was kept, no private data used."""
     from synbench.filters import pyes_pno
     from synbench.generators.copy import CopyGenerator
@@ -100,14 +127,31 @@ def test_benchmark_with_the_filter_writes_both_rows(tmp_path: Path, tiny_dataset
         return np.linspace(-1, 1, len(synthetic))
 
     monkeypatch.setattr(pyes_pno, "pyes_pno_scores", fake_scores)
-    cfg = compose_config([*tiny_dataset, "generator=copy", "eps=inf", "metrics=[utility,length]", "tracking=none",
-                          "filter=pyes_pno", "filter.keep_share=0.5", "dataset.domain=legal", f"output_root={tmp_path}",
-                          f"cache_dir={tmp_path / 'cache'}"])
+    cfg = compose_config(
+        [
+            *tiny_dataset,
+            "generator=copy",
+            "eps=inf",
+            "metrics=[utility,length]",
+            "tracking=none",
+            "filter=pyes_pno",
+            "filter.keep_share=0.5",
+            "dataset.domain=legal",
+            f"output_root={tmp_path}",
+            f"cache_dir={tmp_path / 'cache'}",
+        ]
+    )
     from synbench.job import JobSpec
 
     results = benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path)
-    assert results["filter"] == {**results["filter"], "name": "pyes_pno", "n_before": 30, "n_kept": 16,  # ceil(7.5) per label
-                                 "private_data_used": False, "domain": "legal"}
+    assert results["filter"] == {
+        **results["filter"],
+        "name": "pyes_pno",
+        "n_before": 30,
+        "n_kept": 16,  # ceil(7.5) per label
+        "private_data_used": False,
+        "domain": "legal",
+    }
     assert "f1_micro" in results["utility"] and "f1_micro" in results["utility_filtered"]
     assert set(results["fidelity_filtered"]) == set(results["fidelity"])
     assert results["filter"]["mean_score_kept"] > results["filter"]["mean_score"]
@@ -129,7 +173,10 @@ def test_smollm2_scores_are_probability_differences_that_vary() -> None:
     from omegaconf import OmegaConf
 
     cfg = PYesPNoConfig.from_node({"model": OmegaConf.to_container(compose_config([]).model, resolve=True)})
-    synthetic = Corpus.build(["I took this tablet for my migraines and the pain eased within an hour.",
-                              "qz vlorp 7 7 7 ;; xx blenk blenk"], [["positive"], ["positive"]], ["positive"])
+    synthetic = Corpus.build(
+        ["I took this tablet for my migraines and the pain eased within an hour.", "qz vlorp 7 7 7 ;; xx blenk blenk"],
+        [["positive"], ["positive"]],
+        ["positive"],
+    )
     scores = pyes_pno_scores(cfg, synthetic)
     assert -1 <= scores.min() and scores.max() <= 1 and abs(scores[0] - scores[1]) > 1e-4

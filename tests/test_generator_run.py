@@ -1,4 +1,5 @@
 """`GeneratorRun`: one generator run with resume, an atomic record, and the job's delta resolved once and reported."""
+
 from __future__ import annotations
 
 import json
@@ -39,16 +40,23 @@ class RecordingGenerator(Generator):
         corpus = self._corpus
         assert corpus is not None
         idx = [i % len(corpus) for i in range(n)]
-        return Corpus.build([corpus.texts[i] for i in idx], [corpus.labels[i] for i in idx], corpus.label_space,
-                            name="recorded-synthetic")
+        return Corpus.build(
+            [corpus.texts[i] for i in idx],
+            [corpus.labels[i] for i in idx],
+            corpus.label_space,
+            name="recorded-synthetic",
+        )
 
 
 @pytest.fixture
 def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, PrivacySpec, int]]:
     """`generator=...` builds the recording generator; returns the list of its fits."""
     create = registry.create
-    monkeypatch.setattr(registry, "create",
-                        lambda kind, node, **extra: RecordingGenerator() if kind == "generators" else create(kind, node, **extra))
+    monkeypatch.setattr(
+        registry,
+        "create",
+        lambda kind, node, **extra: RecordingGenerator() if kind == "generators" else create(kind, node, **extra),
+    )
     monkeypatch.setattr(RecordingGenerator, "fits", [])
     return RecordingGenerator.fits
 
@@ -60,9 +68,16 @@ def corpus(n: int, name: str = "private") -> Corpus:
 
 
 def a_run(folder: Path, **changes: object) -> GeneratorRun:
-    run = GeneratorRun({"_plugin_": "copy"}, "recording", PrivacySpec.for_private_set(20, 2.0, noise=NoiseSource(seed=5)),
-                       seed=7, n_synthetic=8, seed_path=(3, 1), noise_run=4,
-                       record=RunRecord(folder / "run_004.json", {"job_key": "job-a", "design": "d1"}))
+    run = GeneratorRun(
+        {"_plugin_": "copy"},
+        "recording",
+        PrivacySpec.for_private_set(20, 2.0, noise=NoiseSource(seed=5)),
+        seed=7,
+        n_synthetic=8,
+        seed_path=(3, 1),
+        noise_run=4,
+        record=RunRecord(folder / "run_004.json", {"job_key": "job-a", "design": "d1"}),
+    )
     return replace(run, **changes)
 
 
@@ -108,29 +123,43 @@ def test_the_record_is_written_whole_and_private_to_the_user_or_not_at_all(tmp_p
 def test_a_run_describes_itself_as_json_with_its_budget_and_noise_mode(tmp_path: Path) -> None:
     run = a_run(tmp_path)
     described = json.loads(json.dumps(run.describe()))
-    assert described["delta"] == pytest.approx(1 / 20 ** 2) and described["epsilon"] == 2.0
+    assert described["delta"] == pytest.approx(1 / 20**2) and described["epsilon"] == 2.0
     assert described["noise"] == "seeded" and described["fit_seed"] == derive_seed(7, 3, 1)
     assert described["generator"] == {"_plugin_": "copy"} and "record" not in described  # what it computes, not where
     assert "privacy" not in described and "noise_seed" not in json.dumps(described)  # the noise source stays out
 
 
 def test_the_ablation_runs_every_step_at_the_jobs_one_delta_and_reports_that_delta(
-        tmp_path: Path, recording: list) -> None:
+    tmp_path: Path, recording: list
+) -> None:
     """The removal ablation's runs train on smaller sets, but all get delta = 1/N^2 of the whole private split."""
     from synbench.contamination.config import ContaminationConfig
     from synbench.tasks.contamination import ablation_section
 
-    cfg = compose_config(["task=contamination", "generator=copy", "eps=2", "metrics=[utility]", "tracking=none",
-                          f"output_root={tmp_path}", "contamination.ablation.enabled=true",
-                          "contamination.ablation.reps=1", "contamination.ablation.steps=[1.0]"])
+    cfg = compose_config(
+        [
+            "task=contamination",
+            "generator=copy",
+            "eps=2",
+            "metrics=[utility]",
+            "tracking=none",
+            f"output_root={tmp_path}",
+            "contamination.ablation.enabled=true",
+            "contamination.ablation.reps=1",
+            "contamination.ablation.steps=[1.0]",
+        ]
+    )
     spec = JobSpec.from_config(cfg)
     job = JobRun(cfg, spec, tmp_path, new_results(spec), Stopwatch(), tracker=None)  # type: ignore[arg-type]
     flagged = np.zeros(30, dtype=bool)
     flagged[:10] = True
-    section = ablation_section(job, Splits(corpus(30), corpus(12, "eval")), ContaminationConfig.from_node(
-        node(cfg, "contamination")), flagged)
+    section = ablation_section(
+        job, Splits(corpus(30), corpus(12, "eval")), ContaminationConfig.from_node(node(cfg, "contamination")), flagged
+    )
     assert sorted(size for size, _, _ in recording) == [20, 20, 30]  # none, flagged and random arms
-    assert {budget.delta for _, budget, _ in recording} == {1 / 30 ** 2}
-    assert job.results["delta"] == 1 / 30 ** 2 and job.results["epsilon_spent"] == 2.0
+    assert {budget.delta for _, budget, _ in recording} == {1 / 30**2}
+    assert job.results["delta"] == 1 / 30**2 and job.results["epsilon_spent"] == 2.0
     assert section["n_runs"] == 3 and section["epsilon_spent"] == 2.0
-    assert math.isclose(job.results["delta"], json.loads((tmp_path / "ablation" / "flagged_1_r00.json").read_text())["delta"])
+    assert math.isclose(
+        job.results["delta"], json.loads((tmp_path / "ablation" / "flagged_1_r00.json").read_text())["delta"]
+    )

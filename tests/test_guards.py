@@ -1,5 +1,6 @@
 """Guards that hold at run time: errors quote no record, no digest of private data, built-in controls only,
 inputs refused with one line, private file modes, and the release allow-list enforced when results are written."""
+
 from __future__ import annotations
 
 import json
@@ -25,24 +26,33 @@ def _everything(out: Path) -> bytes:
 
 # --- 1. errors never quote a record value -----------------------------------------------------------------
 
+
 def _broken_inputs(folder: Path) -> dict[str, Path]:
     """Inputs that each fail loading, with the sentinel in every field (values and, where a reader may take them
     as names, the first line)."""
     folder.mkdir()
     s = SENTINEL
     files = {
-        "bad_label": write_jsonl(folder / "bad_label.jsonl", [{"text": f"{s} doc {i}", "label": f"{s} label {i}",
-                                                               "id": f"{s}-{i}"} for i in range(12)]),
-        "wrong_field": write_jsonl(folder / "wrong_field.jsonl", [{f"{s} body": f"{s} doc {i}", f"{s} tag": s}
-                                                                  for i in range(12)]),
-        "two_labels": write_jsonl(folder / "two_labels.jsonl", [{"text": f"{s} doc", "label": [f"{s} a", f"{s} b"],
-                                                                "id": s}]),
+        "bad_label": write_jsonl(
+            folder / "bad_label.jsonl",
+            [{"text": f"{s} doc {i}", "label": f"{s} label {i}", "id": f"{s}-{i}"} for i in range(12)],
+        ),
+        "wrong_field": write_jsonl(
+            folder / "wrong_field.jsonl", [{f"{s} body": f"{s} doc {i}", f"{s} tag": s} for i in range(12)]
+        ),
+        "two_labels": write_jsonl(
+            folder / "two_labels.jsonl", [{"text": f"{s} doc", "label": [f"{s} a", f"{s} b"], "id": s}]
+        ),
     }
     files["headerless"] = folder / "headerless.csv"  # its first document becomes the "field names"
     files["headerless"].write_text("".join(f'"{s} doc {i}, with a comma",{s}-label\n' for i in range(12)))
     files["bad_json"] = folder / "bad_json.jsonl"
-    files["bad_json"].write_text(json.dumps({"text": f"{s} ok", "label": "neg", "id": s}) + "\n" + f'{{"text": "{s}", "label": {s}}}\n')
-    files["duplicate_id"] = write_jsonl(folder / "duplicate_id.jsonl", [{"text": f"{s} doc", "label": "neg", "id": s}] * 2)
+    files["bad_json"].write_text(
+        json.dumps({"text": f"{s} ok", "label": "neg", "id": s}) + "\n" + f'{{"text": "{s}", "label": {s}}}\n'
+    )
+    files["duplicate_id"] = write_jsonl(
+        folder / "duplicate_id.jsonl", [{"text": f"{s} doc", "label": "neg", "id": s}] * 2
+    )
     return files
 
 
@@ -56,9 +66,23 @@ def test_no_error_quotes_a_record_value(tmp_path: Path, tiny_dataset: list[str])
     eval_rows = [{"text": f"eval note {i}", "label": ("neg", "pos")[i % 2], "id": f"e{i}"} for i in range(10)]
     evaluation = write_jsonl(tmp_path / "eval.jsonl", eval_rows)
     out = tmp_path / "out"
-    proc = run_cli(["-m", *tiny_dataset, f"dataset.eval={evaluation}", "+dataset.id_field=id", "dataset.label_space=null", "generator=copy",
-                    "tracking=none", "metrics=[]", f"output_root={out}", "sweep=broken",
-                    f"dataset.train={','.join(str(p) for p in files.values())}"], cwd=tmp_path, check=False)
+    proc = run_cli(
+        [
+            "-m",
+            *tiny_dataset,
+            f"dataset.eval={evaluation}",
+            "+dataset.id_field=id",
+            "dataset.label_space=null",
+            "generator=copy",
+            "tracking=none",
+            "metrics=[]",
+            f"output_root={out}",
+            "sweep=broken",
+            f"dataset.train={','.join(str(p) for p in files.values())}",
+        ],
+        cwd=tmp_path,
+        check=False,
+    )
     summary = proc.stdout + proc.stderr
     assert proc.returncode != 0 and summary.count("FAILED ") == len(files), summary  # each job failed, named
     assert "allow_inferred_label_space=true" in summary and "dataset.text_field=" in summary
@@ -70,6 +94,7 @@ def test_no_error_quotes_a_record_value(tmp_path: Path, tiny_dataset: list[str])
 
 
 # --- 2. no digest of private data in a job's files --------------------------------------------------------
+
 
 def test_resume_key_is_keyed_by_a_secret_outside_the_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
@@ -89,8 +114,9 @@ def test_resume_key_is_keyed_by_a_secret_outside_the_job(tmp_path: Path, monkeyp
     assert resume_key({"eps": 4}, docs) != key  # without the secret, the key cannot be recomputed from a candidate
 
 
-def test_dpgen_checkpoint_holds_no_digest_of_the_data(tmp_path: Path, tiny_model: dict[str, Any],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dpgen_checkpoint_holds_no_digest_of_the_data(
+    tmp_path: Path, tiny_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import torch
 
     from synbench.corpus import Corpus
@@ -116,6 +142,7 @@ def test_dpgen_checkpoint_holds_no_digest_of_the_data(tmp_path: Path, tiny_model
 
 # --- 3. non-private controls are the core's built-ins only ------------------------------------------------
 
+
 class _Inf(Generator):
     """A plugin that answers every request with epsilon_spent = inf, whatever it declares about itself."""
 
@@ -134,7 +161,9 @@ def test_only_the_built_in_controls_may_answer_a_private_request_with_inf() -> N
     from synbench.generators.public import PublicGenerator
     from synbench.run import check_budget
 
-    impostor = type("CopyGenerator", (_Inf,), {"__module__": "synbench.generators.copy", "__qualname__": "CopyGenerator"})
+    impostor = type(
+        "CopyGenerator", (_Inf,), {"__module__": "synbench.generators.copy", "__qualname__": "CopyGenerator"}
+    )
     assert release.is_control(CopyGenerator) and release.is_control(PublicGenerator)
     assert not release.is_control(_Inf) and not release.is_control(impostor)
     for plugin in (_Inf(), impostor()):
@@ -161,36 +190,60 @@ def test_only_copy_is_marked_a_non_private_control(monkeypatch: pytest.MonkeyPat
 
 # --- 6. inputs: unknown keys, eps ceiling, calibration time, n_synthetic, delta -----------------------------
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["+epsilon=0.5"], "did you mean eps?"),
-    (["epsilon=0.5"], "did you mean eps?"),
-    (["+foo=1"], "'+foo' is not a config key"),
-    (["generator.backend.base_url=http://user:key@host/v1"], "generator.backend.base_url in the command line"),
-])
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["+epsilon=0.5"], "did you mean eps?"),
+        (["epsilon=0.5"], "did you mean eps?"),
+        (["+foo=1"], "'+foo' is not a config key"),
+        (["generator.backend.base_url=http://user:key@host/v1"], "generator.backend.base_url in the command line"),
+    ],
+)
 def test_the_command_line_is_checked_before_hydra(args: list[str], expected: str) -> None:
     from synbench.app import check_command_line
 
     with pytest.raises(ConfigError) as info:
         check_command_line(args)
     assert expected in str(info.value) and "\n" not in str(info.value) and "key@" not in str(info.value)
-    check_command_line(["-m", "eps=1,4", "+experiment=demo", "~attack", "hydra.run.dir=x", "dataset.train=a.jsonl",
-                        "+paper_dataset=hoc", "data_root=/data", "--cfg", "job"])
+    check_command_line(
+        [
+            "-m",
+            "eps=1,4",
+            "+experiment=demo",
+            "~attack",
+            "hydra.run.dir=x",
+            "dataset.train=a.jsonl",
+            "+paper_dataset=hoc",
+            "data_root=/data",
+            "--cfg",
+            "job",
+        ]
+    )
 
 
 def test_unknown_top_level_key_exits_2_with_one_line(tmp_path: Path, tiny_dataset: list[str]) -> None:
     out = tmp_path / "out"
-    proc = run_cli([*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={out}", "+epsilon=0.5"],
-                   cwd=tmp_path, check=False)
+    proc = run_cli(
+        [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={out}", "+epsilon=0.5"],
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0, proc.stderr
     assert "did you mean eps?" in proc.stderr and not out.exists()  # nothing ran, nothing was saved
 
 
-@pytest.mark.parametrize(("override", "expected"), [
-    ("eps=1e300", "eps=1e+300 is above 100"), ("eps=1e6", "eps=1000000.0 is above 100"),
-    ("task.n_synthetic=-5", "task.n_synthetic=-5"), ("task.n_synthetic=0", "task.n_synthetic=0"),
-    ("cache_dir=/tmp/elsewhere", "cache_dir=/tmp/elsewhere is outside output_root"),
-    ("generator.backend.base_url=http://u:secret@h", "generator.backend.base_url in the config"),
-])
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("eps=1e300", "eps=1e+300 is above 100"),
+        ("eps=1e6", "eps=1000000.0 is above 100"),
+        ("task.n_synthetic=-5", "task.n_synthetic=-5"),
+        ("task.n_synthetic=0", "task.n_synthetic=0"),
+        ("cache_dir=/tmp/elsewhere", "cache_dir=/tmp/elsewhere is outside output_root"),
+        ("generator.backend.base_url=http://u:secret@h", "generator.backend.base_url in the config"),
+    ],
+)
 def test_bad_values_are_one_line_errors(override: str, expected: str) -> None:
     from synbench.job import JobSpec
 
@@ -225,10 +278,13 @@ def test_the_job_config_refuses_a_large_delta_unless_allowed() -> None:
 
     with pytest.raises(ConfigError, match="privacy.allow_large_delta=true"):
         privacy_spec(compose_config(["generator=copy", "delta=0.5"]), 41)
-    assert privacy_spec(compose_config(["generator=copy", "delta=0.5", "privacy.allow_large_delta=true"]), 41).delta == 0.5
+    assert (
+        privacy_spec(compose_config(["generator=copy", "delta=0.5", "privacy.allow_large_delta=true"]), 41).delta == 0.5
+    )
 
 
 # --- 7. files, caches, credentials, tracking ----------------------------------------------------------------
+
 
 def test_everything_a_job_writes_is_private_to_its_user(tmp_path: Path, tiny_dataset: list[str]) -> None:
     """Results, synthetic text, app.log, .hydra/ and the W&B run: files 0600, folders 0700."""
@@ -237,8 +293,11 @@ def test_everything_a_job_writes_is_private_to_its_user(tmp_path: Path, tiny_dat
     paths = [out, *out.rglob("*")]
     assert any(p.name == "app.log" for p in paths) and any(p.name == ".hydra" for p in paths)
     assert any(p.name == "wandb" for p in paths)
-    loose = [f"{p} {oct(stat.S_IMODE(p.stat().st_mode))}" for p in paths if not p.is_symlink()
-             and stat.S_IMODE(p.stat().st_mode) != (0o700 if p.is_dir() else 0o600)]
+    loose = [
+        f"{p} {oct(stat.S_IMODE(p.stat().st_mode))}"
+        for p in paths
+        if not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) != (0o700 if p.is_dir() else 0o600)
+    ]
     assert not loose, loose
 
 
@@ -260,8 +319,14 @@ def test_embedding_cache_key_covers_every_encoder_setting(monkeypatch: pytest.Mo
 
     monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "secret.key"))
     spec = EncoderSpec(name="minilm", pretrained="a", package=None, batch_size=64, max_seq_length=256, normalize=True)
-    changed = {"name": "other", "pretrained": "b", "package": "pkg", "batch_size": 8, "max_seq_length": 128,
-               "normalize": False}
+    changed = {
+        "name": "other",
+        "pretrained": "b",
+        "package": "pkg",
+        "batch_size": 8,
+        "max_seq_length": 128,
+        "normalize": False,
+    }
     assert set(changed) == {f.name for f in fields(EncoderSpec)}
     texts = ["a private note"]
     base = EmbeddingCache(spec).key(texts)
@@ -322,12 +387,18 @@ def test_wandb_curves_have_their_own_step_axis() -> None:
 
 # --- the allow-list, enforced when results are written ------------------------------------------------------
 
+
 def test_results_writer_fails_a_field_outside_the_allow_list(tmp_path: Path) -> None:
     from synbench.job import read_results, write_results
     from synbench.release import ReleaseError
 
-    clean = {"task": "benchmark", "generator": "copy", "status": "complete", "non_dp_outputs": [],
-             "generation": {"n_private": 3, "control": "copy"}}
+    clean = {
+        "task": "benchmark",
+        "generator": "copy",
+        "status": "complete",
+        "non_dp_outputs": [],
+        "generation": {"n_private": 3, "control": "copy"},
+    }
     write_results(tmp_path, clean)
     assert read_results(tmp_path) == clean
     with pytest.raises(ReleaseError, match=r"outside the release allow-list: train_loss, generation\.train_tokens"):

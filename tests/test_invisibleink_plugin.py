@@ -1,4 +1,5 @@
 """The InvisibleInk plugin package: installed like any pip package, listed, its config found, a tiny job run."""
+
 from __future__ import annotations
 
 import json
@@ -36,12 +37,29 @@ def test_the_demo_experiment_takes_it_with_its_defaults(installed_plugin: None) 
     assert cfg.generator._plugin_ == "invisibleink" and cfg.generator.batching == "hashed"
 
 
-def test_job_with_invisibleink(installed_plugin: None, tmp_path: Path, tiny_dataset: list[str],
-                               tiny_model: dict[str, Any]) -> None:
+def test_job_with_invisibleink(
+    installed_plugin: None, tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any]
+) -> None:
     """A private job end to end through the app on the tiny Llama: epsilon within budget, declared details only."""
-    small = ["generator.batch_size=3", "generator.max_new_tokens=6", "generator.max_context_tokens=24", "generator.top_k=8"]
-    run_cli([*tiny_dataset, "generator=invisibleink", *model_overrides(tiny_model), *small, "eps=4", "tracking=none",
-             "metrics=[]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    small = [
+        "generator.batch_size=3",
+        "generator.max_new_tokens=6",
+        "generator.max_context_tokens=24",
+        "generator.top_k=8",
+    ]
+    run_cli(
+        [
+            *tiny_dataset,
+            "generator=invisibleink",
+            *model_overrides(tiny_model),
+            *small,
+            "eps=4",
+            "tracking=none",
+            "metrics=[]",
+            f"output_root={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     [path] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(path.read_text())
     assert results["generator"] == "invisibleink" and results["status"] == "complete"
@@ -54,15 +72,21 @@ def test_job_with_invisibleink(installed_plugin: None, tmp_path: Path, tiny_data
 
 def test_conforms_to_the_generator_contract(installed_plugin: None, tiny_model: dict[str, Any]) -> None:
     """SynBench's conformance kit in this process (the plugin's own suite, below, runs it too, with more)."""
-    from synbench.testing import check_generator
     from synbench_invisibleink.generator import InvisibleInkGenerator
 
-    check_generator(lambda: InvisibleInkGenerator(model=tiny_model, batch_size=2, max_new_tokens=3, max_context_tokens=8,
-                                                  top_k=8))
+    from synbench.testing import check_generator
+
+    check_generator(
+        lambda: InvisibleInkGenerator(model=tiny_model, batch_size=2, max_new_tokens=3, max_context_tokens=8, top_k=8)
+    )
 
 
 @pytest.mark.slow
 def test_the_plugins_own_test_suite_passes(installed_plugin: None) -> None:
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],
-                          capture_output=True, text=True, cwd=PLUGIN)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],
+        capture_output=True,
+        text=True,
+        cwd=PLUGIN,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -1,4 +1,5 @@
 """Job identity, folder names and atomic results."""
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,16 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
 
 
-@pytest.mark.parametrize(("override", "expected"), [("eps=abc", "eps='abc' is not a number"), ("seed=-1", "seed=-1"),
-                                                    ("seed=1.5", "seed=1.5"), ("delta=often", "delta='often'"),
-                                                    ("accountant=moments", "accountant='moments'")])
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("eps=abc", "eps='abc' is not a number"),
+        ("seed=-1", "seed=-1"),
+        ("seed=1.5", "seed=1.5"),
+        ("delta=often", "delta='often'"),
+        ("accountant=moments", "accountant='moments'"),
+    ],
+)
 def test_every_top_level_key_is_checked_once(override: str, expected: str) -> None:
     from conftest import compose_config
     from synbench.errors import ConfigError

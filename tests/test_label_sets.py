@@ -1,4 +1,5 @@
 """The DP label-set plan (`synbench.dp.label_sets`): sensitivity, threshold, accounting, exactness, utility."""
+
 from __future__ import annotations
 
 import math
@@ -10,12 +11,12 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
+from synbench.base import MetricContext
 from synbench.corpus import Corpus, Labels
 from synbench.data.files import FileDataset
 from synbench.dp import label_sets
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, LabelSetRelease
 from synbench.errors import ConfigError
-from synbench.base import MetricContext
 from synbench.metrics.utility import UtilityMetric
 from synbench.privacy import NoiseSource, gdp_epsilon, noisy_label_histogram
 
@@ -26,8 +27,13 @@ SPACE = ("cardiac", "renal", "respiratory", "diabetes")
 @pytest.fixture(scope="module")
 def fixture() -> tuple[Corpus, Corpus]:
     """The multi-label fixture: 60 train / 30 eval clinical notes, 9 label sets over 4 labels, 1 to 3 labels each."""
-    splits = FileDataset(name="ml", train=str(FIXTURES / "multilabel_train.jsonl"),
-                         eval=str(FIXTURES / "multilabel_eval.jsonl"), multi_label=True, label_space=list(SPACE)).load(0)
+    splits = FileDataset(
+        name="ml",
+        train=str(FIXTURES / "multilabel_train.jsonl"),
+        eval=str(FIXTURES / "multilabel_eval.jsonl"),
+        multi_label=True,
+        label_space=list(SPACE),
+    ).load(0)
     return splits.train, splits.eval
 
 
@@ -36,6 +42,7 @@ def rng() -> np.random.Generator:
 
 
 # --- the mechanism ---------------------------------------------------------------------------------
+
 
 def test_one_document_changes_one_set_count_by_exactly_one(fixture: tuple[Corpus, Corpus]) -> None:
     train, _ = fixture
@@ -97,7 +104,9 @@ def test_noise_is_secret_unless_seeded(fixture: tuple[Corpus, Corpus]) -> None:
     train, _ = fixture
     budget = LabelSetConfig().calibrate(8.0, 1e-4, True)
     assert label_sets.release(train, budget, NoiseSource()) != label_sets.release(train, budget, NoiseSource())
-    assert label_sets.release(train, budget, NoiseSource(seed=1)) == label_sets.release(train, budget, NoiseSource(seed=1))
+    assert label_sets.release(train, budget, NoiseSource(seed=1)) == label_sets.release(
+        train, budget, NoiseSource(seed=1)
+    )
 
 
 def test_eps_inf_gives_the_exact_label_set_distribution(fixture: tuple[Corpus, Corpus]) -> None:
@@ -110,6 +119,7 @@ def test_eps_inf_gives_the_exact_label_set_distribution(fixture: tuple[Corpus, C
 
 
 # --- turning a release into a plan ----------------------------------------------------------------
+
 
 def test_plan_spreads_the_head_by_weight_and_draws_the_tail_from_marginals() -> None:
     space = ("a", "b", "c")
@@ -136,10 +146,18 @@ def test_uniform_prior_is_one_label_per_document() -> None:
 
 def test_label_counts_are_followed_and_checked() -> None:
     out = label_sets.uniform(("a", "b"))
-    assert label_sets.plan(3, out, ("a", "b"), True, rng(), {("a", "b"): 2, ("b",): 1}) == [("a", "b"), ("a", "b"), ("b",)]
-    for counts, multi, match in [({("a",): 3}, True, "add up to n=4"), ({("a",): 5, ("b",): -1}, True, "non-negative"),
-                                 ({("z",): 4}, True, "outside the label space"), ({("a", "b"): 4}, False, "single-label"),
-                                 ({(): 4}, True, "not a label set")]:
+    assert label_sets.plan(3, out, ("a", "b"), True, rng(), {("a", "b"): 2, ("b",): 1}) == [
+        ("a", "b"),
+        ("a", "b"),
+        ("b",),
+    ]
+    for counts, multi, match in [
+        ({("a",): 3}, True, "add up to n=4"),
+        ({("a",): 5, ("b",): -1}, True, "non-negative"),
+        ({("z",): 4}, True, "outside the label space"),
+        ({("a", "b"): 4}, False, "single-label"),
+        ({(): 4}, True, "not a label set"),
+    ]:
         with pytest.raises(ConfigError, match=match):
             label_sets.plan(4, out, ("a", "b"), multi, rng(), counts)
 
@@ -148,12 +166,17 @@ def test_release_round_trips_through_json_and_config_is_checked() -> None:
     out = LabelSetRelease((("a", "b"), ("c",)), (12.5, 7.25), 40, (1.0, 2.0, 3.0))
     assert LabelSetRelease.from_json(out.to_json()) == out
     assert LabelSetConfig.from_node({"delta_share": 0.2, "tail": "none"}) == LabelSetConfig(0.2, "none")
-    for node, match in [({"delta_share": 1.0}, "delta_share"), ({"tail": "sets"}, "tail"), ({"share": 0.1}, "unknown keys")]:
+    for node, match in [
+        ({"delta_share": 1.0}, "delta_share"),
+        ({"tail": "sets"}, "tail"),
+        ({"share": 0.1}, "unknown keys"),
+    ]:
         with pytest.raises(ConfigError, match=match):
             LabelSetConfig.from_node(node)
 
 
 # --- utility: the copy-like oracle ----------------------------------------------------------------
+
 
 def oracle(train: Corpus, plan: list[Labels]) -> Corpus:
     """A generator that writes real training documents with the planned label sets.
@@ -169,8 +192,11 @@ def oracle(train: Corpus, plan: list[Labels]) -> Corpus:
     texts = []
     for labels in plan:
         pool = [i for i, s in enumerate(sets) if set(labels) <= set(s)]
-        parts = ([pool[used[labels] % len(pool)]] if pool else
-                 [next(i for i, s in enumerate(sets) if label in s) for label in labels])
+        parts = (
+            [pool[used[labels] % len(pool)]]
+            if pool
+            else [next(i for i, s in enumerate(sets) if label in s) for label in labels]
+        )
         texts.append(" ".join(train.texts[i] for i in parts) + f" #{len(texts)}")
         used[labels] += 1
     return Corpus.build(texts, plan, train.label_space, multi_label=True, name="oracle")
@@ -183,8 +209,9 @@ def test_set_plan_beats_the_single_label_plan_on_a_multi_label_task(fixture: tup
     sets = label_sets.release(train, LabelSetConfig().calibrate(8.0, delta, True), noise)
     assert any(len(s) > 1 for s in sets.sets)
     single_sigma = LabelSetConfig().calibrate(8.0, delta, False).sigma  # the former plan: a noisy per-label histogram
-    single = LabelSetRelease(tuple((label,) for label in SPACE), tuple(noisy_label_histogram(train, single_sigma, noise)),
-                             len(train))
+    single = LabelSetRelease(
+        tuple((label,) for label in SPACE), tuple(noisy_label_histogram(train, single_sigma, noise)), len(train)
+    )
     utility = UtilityMetric({"_plugin_": "tfidf", "name": "tfidf"})
     ctx = MetricContext(seed=0, job_dir=".", train=train)
     with_sets = utility(real, oracle(train, label_sets.plan(n, sets, SPACE, True, rng())), ctx)

@@ -1,4 +1,5 @@
 """The one task wrapper: skip when complete, record failures without quoting data, always finish the tracker."""
+
 from __future__ import annotations
 
 import json
@@ -7,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import compose_config, run_cli
+from synbench import lifecycle
 from synbench.errors import DataError
 from synbench.job import JobSpec
-from synbench import lifecycle
 
 
 class RecordingTracker:
@@ -30,7 +31,9 @@ def tracker(monkeypatch: pytest.MonkeyPatch) -> RecordingTracker:
     return recording
 
 
-def test_a_failing_body_is_recorded_without_its_message_and_the_tracker_finishes(tmp_path: Path, tracker: RecordingTracker) -> None:
+def test_a_failing_body_is_recorded_without_its_message_and_the_tracker_finishes(
+    tmp_path: Path, tracker: RecordingTracker
+) -> None:
     cfg = compose_config(["tracking=none", "generator=copy", "eps=inf"])
     spec = JobSpec.from_config(cfg)
 
@@ -50,9 +53,13 @@ def test_our_errors_keep_their_message_and_a_complete_job_is_skipped(tmp_path: P
     cfg = compose_config(["tracking=none", "generator=copy", "eps=inf"])
     spec = JobSpec.from_config(cfg)
     with pytest.raises(DataError):
-        lifecycle.run_job(cfg, spec, tmp_path, lambda job: (_ for _ in ()).throw(DataError("train.jsonl line 3: no text")))
-    assert json.loads((tmp_path / "results.json").read_text())["error"] == {"type": "DataError",
-                                                                            "message": "train.jsonl line 3: no text"}
+        lifecycle.run_job(
+            cfg, spec, tmp_path, lambda job: (_ for _ in ()).throw(DataError("train.jsonl line 3: no text"))
+        )
+    assert json.loads((tmp_path / "results.json").read_text())["error"] == {
+        "type": "DataError",
+        "message": "train.jsonl line 3: no text",
+    }
     calls = []
     assert lifecycle.run_job(cfg, spec, tmp_path, calls.append)["status"] == "complete"
     assert lifecycle.run_job(cfg, spec, tmp_path, calls.append)["status"] == "complete"
@@ -60,8 +67,19 @@ def test_our_errors_keep_their_message_and_a_complete_job_is_skipped(tmp_path: P
 
 
 def test_cli_failure_writes_failed_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    proc = run_cli([*tiny_dataset, "dataset.eval=" + str(tmp_path / "missing.jsonl"), "generator=copy", "eps=inf",
-                    "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path, check=False)
+    proc = run_cli(
+        [
+            *tiny_dataset,
+            "dataset.eval=" + str(tmp_path / "missing.jsonl"),
+            "generator=copy",
+            "eps=inf",
+            "tracking=none",
+            "metrics=[]",
+            f"output_root={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2 and "missing.jsonl" in proc.stderr
     [path] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(path.read_text())
@@ -69,9 +87,18 @@ def test_cli_failure_writes_failed_results(tmp_path: Path, tiny_dataset: list[st
 
 
 def test_the_summary_puts_headline_figures_beside_their_references() -> None:
-    text = lifecycle.summary({"task": "benchmark", "generator": "dpgen", "dataset": "drugreview", "epsilon": 4.0,
-                              "epsilon_spent": 3.9997, "delta": 2.8e-6,
-                              "utility": {"f1_micro": 0.575, "random_f1": 0.325, "real_f1": 0.697},
-                              "fidelity": {"mauve": 0.241, "mauve_ref": 0.978}, "audit": {}})
+    text = lifecycle.summary(
+        {
+            "task": "benchmark",
+            "generator": "dpgen",
+            "dataset": "drugreview",
+            "epsilon": 4.0,
+            "epsilon_spent": 3.9997,
+            "delta": 2.8e-6,
+            "utility": {"f1_micro": 0.575, "random_f1": 0.325, "real_f1": 0.697},
+            "fidelity": {"mauve": 0.241, "mauve_ref": 0.978},
+            "audit": {},
+        }
+    )
     assert "epsilon_spent=4" in text and "F1 micro: 0.575 (random 0.325, real 0.697)" in text
     assert "MAUVE: 0.241 (real vs real 0.978)" in text and "AUC" not in text

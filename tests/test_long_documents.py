@@ -4,6 +4,7 @@ activation checkpointing under per-sample clipping, the CPU attention path, and 
 Fast tests use the tiny random Llama of conftest (byte-level tokens: one
 character is one token); the real SmolLM2 run at 2048 tokens is slow.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,8 @@ from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
-from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 from tests.conftest import compose_config, model_overrides, run_cli, write_jsonl
+from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 
 
 def long_corpus(n: int = 12) -> Corpus:
@@ -52,7 +53,7 @@ def test_chunks_end_with_eos_only_at_the_end_and_carry_the_prefix(tiny_model: di
     for doc in data:
         assert all(len(e.input_ids) <= 64 for e in doc)
         assert [e.input_ids[-1] == tok.eos_token_id for e in doc] == [False] * (len(doc) - 1) + [True]
-        assert len({tuple(e.input_ids[:e.n_prefix]) for e in doc}) == 1  # every chunk behind the same label prefix
+        assert len({tuple(e.input_ids[: e.n_prefix]) for e in doc}) == 1  # every chunk behind the same label prefix
     with pytest.raises(ConfigError, match="long_documents"):
         DocumentDataset(long_corpus(), tok, 64, "middle")
 
@@ -89,8 +90,12 @@ def test_document_gradient_is_clipped_as_one(tiny_model: dict[str, Any]) -> None
     assert batch["unit"].tolist() == [0, 1, 1, 2, 2, 2, 3, 3, 3]
     hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
     hooks.enable_hooks()
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                   position_ids=batch["position_ids"], use_cache=False).logits
+    logits = model(
+        input_ids=batch["input_ids"],
+        attention_mask=batch["attention_mask"],
+        position_ids=batch["position_ids"],
+        use_cache=False,
+    ).logits
     per_sample_loss(logits, batch["labels"]).sum().backward()
     params = [p for p in model.parameters() if p.requires_grad]
     group_grad_samples(params, batch["unit"])
@@ -100,17 +105,32 @@ def test_document_gradient_is_clipped_as_one(tiny_model: dict[str, Any]) -> None
     for d in range(4):
         model.zero_grad()
         one = collate([data[d]])
-        logits = model(input_ids=one["input_ids"], attention_mask=one["attention_mask"],
-                       position_ids=one["position_ids"], use_cache=False).logits
+        logits = model(
+            input_ids=one["input_ids"],
+            attention_mask=one["attention_mask"],
+            position_ids=one["position_ids"],
+            use_cache=False,
+        ).logits
         per_sample_loss(logits, one["labels"]).sum().backward()
         for p, g in zip(params, grouped):
             assert torch.allclose(g[d], p.grad, rtol=1e-4, atol=1e-6)
 
 
 def test_chunked_dp_fit_clips_documents_and_is_charged_the_plan(tiny_model: dict[str, Any]) -> None:
-    gen = DPGenGenerator(model=tiny_model, epochs=1, batch_size=6, physical_batch_size=2, max_seq_len=64,
-                         max_new_tokens=16, sample_batch_size=4, lr=1e-3, long_documents="chunk", max_chunks=3,
-                         activation_checkpointing=True, precision="bf16-mixed")
+    gen = DPGenGenerator(
+        model=tiny_model,
+        epochs=1,
+        batch_size=6,
+        physical_batch_size=2,
+        max_seq_len=64,
+        max_new_tokens=16,
+        sample_batch_size=4,
+        lr=1e-3,
+        long_documents="chunk",
+        max_chunks=3,
+        activation_checkpointing=True,
+        precision="bf16-mixed",
+    )
     corpus = long_corpus(18)
     report = gen.fit(corpus, PrivacySpec.for_private_set(len(corpus), 4.0), seed=0)
     assert report.epsilon_spent <= 4.0 and report.details["steps"] == 3
@@ -129,12 +149,18 @@ def test_activation_checkpointing_keeps_per_sample_gradients(tiny_model: dict[st
         model = prepare_trainable(loaded.model, PAPER_LORA if lora else None, checkpointing=ckpt).train()
         calls = []
         layer = model.get_base_model().model.layers[0] if lora else model.model.layers[0]
-        layer.mlp.register_forward_hook(lambda *a, calls=calls: calls.append(torch.is_grad_enabled()))  # inside the checkpoint
+        layer.mlp.register_forward_hook(
+            lambda *a, calls=calls: calls.append(torch.is_grad_enabled())
+        )  # inside the checkpoint
         batch = Collator(loaded.tokenizer.pad_token_id)(list(DocumentDataset(long_corpus(3), loaded.tokenizer, 96)))
         hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
         hooks.enable_hooks()
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                       position_ids=batch["position_ids"], use_cache=False).logits
+        logits = model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            position_ids=batch["position_ids"],
+            use_cache=False,
+        ).logits
         per_sample_loss(logits, batch["labels"]).sum().backward()
         grads[ckpt] = {n: p.grad_sample.clone() for n, p in model.named_parameters() if p.requires_grad}
         recomputed[ckpt] = calls
@@ -154,8 +180,12 @@ def test_ghost_norms_with_checkpointing_and_mixed_choice(tiny_model: dict[str, A
         batch = Collator(loaded.tokenizer.pad_token_id)(list(DocumentDataset(long_corpus(3), loaded.tokenizer, 96)))
         hooks = GhostHooks(model, batch_first=True, loss_reduction="sum", max_grad_norm=1.0)
         hooks.enable_hooks()
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                       position_ids=batch["position_ids"], use_cache=False).logits
+        logits = model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            position_ids=batch["position_ids"],
+            use_cache=False,
+        ).logits
         per_sample_loss(logits, batch["labels"]).sum().backward()
         norms[ckpt] = hooks.get_norm_sample()
         hooks.cleanup()
@@ -166,8 +196,11 @@ def test_ghost_norms_with_checkpointing_and_mixed_choice(tiny_model: dict[str, A
     assert not uses_ghost_norm(layer, 10) and uses_ghost_norm(layer, 5)
     exact = torch.einsum("nti,ntj->nij", g, a).flatten(1).norm(dim=1)
     assert torch.allclose(mixed_linear_norm_sample(layer, [a], g)[layer.weight], exact, rtol=1e-5)
-    assert torch.allclose(mixed_linear_norm_sample(layer, [a[:, :5]], g[:, :5])[layer.weight],
-                          torch.einsum("nti,ntj->nij", g[:, :5], a[:, :5]).flatten(1).norm(dim=1), rtol=1e-5)
+    assert torch.allclose(
+        mixed_linear_norm_sample(layer, [a[:, :5]], g[:, :5])[layer.weight],
+        torch.einsum("nti,ntj->nij", g[:, :5], a[:, :5]).flatten(1).norm(dim=1),
+        rtol=1e-5,
+    )
 
 
 def test_cpu_sdpa_matches_eager_on_padded_long_batches(tiny_model: dict[str, Any]) -> None:
@@ -178,8 +211,12 @@ def test_cpu_sdpa_matches_eager_on_padded_long_batches(tiny_model: dict[str, Any
         batch = Collator(loaded.tokenizer.pad_token_id)(list(DocumentDataset(long_corpus(4), loaded.tokenizer, 400)))
         assert (batch["attention_mask"] == 0).any()  # right padding is exercised
         with torch.no_grad():
-            logits = loaded.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                                  position_ids=batch["position_ids"], use_cache=False).logits
+            logits = loaded.model(
+                input_ids=batch["input_ids"],
+                attention_mask=batch["attention_mask"],
+                position_ids=batch["position_ids"],
+                use_cache=False,
+            ).logits
         losses[attn] = per_sample_loss(logits, batch["labels"])
     assert torch.allclose(losses["sdpa"], losses["eager"], rtol=1e-4)
 
@@ -201,18 +238,37 @@ def test_long_sampling_batch_follows_the_kv_cache(tiny_model: dict[str, Any], mo
 
 
 def long_rows(n: int, words: int) -> list[dict[str, Any]]:
-    return [{"text": " ".join(f"visit {d}: patient {i} stable, medication adjusted." for d in range(words // 6)),
-             "label": ["neg" if i % 2 else "pos"]} for i in range(n)]
+    return [
+        {
+            "text": " ".join(f"visit {d}: patient {i} stable, medication adjusted." for d in range(words // 6)),
+            "label": ["neg" if i % 2 else "pos"],
+        }
+        for i in range(n)
+    ]
 
 
 def test_cli_trains_long_documents_in_bf16(tiny_model: dict[str, Any], tmp_path: Path) -> None:
     train = write_jsonl(tmp_path / "long.jsonl", long_rows(16, 300))
-    args = ["dataset=files", f"dataset.train={train}", "dataset.label_space=[neg,pos]", "dataset.name=longdocs",
-            "dataset.long_documents=chunk",
-            "dataset.max_chunks=2", "generator.max_seq_len=512", "generator.precision=bf16-mixed",
-            "generator.activation_checkpointing=true", "generator.batch_size=4", "generator.physical_batch_size=2",
-            "generator.max_new_tokens=64", "generator.sample_batch_size=8", "metrics=[length]", "tracking=none", "eps=4",
-            f"output_root={tmp_path / 'out'}", *model_overrides(tiny_model)]
+    args = [
+        "dataset=files",
+        f"dataset.train={train}",
+        "dataset.label_space=[neg,pos]",
+        "dataset.name=longdocs",
+        "dataset.long_documents=chunk",
+        "dataset.max_chunks=2",
+        "generator.max_seq_len=512",
+        "generator.precision=bf16-mixed",
+        "generator.activation_checkpointing=true",
+        "generator.batch_size=4",
+        "generator.physical_batch_size=2",
+        "generator.max_new_tokens=64",
+        "generator.sample_batch_size=8",
+        "metrics=[length]",
+        "tracking=none",
+        "eps=4",
+        f"output_root={tmp_path / 'out'}",
+        *model_overrides(tiny_model),
+    ]
     assert compose_config(args).generator.long_documents == "chunk"
     run_cli(args, cwd=tmp_path)
     results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
@@ -227,12 +283,25 @@ def test_smollm2_2048_tokens_bf16_cli(tmp_path: Path) -> None:
     A run of 8 documents with all metrics took 25 min on 2 busy cores; this one fits run_cli's 10 min on quiet ones.
     """
     train = write_jsonl(tmp_path / "long.jsonl", long_rows(5, 2400))
-    proc = run_cli(["dataset=files", f"dataset.train={train}", "dataset.label_space=[neg,pos]", "generator.max_seq_len=2048",
-                    "generator.precision=bf16-mixed",
-                    "eps=4", "metrics=[length]", "tracking=none", f"output_root={tmp_path / 'out'}"], cwd=tmp_path)
+    proc = run_cli(
+        [
+            "dataset=files",
+            f"dataset.train={train}",
+            "dataset.label_space=[neg,pos]",
+            "generator.max_seq_len=2048",
+            "generator.precision=bf16-mixed",
+            "eps=4",
+            "metrics=[length]",
+            "tracking=none",
+            f"output_root={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     results = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] <= 4.0, proc.stdout[-2000:]
-    assert results["generation"]["activation_checkpointing"] is True and results["generation"]["physical_batch_size"] == 2
+    assert (
+        results["generation"]["activation_checkpointing"] is True and results["generation"]["physical_batch_size"] == 2
+    )
 
 
 def test_flash_attention_only_where_it_gets_half_precision(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -255,6 +324,9 @@ def test_long_sequences_default_to_checkpointing_and_token_capped_physical_batch
     assert (long.checkpointing, long.physical_documents) == (True, 2)
     chunked = DPGenGenerator(model=tiny_model, max_seq_len=1024, long_documents="chunk", max_chunks=4).settings
     assert chunked.physical_documents == 1  # a physical batch counts documents, each up to max_chunks rows
-    assert DPGenGenerator(model=tiny_model, max_seq_len=2048, activation_checkpointing=False).settings.checkpointing is False
+    assert (
+        DPGenGenerator(model=tiny_model, max_seq_len=2048, activation_checkpointing=False).settings.checkpointing
+        is False
+    )
     with pytest.raises(ConfigError, match="activation_checkpointing"):
         DPGenGenerator(model=tiny_model, activation_checkpointing="sometimes")

@@ -1,4 +1,5 @@
 """Utility and fidelity metrics: known answers, degenerate inputs, config composition, a job end to end."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,19 @@ from synbench.privacy import PrivacySpec
 
 REQUIRED = {
     "utility": ("f1_micro", "f1_macro", "random_f1", "majority_f1", "real_f1", "n_unknown_labels", "n_missing_classes"),
-    "fidelity": ("mauve", "mauve_std", "mauve_ref", "entity_div", "entity_div_ref", "length_div", "length_div_ref",
-                 "label_cardinality_div", "label_cardinality_div_ref", "label_multi_share_syn", "label_set_div"),
+    "fidelity": (
+        "mauve",
+        "mauve_std",
+        "mauve_ref",
+        "entity_div",
+        "entity_div_ref",
+        "length_div",
+        "length_div_ref",
+        "label_cardinality_div",
+        "label_cardinality_div_ref",
+        "label_multi_share_syn",
+        "label_set_div",
+    ),
 }
 TFIDF = {"_plugin_": "tfidf", "name": "tfidf"}
 FAKE = EncoderSpec(name="fake", pretrained="fake")
@@ -62,8 +74,13 @@ def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> FakeEncoder:
     return encoder
 
 
-def corpus(texts: list[str], labels: list[list[str]] | None = None, space: tuple[str, ...] = ("neg", "pos"),
-           multi: bool = False, name: str = "c") -> Corpus:
+def corpus(
+    texts: list[str],
+    labels: list[list[str]] | None = None,
+    space: tuple[str, ...] = ("neg", "pos"),
+    multi: bool = False,
+    name: str = "c",
+) -> Corpus:
     return Corpus.build(texts, labels or [["pos"]] * len(texts), space, multi_label=multi, name=name)
 
 
@@ -128,7 +145,11 @@ def test_entity_divergence_known_answers() -> None:
     same = metric(real, real, ctx)
     other = metric(real, unrelated, ctx)
     features = metric.features(real.texts, ctx)
-    assert metric.compare(features, features, ctx) == {"entity_div": 0.0, "entity_label_div": 0.0, "entity_div_paper": 0.0}
+    assert metric.compare(features, features, ctx) == {
+        "entity_div": 0.0,
+        "entity_label_div": 0.0,
+        "entity_div_paper": 0.0,
+    }
     assert other["entity_div_paper"] > 1.0 and same["entity_div_paper_ref"] < 0.5
     assert same["entity_div"] < 0.1 and same["entity_label_div"] < 0.1
     assert other["entity_div"] > same["entity_div_ref"] + 0.5
@@ -143,22 +164,31 @@ def test_label_metric_known_answers() -> None:
     real = corpus([f"r{i}" for i in range(40)], [sets[i % 4] for i in range(40)], space, multi=True)
     one_label = corpus([f"s{i}" for i in range(40)], [[space[i % 3]] for i in range(40)], space, multi=True)
     metric, ctx = LabelsMetric(), context()
-    assert metric.compare(metric.corpus_features(real, ctx), metric.corpus_features(real, ctx), ctx) == \
-        {"label_cardinality_div": 0.0, "label_set_div": 0.0}
+    assert metric.compare(metric.corpus_features(real, ctx), metric.corpus_features(real, ctx), ctx) == {
+        "label_cardinality_div": 0.0,
+        "label_set_div": 0.0,
+    }
     same = metric(real, real, ctx)
     single = metric(real, one_label, ctx)
     # both sides of the score: real half B against a seeded sample of |A| = 20 synthetic documents
     half_a, half_b = real_halves(40, 0)
     b_sizes = Counter(len(real.labels[i]) for i in half_b)
     sampled = Counter(len(real.labels[i]) for i in matched_sample(40, len(half_a), 0))
-    assert same["label_cardinality_div"] == pytest.approx(counter_js(b_sizes, sampled, 0.5)) and same["label_cardinality_div"] < 0.1
+    assert (
+        same["label_cardinality_div"] == pytest.approx(counter_js(b_sizes, sampled, 0.5))
+        and same["label_cardinality_div"] < 0.1
+    )
     assert single["label_cardinality_div"] == pytest.approx(counter_js(b_sizes, {1: 20}, 0.5))
-    assert single["label_cardinality_div"] > 0.3 > single["label_cardinality_div_ref"] == same["label_cardinality_div_ref"]
+    assert (
+        single["label_cardinality_div"] > 0.3 > single["label_cardinality_div_ref"] == same["label_cardinality_div_ref"]
+    )
     assert single["label_set_div"] > 0.3 > same["label_set_div"]
     assert same["label_multi_share_real"] == 0.75 and same["label_cardinality_mean_real"] == pytest.approx(2.0)
     assert single["label_multi_share_syn"] == 0.0 and single["label_cardinality_mean_syn"] == 1.0
     # the order and repeats of a document's labels do not change its set
-    shuffled_labels = corpus([f"r{i}" for i in range(40)], [sets[i % 4][::-1] * 2 for i in range(40)], space, multi=True)
+    shuffled_labels = corpus(
+        [f"r{i}" for i in range(40)], [sets[i % 4][::-1] * 2 for i in range(40)], space, multi=True
+    )
     assert metric(real, shuffled_labels, ctx)["label_set_div"] == same["label_set_div"]
 
 
@@ -283,7 +313,9 @@ def test_copy_control_scores_exactly_the_real_data_row() -> None:
 
     def noisy(n: int, offset: int) -> Corpus:  # labels only loosely tied to words: F1 well below 1
         labels = [["pos"] if rng.random() < 0.6 else ["neg"] for _ in range(n)]
-        texts = [" ".join(rng.choice(words[:2] if rng.random() < 0.5 else words, 4)) + f" {offset + i}" for i in range(n)]
+        texts = [
+            " ".join(rng.choice(words[:2] if rng.random() < 0.5 else words, 4)) + f" {offset + i}" for i in range(n)
+        ]
         return corpus(texts, labels, name=f"noisy{offset}")
 
     train, real = noisy(80, 0), noisy(60, 1000)
@@ -353,8 +385,12 @@ def test_metrics_group_composes_and_builds() -> None:
     cfg = compose_config(["classifier=bert_large"])  # the default list: every built-in metric
     assert set(cfg.metrics) == {"utility", "mauve", "entities", "length", "labels"}
     classifier = cfg.metrics.utility.classifier
-    assert (classifier._plugin_, classifier.pretrained, classifier.epochs, classifier.lr) == \
-        ("transformer", "bert-large-uncased", 5, 2e-5)
+    assert (classifier._plugin_, classifier.pretrained, classifier.epochs, classifier.lr) == (
+        "transformer",
+        "bert-large-uncased",
+        5,
+        2e-5,
+    )
     utility = compose_config(["metrics=[utility]"]).metrics.utility
     # the paper's upper bound by default: the classifier trained on the real training split
     assert (utility.classifier._plugin_, utility.baselines, utility.baseline_folds) == ("tfidf", "train", 5)
@@ -366,8 +402,18 @@ def test_metrics_group_composes_and_builds() -> None:
 
 
 def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "generator=copy", "eps=inf", "tracking=none", f"output_root={tmp_path / 'out'}",
-             "metrics=[utility,mauve,entities,length,labels]", "metrics.mauve.kmeans_seeds=2"], cwd=tmp_path)
+    run_cli(
+        [
+            *tiny_dataset,
+            "generator=copy",
+            "eps=inf",
+            "tracking=none",
+            f"output_root={tmp_path / 'out'}",
+            "metrics=[utility,mauve,entities,length,labels]",
+            "metrics.mauve.kmeans_seeds=2",
+        ],
+        cwd=tmp_path,
+    )
     [results_file] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(results_file.read_text())
     for section, keys in REQUIRED.items():
@@ -377,8 +423,12 @@ def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> No
     assert results["utility"]["real_f1"] == results["utility"]["f1_micro"]
     assert results["utility"]["real_f1_macro"] == results["utility"]["f1_macro"]
     # the train baselines are written and named, as the audit's figures are
-    assert [k for k in results["non_dp_outputs"] if k.startswith("utility.")] == \
-        ["utility.majority_f1", "utility.majority_f1_macro", "utility.real_f1", "utility.real_f1_macro"]
+    assert [k for k in results["non_dp_outputs"] if k.startswith("utility.")] == [
+        "utility.majority_f1",
+        "utility.majority_f1_macro",
+        "utility.real_f1",
+        "utility.real_f1_macro",
+    ]
     assert {"metric_utility_s", "metric_mauve_s"} <= set(results["timing"])
     assert list((tmp_path / "out" / "cache").glob("*.npy"))  # embeddings kept on local disk for the next job
 
@@ -388,14 +438,20 @@ def test_transformer_classifier_learns_offline_minilm() -> None:
     from synbench.metrics.transformer import TransformerClassifier
 
     train, real = sentiment(48), sentiment(24, offset=100)
-    metric = UtilityMetric({"_plugin_": "transformer", "epochs": 4, "lr": 1e-4, "batch_size": 8, "max_length": 32},
-                           baselines="train")  # one real-data training instead of one per fold
+    metric = UtilityMetric(
+        {"_plugin_": "transformer", "epochs": 4, "lr": 1e-4, "batch_size": 8, "max_length": 32}, baselines="train"
+    )  # one real-data training instead of one per fold
     assert isinstance(metric.classifier, TransformerClassifier)
     out = metric(real, train, context(train))
     assert out["f1_micro"] > out["majority_f1"]
     space = ("a", "b")
-    multi = corpus([f"{'alpha' if i % 2 else 'beta'} {i}" for i in range(24)],
-                   [["a"] if i % 2 else ["a", "b"] for i in range(24)], space, multi=True)
-    scores = metric.classifier.fit_predict(multi.texts, np.array([[1, i % 2 == 0] for i in range(24)], dtype=np.int8),
-                                           multi.texts, True, 0)
+    multi = corpus(
+        [f"{'alpha' if i % 2 else 'beta'} {i}" for i in range(24)],
+        [["a"] if i % 2 else ["a", "b"] for i in range(24)],
+        space,
+        multi=True,
+    )
+    scores = metric.classifier.fit_predict(
+        multi.texts, np.array([[1, i % 2 == 0] for i in range(24)], dtype=np.int8), multi.texts, True, 0
+    )
     assert scores.shape == (24, 2) and ((0 <= scores) & (scores <= 1)).all()

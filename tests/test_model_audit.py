@@ -1,4 +1,5 @@
 """Membership attacks on downstream models: the statistic, LiRA and RMIA by hand, null and over-fitted models, DP head, the task."""
+
 from __future__ import annotations
 
 import json
@@ -22,12 +23,19 @@ from synbench.model_audit.head import HeadSettings, LogisticHead
 from synbench.privacy import NoiseSource, PrivacySpec
 
 ATTACKS = {"logits": LogitAttack(), "lira": LiraAttack(), "rmia": RmiaAttack()}
-WORDS = ("dose tablet nausea headache insomnia rash dizzy tired anxious relief pain weeks months daily doctor "
-         "switched stopped started worse better severe mild sleep weight appetite mood").split()
+WORDS = (
+    "dose tablet nausea headache insomnia rash dizzy tired anxious relief pain weeks months daily doctor "
+    "switched stopped started worse better severe mild sleep weight appetite mood"
+).split()
 
 
-def signals(target: list[float], refs: list[list[float]], inclusion: list[list[bool]], pop_target: list[float],
-            pop_refs: list[list[float]]) -> ModelSignals:
+def signals(
+    target: list[float],
+    refs: list[list[float]],
+    inclusion: list[list[bool]],
+    pop_target: list[float],
+    pop_refs: list[list[float]],
+) -> ModelSignals:
     col = lambda a: np.asarray(a, dtype=float)[..., None]  # noqa: E731  (one label column)
     return ModelSignals(col(target), col(refs), np.asarray(inclusion), col(pop_target), col(pop_refs))
 
@@ -47,27 +55,44 @@ def test_logit_confidence_single_and_multi_label() -> None:
 def test_lira_online_and_offline_match_hand_computation() -> None:
     # example 0: IN refs 2 and 4 (mean 3, sd sqrt 2), OUT refs 0 and 1 (mean .5, sd sqrt .5); target phi 2.5
     # example 1: IN refs 1 and 1.5 (mean 1.25, sd sqrt .125), OUT refs -1 and 1 (mean 0, sd sqrt 2); target phi 0
-    s = signals([2.5, 0.0], [[2, 1], [4, -1], [0, 1.5], [1, 1]],
-                [[True, False], [True, False], [False, True], [False, True]], [0.0], [[0.0]] * 4)
+    s = signals(
+        [2.5, 0.0],
+        [[2, 1], [4, -1], [0, 1.5], [1, 1]],
+        [[True, False], [True, False], [False, True], [False, True]],
+        [0.0],
+        [[0.0]] * 4,
+    )
     online = LiraAttack(online=True, global_variance=False).score_models(s)
-    expect = [norm.logpdf(2.5, 3, math.sqrt(2)) - norm.logpdf(2.5, 0.5, math.sqrt(0.5)),
-              norm.logpdf(0, 1.25, math.sqrt(0.125)) - norm.logpdf(0, 0, math.sqrt(2))]
+    expect = [
+        norm.logpdf(2.5, 3, math.sqrt(2)) - norm.logpdf(2.5, 0.5, math.sqrt(0.5)),
+        norm.logpdf(0, 1.25, math.sqrt(0.125)) - norm.logpdf(0, 0, math.sqrt(2)),
+    ]
     np.testing.assert_allclose(online, expect)
     offline = LiraAttack(online=False, global_variance=False).score_models(s)
     np.testing.assert_allclose(offline, [norm.logcdf(2.5, 0.5, math.sqrt(0.5)), norm.logcdf(0, 0, math.sqrt(2))])
     # global variance, per side: IN deviations (+-1, +-.25) -> (2 + .125) / (4 - 2); OUT (+-.5, +-1) -> 2.5 / 2
     pooled = LiraAttack(online=True, global_variance=True).score_models(s)
     s_in, s_out = math.sqrt(2.125 / 2), math.sqrt(2.5 / 2)
-    np.testing.assert_allclose(pooled, [norm.logpdf(2.5, 3, s_in) - norm.logpdf(2.5, 0.5, s_out),
-                                        norm.logpdf(0, 1.25, s_in) - norm.logpdf(0, 0, s_out)])
+    np.testing.assert_allclose(
+        pooled,
+        [
+            norm.logpdf(2.5, 3, s_in) - norm.logpdf(2.5, 0.5, s_out),
+            norm.logpdf(0, 1.25, s_in) - norm.logpdf(0, 0, s_out),
+        ],
+    )
 
 
 def test_rmia_matches_hand_computation_online_and_offline() -> None:
     logit = lambda p: math.log(p / (1 - p))  # noqa: E731
     # one target x: p(x|target) = .8; reference probabilities .6 (IN), .4 (OUT) -> online p(x) = .5, ratio 1.6
     # population z1, z2, z3 with p(z|target) .5, .9, .2 and reference means .5, .6, .4 -> ratios 1, 1.5, .5
-    s = signals([logit(0.8)], [[logit(0.6)], [logit(0.4)]], [[True], [False]],
-                [logit(0.5), logit(0.9), logit(0.2)], [[logit(0.5), logit(0.6), logit(0.4)]] * 2)
+    s = signals(
+        [logit(0.8)],
+        [[logit(0.6)], [logit(0.4)]],
+        [[True], [False]],
+        [logit(0.5), logit(0.9), logit(0.2)],
+        [[logit(0.5), logit(0.6), logit(0.4)]] * 2,
+    )
     assert RmiaAttack(online=True, gamma=1.0).score_models(s)[0] == pytest.approx(1.0)  # 1.6 / {1, 1.5, .5} all >= 1
     assert RmiaAttack(online=True, gamma=1.2).score_models(s)[0] == pytest.approx(2 / 3)  # 1.6/1.5 = 1.07 < 1.2
     # offline, a = .5: p(x) = (1.5 * .4 + .5) / 2 = .55 -> ratio .8/.55 = 1.4545; p(z) = (1.5 p + .5) / 2
@@ -82,8 +107,13 @@ def paired_signals(n: int = 5, m: int = 6, z: int = 7, columns: int = 2, seed: i
     rng = np.random.default_rng(seed)
     inclusion = np.array([rng.permutation(m) < m // 2 for _ in range(n)]).T  # (m, n)
     shift = np.where(inclusion, 1.0, 0.0)[:, :, None]
-    return ModelSignals(rng.normal(size=(n, columns)), rng.normal(size=(m, n, columns)) + shift, inclusion,
-                        rng.normal(size=(z, columns)), rng.normal(size=(m, z, columns)))
+    return ModelSignals(
+        rng.normal(size=(n, columns)),
+        rng.normal(size=(m, n, columns)) + shift,
+        inclusion,
+        rng.normal(size=(z, columns)),
+        rng.normal(size=(m, z, columns)),
+    )
 
 
 def per_side(s: ModelSignals, member: bool) -> np.ndarray:
@@ -109,8 +139,9 @@ def test_lira_median_ddof0_matches_carlini_et_al_code() -> None:
     np.testing.assert_allclose(offline.score_models(s), offline_reference, rtol=1e-10)
     # the defaults (mean, ddof 1, the paper's one-sided offline test) are another attack on the same statistics
     assert not np.allclose(LiraAttack(online=True, global_variance=False).score_models(s), online_reference)
-    assert not np.allclose(LiraAttack(online=False, global_variance=False, center="median", ddof=0).score_models(s),
-                           offline_reference)
+    assert not np.allclose(
+        LiraAttack(online=False, global_variance=False, center="median", ddof=0).score_models(s), offline_reference
+    )
 
 
 def test_lira_global_variance_ddof0_matches_tensorflow_privacy_advanced_mia() -> None:
@@ -137,8 +168,12 @@ def test_rmia_top_half_matches_ml_privacy_meter() -> None:
     # the score is the share of z with ratio_x / ratio_z > 1.
     s, a = paired_signals(n=6, m=4, z=9, columns=1, seed=2), 0.3
     prob = lambda v: expit(v)[..., 0]  # noqa: E731  (one label column)
-    target, refs, z_target, z_refs = prob(s.target), prob(s.references).T, prob(s.population_target), \
-        prob(s.population_references).T
+    target, refs, z_target, z_refs = (
+        prob(s.target),
+        prob(s.references).T,
+        prob(s.population_target),
+        prob(s.population_references).T,
+    )
     half = max(refs.shape[1] // 2, 1)
 
     def marginal(signals: np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -163,18 +198,36 @@ def test_attack_options_are_validated_and_composed() -> None:
     with pytest.raises(ConfigError, match=r"rmia\.z_reference"):
         RmiaAttack(z_reference="half")
     cfg = compose_config(["task=model_audit"]).model_attacks
-    assert (cfg.lira.center, cfg.lira.ddof, cfg.lira.offline_test, cfg.rmia.z_reference) == \
-        ("mean", 1, "one_sided", "all")
+    assert (cfg.lira.center, cfg.lira.ddof, cfg.lira.offline_test, cfg.rmia.z_reference) == (
+        "mean",
+        1,
+        "one_sided",
+        "all",
+    )
 
 
 def test_multi_label_scores_are_the_mean_over_labels() -> None:
     rng = np.random.default_rng(0)
-    full = ModelSignals(rng.normal(size=(6, 3)), rng.normal(size=(4, 6, 3)), np.tile([[1], [1], [0], [0]], 6).astype(bool),
-                        rng.normal(size=(5, 3)), rng.normal(size=(4, 5, 3)))
+    full = ModelSignals(
+        rng.normal(size=(6, 3)),
+        rng.normal(size=(4, 6, 3)),
+        np.tile([[1], [1], [0], [0]], 6).astype(bool),
+        rng.normal(size=(5, 3)),
+        rng.normal(size=(4, 5, 3)),
+    )
     for attack in ATTACKS.values():
-        per_label = [attack.score_models(ModelSignals(full.target[:, [j]], full.references[..., [j]], full.inclusion,
-                                                      full.population_target[:, [j]], full.population_references[..., [j]]))
-                     for j in range(3)]
+        per_label = [
+            attack.score_models(
+                ModelSignals(
+                    full.target[:, [j]],
+                    full.references[..., [j]],
+                    full.inclusion,
+                    full.population_target[:, [j]],
+                    full.population_references[..., [j]],
+                )
+            )
+            for j in range(3)
+        ]
         np.testing.assert_allclose(attack.score_models(full), np.mean(per_label, axis=0))
 
 
@@ -224,8 +277,10 @@ def test_model_trained_without_the_members_gives_chance_auc_and_zero_bound() -> 
 
 
 def review(rng: np.random.Generator, label: int) -> dict:
-    return {"text": f"{' '.join(rng.choice(WORDS, size=12))} {rng.integers(10**6)}",
-            "label": [["negative", "neutral", "positive"][label]]}
+    return {
+        "text": f"{' '.join(rng.choice(WORDS, size=12))} {rng.integers(10**6)}",
+        "label": [["negative", "neutral", "positive"][label]],
+    }
 
 
 @pytest.fixture
@@ -238,12 +293,23 @@ def reviews(tmp_path: Path) -> list[str]:
     rng = np.random.default_rng(0)
     rows = [review(rng, int(rng.integers(3))) for _ in range(140)]
     train, test = write_jsonl(tmp_path / "train.jsonl", rows[:100]), write_jsonl(tmp_path / "test.jsonl", rows[100:])
-    return ["dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "dataset.name=reviews",
-            "dataset.label_space=[negative,neutral,positive]"]
+    return [
+        "dataset=files",
+        f"dataset.train={train}",
+        f"dataset.eval={test}",
+        "dataset.name=reviews",
+        "dataset.label_space=[negative,neutral,positive]",
+    ]
 
 
-TINY = ["model_audit.max_docs=null", "model_audit.n_targets=40", "model_audit.n_population=40",
-        "model_audit.head.features=hashing", "model_audit.head.hashing_features=2048", "tracking=none"]
+TINY = [
+    "model_audit.max_docs=null",
+    "model_audit.n_targets=40",
+    "model_audit.n_population=40",
+    "model_audit.head.features=hashing",
+    "model_audit.head.hashing_features=2048",
+    "tracking=none",
+]
 
 
 def run_task(tmp_path: Path, overrides: list[str]) -> dict:
@@ -256,21 +322,42 @@ def run_task(tmp_path: Path, overrides: list[str]) -> dict:
 
 
 def test_overfitted_private_model_is_found_by_all_three_attacks(tmp_path: Path, reviews: list[str]) -> None:
-    overrides = [*reviews, "generator=copy", "eps=inf", "model_audit.regimes=[pri]", "model_audit.head.epochs=60",
-                 "model_audit.head.lr=0.5"]
+    overrides = [
+        *reviews,
+        "generator=copy",
+        "eps=inf",
+        "model_audit.regimes=[pri]",
+        "model_audit.head.epochs=60",
+        "model_audit.head.lr=0.5",
+    ]
     results = run_task(tmp_path, overrides)["model_audit"]
     for name in ATTACKS:
         assert results[f"pri.{name}.auc"] > 0.7, name
-    assert run_task(tmp_path, overrides)["job_key"] and (tmp_path / "job" / "model_audit_runs" / "pri_target.npy").exists()
+    assert (
+        run_task(tmp_path, overrides)["job_key"] and (tmp_path / "job" / "model_audit_runs" / "pri_target.npy").exists()
+    )
 
 
-@pytest.mark.parametrize("variant", [
-    ["model_audit.references=out", "model_attacks.lira.online=false", "model_attacks.rmia.online=false"],
-    ["model_audit.classifier=utility", "classifier=tfidf"],
-    pytest.param(["model_audit.classifier=utility", "classifier=transformer", "classifier.epochs=1",
-                  "classifier.max_length=32"], marks=pytest.mark.slow, id="transformer"),
-])
-def test_offline_references_and_the_utility_classifier_run(tmp_path: Path, reviews: list[str], variant: list[str]) -> None:
+@pytest.mark.parametrize(
+    "variant",
+    [
+        ["model_audit.references=out", "model_attacks.lira.online=false", "model_attacks.rmia.online=false"],
+        ["model_audit.classifier=utility", "classifier=tfidf"],
+        pytest.param(
+            [
+                "model_audit.classifier=utility",
+                "classifier=transformer",
+                "classifier.epochs=1",
+                "classifier.max_length=32",
+            ],
+            marks=pytest.mark.slow,
+            id="transformer",
+        ),
+    ],
+)
+def test_offline_references_and_the_utility_classifier_run(
+    tmp_path: Path, reviews: list[str], variant: list[str]
+) -> None:
     results = run_task(tmp_path, [*reviews, "generator=copy", "eps=inf", "model_audit.regimes=[pri]", *variant])
     assert results["status"] == "complete"
     assert {f"pri.{a}.auc" for a in ATTACKS} <= set(results["model_audit"])
@@ -297,7 +384,9 @@ def test_dp_head_epsilon_is_its_accountants() -> None:
     probs, spent = head.fit_predict([str(i) for i in range(50)], y, [str(i) for i in range(5)], False, privacy)
     plan = PoissonPlan(50, 10, 3)
     cal = accounting.calibrate(2.0, 1e-4, plan.sample_rate, plan.steps, "prv", None)
-    assert spent == pytest.approx(accounting.epsilon([(cal.noise_multiplier, plan.sample_rate, plan.steps)], 1e-4, "prv"))
+    assert spent == pytest.approx(
+        accounting.epsilon([(cal.noise_multiplier, plan.sample_rate, plan.steps)], 1e-4, "prv")
+    )
     assert 2.0 * 0.99 <= spent <= 2.0
     assert probs.shape == (5, 3) and np.allclose(probs.sum(axis=1), 1)
 

@@ -9,6 +9,7 @@ parameters as Hydra's basic sweeper does (405 jobs) and each job's settings
 are checked against the page's rows for its dataset and generator; a slow
 test runs a shrunk grid through submitit's local executor.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,10 @@ from conftest import REPO, run_cli
 PAGE = REPO / "docs" / "paper-settings.md"
 COMPOSED = re.compile(r"^Composed as: `([^`]+)`$")
 ROW = re.compile(r"^\| ([^|]+?) \| `([^`]+)` \| `([^`]*)` \| ([^|]+?) \|$")
-PAPER_EXPERIMENTS = sorted({p.stem for p in (REPO / "conf" / "experiment").glob("paper_*.yaml")}
-                           | {"model_audit_paper_psytar", "model_audit_paper_dmsafn", "contamination_paper_psytar"})
+PAPER_EXPERIMENTS = sorted(
+    {p.stem for p in (REPO / "conf" / "experiment").glob("paper_*.yaml")}
+    | {"model_audit_paper_psytar", "model_audit_paper_dmsafn", "contamination_paper_psytar"}
+)
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,12 @@ GRID = ("+experiment=paper_table1", "data_root=/data")
 GENERATOR_SECTIONS = {"dpgen": "DP-Gen", "augpe": "AUG-PE"}
 # generator rows of the PsyTAR sections that follow the dataset or the authors' PsyTAR run, not the generator:
 # in the grid they are checked against the job's own dataset instead
-PER_DATASET = {"generator.max_seq_len", "generator.population", "generator.encoder.name", "generator.encoder.pretrained"}
+PER_DATASET = {
+    "generator.max_seq_len",
+    "generator.population",
+    "generator.encoder.name",
+    "generator.encoder.pretrained",
+}
 
 
 def grid_jobs(cfg: DictConfig) -> list[dict[str, str]]:
@@ -175,16 +183,20 @@ def test_the_table1_grid_is_405_jobs_each_at_its_dataset_and_generator_settings(
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         grid = compose(config_name="config", overrides=list(GRID), return_hydra_config=True)
         jobs = grid_jobs(grid)
-        datasets, generators = ({o: None for o in grid.hydra.sweeper.params[k].split(",")}
-                                for k in ("+paper_dataset", "+paper_generator"))
+        datasets, generators = (
+            {o: None for o in grid.hydra.sweeper.params[k].split(",")} for k in ("+paper_dataset", "+paper_generator")
+        )
         eps, seeds = ["0.5", "1", "2", "4", "inf"], ["0", "1", "2"]
         assert len(jobs) == 405 == len(datasets) * len(generators) * len(eps) * len(seeds) and len(datasets) == 9
         combos = [(j["+paper_dataset"], j["+paper_generator"], j["eps"], j["seed"]) for j in jobs]
         assert len(set(combos)) == 405 and set(combos) == set(product(datasets, generators, eps, seeds))
-        assert not any(re.search(r"\$\{(oc\.select:)?(eps|seed)\b", p.read_text()) for p in (REPO / "conf").rglob("*.yaml"))
+        assert not any(
+            re.search(r"\$\{(oc\.select:)?(eps|seed)\b", p.read_text()) for p in (REPO / "conf").rglob("*.yaml")
+        )
         for dataset, generator in product(datasets, generators):
-            cfg = compose(config_name="config", overrides=[*GRID, f"+paper_dataset={dataset}",
-                                                          f"+paper_generator={generator}"])
+            cfg = compose(
+                config_name="config", overrides=[*GRID, f"+paper_dataset={dataset}", f"+paper_generator={generator}"]
+            )
             check_pair(cfg, dataset, generator)
             for job in (j for j in jobs if (j["+paper_dataset"], j["+paper_generator"]) == (dataset, generator)):
                 for key in ("eps", "seed"):
@@ -215,7 +227,9 @@ def write_toy_dataset(root: Path, name: str, words: tuple[str, str]) -> None:
     folder = root / name
     folder.mkdir(parents=True)
     for split, count in (("train", 24), ("test", 12)):
-        rows = [{"text": f"patient {i} felt {words[i % 2]} after the dose", "label": [words[i % 2]]} for i in range(count)]
+        rows = [
+            {"text": f"patient {i} felt {words[i % 2]} after the dose", "label": [words[i % 2]]} for i in range(count)
+        ]
         (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -223,7 +237,9 @@ def write_toy_dataset(root: Path, name: str, words: tuple[str, str]) -> None:
 def test_a_shrunk_table1_runs_through_submitit_local(tmp_path: Path) -> None:
     """paper_table1 with two toy JSONL datasets, DP-Gen on SmolLM2 at the paper's lr and LoRA, eps {1, inf}, one seed,
     through `hydra/launcher=submitit_local`: each job pickled and run by submitit in its own process, as on SLURM."""
-    pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="pip install '.[test]' (hydra-submitit-launcher)")
+    pytest.importorskip(
+        "hydra_plugins.hydra_submitit_launcher", reason="pip install '.[test]' (hydra-submitit-launcher)"
+    )
     conf = tmp_path / "conf" / "paper_dataset"
     conf.mkdir(parents=True)
     for name, words in (("toy_a", ("calm", "dizzy")), ("toy_b", ("rested", "tired"))):
@@ -231,18 +247,44 @@ def test_a_shrunk_table1_runs_through_submitit_local(tmp_path: Path) -> None:
         (conf / f"{name}.yaml").write_text(TOY_DATASET.format(name=name, root=tmp_path / "data", labels=list(words)))
     out = tmp_path / "out"
     started = time.monotonic()
-    proc = run_cli(["-m", *GRID[:1], f"data_root={tmp_path / 'data'}", f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-                    "hydra/launcher=submitit_local", "hydra.launcher.timeout_min=30", "hydra.launcher.cpus_per_task=1",
-                    "+paper_dataset=toy_a,toy_b", "+paper_generator=dpgen", "eps=1,inf", "seed=0",
-                    "model=smollm2_135m", "generator.accelerator=cpu", "generator.precision=32-true",
-                    "generator.num_threads=1", "generator.epochs=1", "generator.batch_size=8",
-                    "generator.physical_batch_size=8", "generator.sample_batch_size=16", "generator.max_new_tokens=16",
-                    "task.n_synthetic=8", "metrics=[utility,length]", "tracking=none", f"output_root={out}"],
-                   cwd=tmp_path, timeout=1800)  # measured: 579 s on 2 cores at load 11-14 (idle: far less)
+    proc = run_cli(
+        [
+            "-m",
+            *GRID[:1],
+            f"data_root={tmp_path / 'data'}",
+            f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+            "hydra/launcher=submitit_local",
+            "hydra.launcher.timeout_min=30",
+            "hydra.launcher.cpus_per_task=1",
+            "+paper_dataset=toy_a,toy_b",
+            "+paper_generator=dpgen",
+            "eps=1,inf",
+            "seed=0",
+            "model=smollm2_135m",
+            "generator.accelerator=cpu",
+            "generator.precision=32-true",
+            "generator.num_threads=1",
+            "generator.epochs=1",
+            "generator.batch_size=8",
+            "generator.physical_batch_size=8",
+            "generator.sample_batch_size=16",
+            "generator.max_new_tokens=16",
+            "task.n_synthetic=8",
+            "metrics=[utility,length]",
+            "tracking=none",
+            f"output_root={out}",
+        ],
+        cwd=tmp_path,
+        timeout=1800,
+    )  # measured: 579 s on 2 cores at load 11-14 (idle: far less)
     wall = time.monotonic() - started
     results = [json.loads(p.read_text()) for p in (out / "paper_table1").rglob("results.json")]
     assert sorted((r["dataset"], str(r["epsilon"])) for r in results) == [
-        ("toy_a", "1.0"), ("toy_a", "inf"), ("toy_b", "1.0"), ("toy_b", "inf")], proc.stdout
+        ("toy_a", "1.0"),
+        ("toy_a", "inf"),
+        ("toy_b", "1.0"),
+        ("toy_b", "inf"),
+    ], proc.stdout
     assert all(r["status"] == "complete" for r in results), [r.get("error") for r in results]
     assert list((out / "paper_table1" / ".submitit").glob("*/*_result.pkl"))  # submitit ran and pickled each job
     for r in results:  # the paper's DP-Gen settings travelled through submitit's pickles into each job

@@ -9,6 +9,7 @@ of mantissa, about 3 significant digits, in the model's matmuls):
   (the noise itself, sigma*C/B per coordinate, is many times that);
 - epsilon_spent: exactly equal (it is a function of the plan, not the dtype).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,7 +37,10 @@ N_DOCS = 8
 
 
 def docs(n: int = N_DOCS) -> Corpus:
-    texts = [f"patient {i} was admitted with {'chest pain' if i % 2 else 'fever'} and discharged on day {i + 2}" for i in range(n)]
+    texts = [
+        f"patient {i} was admitted with {'chest pain' if i % 2 else 'fever'} and discharged on day {i + 2}"
+        for i in range(n)
+    ]
     return Corpus.build(texts, [["neg" if i % 2 else "pos"] for i in range(n)], ("neg", "pos"), name="precision")
 
 
@@ -46,9 +50,19 @@ def observed_step(tiny_model: dict[str, Any], precision: str, mode: str) -> dict
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA if mode == "hooks" else None)
     dataset = DocumentDataset(docs(), loaded.tokenizer, 48)
-    cfg = TrainConfig(epochs=2, batch_size=N_DOCS, physical_batch_size=N_DOCS, lr=0.0, weight_decay=0.0,
-                      max_grad_norm=CLIP, warmup_steps=0, grad_sample_mode=mode, accountant="prv", noise_multiplier=1.0,
-                      noise=NoiseSource(seed=7))
+    cfg = TrainConfig(
+        epochs=2,
+        batch_size=N_DOCS,
+        physical_batch_size=N_DOCS,
+        lr=0.0,
+        weight_decay=0.0,
+        max_grad_norm=CLIP,
+        warmup_steps=0,
+        grad_sample_mode=mode,
+        accountant="prv",
+        noise_multiplier=1.0,
+        noise=NoiseSource(seed=7),
+    )
     module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), cfg)
     seen: dict[str, list[torch.Tensor]] = {"norms": [], "dtypes": [], "update": []}
 
@@ -59,7 +73,9 @@ def observed_step(tiny_model: dict[str, Any], precision: str, mode: str) -> dict
 
             def observed_clip() -> None:
                 if mode == "hooks":
-                    seen["norms"].append(torch.cat([g.reshape(len(g), -1) for g in opt.grad_samples], dim=1).norm(dim=1))
+                    seen["norms"].append(
+                        torch.cat([g.reshape(len(g), -1) for g in opt.grad_samples], dim=1).norm(dim=1)
+                    )
                     seen["dtypes"] += [g.dtype for g in opt.grad_samples]
                 clip()
 
@@ -93,8 +109,17 @@ def test_bf16_mixed_generator_spends_the_same_epsilon(tiny_model: dict[str, Any]
     corpus = docs(24)
     spent = {}
     for precision in ("32-true", "bf16-mixed"):
-        gen = DPGenGenerator(model=tiny_model, epochs=1, batch_size=8, physical_batch_size=4, max_seq_len=32,
-                             max_new_tokens=8, sample_batch_size=8, lr=1e-3, precision=precision)
+        gen = DPGenGenerator(
+            model=tiny_model,
+            epochs=1,
+            batch_size=8,
+            physical_batch_size=4,
+            max_seq_len=32,
+            max_new_tokens=8,
+            sample_batch_size=8,
+            lr=1e-3,
+            precision=precision,
+        )
         report = gen.fit(corpus, PrivacySpec.for_private_set(len(corpus), 4.0), seed=0)
         spent[precision] = report.epsilon_spent
         assert report.details["precision"] == precision
@@ -102,8 +127,13 @@ def test_bf16_mixed_generator_spends_the_same_epsilon(tiny_model: dict[str, Any]
     assert spent["bf16-mixed"] == spent["32-true"] <= 4.0
 
 
-def per_sample_grads(model: torch.nn.Module, batch: dict[str, torch.Tensor], dtype: torch.dtype | None,
-                     loss_scale: float, poison_first: bool = False) -> dict[str, torch.Tensor]:
+def per_sample_grads(
+    model: torch.nn.Module,
+    batch: dict[str, torch.Tensor],
+    dtype: torch.dtype | None,
+    loss_scale: float,
+    poison_first: bool = False,
+) -> dict[str, torch.Tensor]:
     """Per-sample gradients from the fp32 hooks, with the model under autocast(`dtype`) and the loss scaled."""
     hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
     hooks.loss_scale = loss_scale

@@ -1,4 +1,5 @@
 """Known-answer and property tests of `synbench.privacy`."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Progress: a bar on a terminal, throttled count lines with elapsed time in a log file."""
+
 from __future__ import annotations
 
 import io
@@ -52,7 +53,9 @@ def test_a_meter_closed_early_says_how_far_it_got(caplog: pytest.LogCaptureFixtu
     with caplog.at_level(logging.INFO, logger="synbench.progress"):
         with Meter("decode", total=10, every_s=3600.0, stream=io.StringIO()) as meter:
             meter.update(3)
-    assert caplog.records[-1].getMessage().startswith("decode: 3/10 it") and caplog.records[-1].getMessage().endswith("(done)")
+    assert caplog.records[-1].getMessage().startswith("decode: 3/10 it") and caplog.records[-1].getMessage().endswith(
+        "(done)"
+    )
 
 
 def test_a_disabled_meter_is_silent_everywhere(caplog: pytest.LogCaptureFixture) -> None:

@@ -1,4 +1,5 @@
 """Empty and degenerate outputs are counted for every generator, never dropped."""
+
 from __future__ import annotations
 
 from synbench.quality import is_degenerate, output_health

@@ -1,4 +1,5 @@
 """The plugin registry: lookup, errors that list names, duplicates across packages."""
+
 from __future__ import annotations
 
 from importlib.metadata import EntryPoint
@@ -71,7 +72,9 @@ def fresh_scan() -> object:
 
 def test_a_plugin_must_subclass_its_kinds_base(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_plugin(monkeypatch, "synbench.generators", dict)
-    with pytest.raises(PluginError, match=r"'fake' from package 'pkg-fake' .* not a subclass of synbench.base.Generator"):
+    with pytest.raises(
+        PluginError, match=r"'fake' from package 'pkg-fake' .* not a subclass of synbench.base.Generator"
+    ):
         registry.load("generators", "fake")
 
 
@@ -192,7 +195,8 @@ def test_the_plugins_key_registers_a_module_for_the_whole_job(tmp_path) -> None:
     from conftest import run_cli
 
     (tmp_path / "my_filters.py").write_text(LOCAL_FILTER)
-    out = run_cli(["task=plugins", f"plugins=[{tmp_path / 'my_filters.py'}]", f"output_root={tmp_path / 'out'}"],
-                  cwd=tmp_path).stdout
+    out = run_cli(
+        ["task=plugins", f"plugins=[{tmp_path / 'my_filters.py'}]", f"output_root={tmp_path / 'out'}"], cwd=tmp_path
+    ).stdout
     assert f"shortest         {registry.LOCAL_PACKAGE}" in out and "pyes_pno" in out
     assert "shortest" not in run_cli(["task=plugins", f"output_root={tmp_path / 'out'}"], cwd=tmp_path).stdout

@@ -1,4 +1,5 @@
 """What a job releases: the budget check, the results allow-list, and no private statistic in results or W&B."""
+
 from __future__ import annotations
 
 import json
@@ -67,22 +68,40 @@ def test_undeclared_details_are_dropped_and_an_unknown_field_is_a_violation(capl
     assert violations(flagged, Declares) == []
 
 
-def dpgen_job(tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any], *extra: str) -> tuple[dict[str, Any], bytes]:
+def dpgen_job(
+    tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any], *extra: str
+) -> tuple[dict[str, Any], bytes]:
     """A DP-Gen benchmark job on the tiny model with W&B offline; (results.json, every byte the W&B run wrote)."""
     out = tmp_path / "out"
-    run_cli([*tiny_dataset, "dataset.label_space=[neg,pos]", "generator=dpgen", *model_overrides(tiny_model),
-             "generator.batch_size=8", "generator.physical_batch_size=8", "generator.max_seq_len=32",
-             "generator.max_new_tokens=8", "generator.sample_batch_size=16", "generator.num_threads=1", "eps=4",
-             "tracking=wandb", "metrics=[utility,length]", f"output_root={out}", *extra],
-            cwd=tmp_path)
+    run_cli(
+        [
+            *tiny_dataset,
+            "dataset.label_space=[neg,pos]",
+            "generator=dpgen",
+            *model_overrides(tiny_model),
+            "generator.batch_size=8",
+            "generator.physical_batch_size=8",
+            "generator.max_seq_len=32",
+            "generator.max_new_tokens=8",
+            "generator.sample_batch_size=16",
+            "generator.num_threads=1",
+            "eps=4",
+            "tracking=wandb",
+            "metrics=[utility,length]",
+            f"output_root={out}",
+            *extra,
+        ],
+        cwd=tmp_path,
+    )
     [path] = list(out.rglob("results.json"))
     wandb_bytes = b"".join(p.read_bytes() for p in out.rglob("wandb/**/*") if p.is_file())
     assert wandb_bytes, "the job wrote no W&B run"
     return json.loads(path.read_text()), wandb_bytes
 
 
-def test_default_job_releases_only_allow_listed_fields(tmp_path: Path, tiny_dataset: list[str],
-                                                       tiny_model: dict[str, Any]) -> None:
+def test_default_job_releases_only_allow_listed_fields(
+    tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any]
+) -> None:
     results, wandb_bytes = dpgen_job(tmp_path, tiny_dataset, tiny_model)
     assert results["status"] == "complete" and results["noise"] == "secure"
     assert results["non_dp_outputs"] == UTILITY_DIAGNOSTICS
@@ -95,10 +114,12 @@ def test_default_job_releases_only_allow_listed_fields(tmp_path: Path, tiny_data
         assert name not in wandb_bytes, f"{name!r} reached the W&B run"
 
 
-def test_opting_in_releases_private_stats_and_marks_them(tmp_path: Path, tiny_dataset: list[str],
-                                                         tiny_model: dict[str, Any]) -> None:
-    results, wandb_bytes = dpgen_job(tmp_path, tiny_dataset, tiny_model, "tracking.log_private_stats=true",
-                                     "dataset.label_space=null")
+def test_opting_in_releases_private_stats_and_marks_them(
+    tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any]
+) -> None:
+    results, wandb_bytes = dpgen_job(
+        tmp_path, tiny_dataset, tiny_model, "tracking.log_private_stats=true", "dataset.label_space=null"
+    )
     flagged = set(results["non_dp_outputs"])
     assert {"generation.train_tokens", "utility.real_f1", "utility.majority_f1", "tracker:fit/train_loss"} <= flagged
     assert results["generation"]["train_tokens"] > 0 and "real_f1" in results["utility"]

@@ -5,6 +5,7 @@ generators x eps {1, 4, inf} x two seeds of `benchmark`, two audits (one
 whose lower bound exceeds its nominal eps), one failed job, and private-
 looking files beside the results that the report must never read.
 """
+
 from __future__ import annotations
 
 import html
@@ -36,30 +37,79 @@ F1 = {"alpha": 0.5, "beta": 0.3}  # seed 0 at eps=1; +0.1 per seed, +0.05 per st
 def write_job(root: Path, task: str, name: str, results: dict[str, Any]) -> Path:
     job = root / task / name
     job.mkdir(parents=True)
-    (job / "results.json").write_text(json.dumps({"task": task, "dataset": "toyset", "delta": 1e-5, "noise": "secure",
-                                                  "non_dp_outputs": [], "label_space_inferred": False,
-                                                  "config": {"note": "x"}, **results}))
+    (job / "results.json").write_text(
+        json.dumps(
+            {
+                "task": task,
+                "dataset": "toyset",
+                "delta": 1e-5,
+                "noise": "secure",
+                "non_dp_outputs": [],
+                "label_space_inferred": False,
+                "config": {"note": "x"},
+                **results,
+            }
+        )
+    )
     (job / "synthetic.jsonl").write_text(json.dumps({"text": SENTINEL, "label": ["pos"]}) + "\n")
     return job
 
 
 def benchmark_results(generator: str, step: int, eps: float | str, seed: int) -> dict[str, Any]:
     f1 = F1[generator] + 0.05 * step + 0.1 * seed
-    return {"generator": generator, "epsilon": eps, "seed": seed, "status": "complete",
-            "utility": {"f1_micro": f1, "f1_macro": f1 - 0.2, "random_f1": 0.33 + 0.02 * seed, "random_f1_macro": 0.3,
-                        "majority_f1": 0.5, "majority_f1_macro": 0.2, "real_f1": 0.8 + 0.02 * seed, "real_f1_macro": 0.6,
-                        "n_train": 30},
-            "fidelity": {"mauve": 0.2 + 0.2 * step - F1[generator] / 5, "mauve_ref": 0.9, "entity_div": 0.3,
-                         "entity_div_ref": 0.1, "length_div": 0.4, "length_div_ref": 0.05, "length_mean_syn": 42.0},
-            # as task=benchmark writes it from the metrics it ran (`Metric.higher_is_better`): the report reads it here
-            "higher_is_better": {"utility.f1_micro": True, "utility.f1_macro": True, "fidelity.mauve": True,
-                                 "fidelity.entity_div": False, "fidelity.length_div": False}}
+    return {
+        "generator": generator,
+        "epsilon": eps,
+        "seed": seed,
+        "status": "complete",
+        "utility": {
+            "f1_micro": f1,
+            "f1_macro": f1 - 0.2,
+            "random_f1": 0.33 + 0.02 * seed,
+            "random_f1_macro": 0.3,
+            "majority_f1": 0.5,
+            "majority_f1_macro": 0.2,
+            "real_f1": 0.8 + 0.02 * seed,
+            "real_f1_macro": 0.6,
+            "n_train": 30,
+        },
+        "fidelity": {
+            "mauve": 0.2 + 0.2 * step - F1[generator] / 5,
+            "mauve_ref": 0.9,
+            "entity_div": 0.3,
+            "entity_div_ref": 0.1,
+            "length_div": 0.4,
+            "length_div_ref": 0.05,
+            "length_mean_syn": 42.0,
+        },
+        # as task=benchmark writes it from the metrics it ran (`Metric.higher_is_better`): the report reads it here
+        "higher_is_better": {
+            "utility.f1_micro": True,
+            "utility.f1_macro": True,
+            "fidelity.mauve": True,
+            "fidelity.entity_div": False,
+            "fidelity.length_div": False,
+        },
+    }
 
 
 def audit_results(generator: str, eps: float, lower: float) -> dict[str, Any]:
-    return {"generator": generator, "epsilon": eps, "seed": 0, "status": "complete",
-            "audit": {"mode": "k_subsets", "auc": 0.9, "tpr_at_fpr_0.001": 0.05, "tpr_at_fpr_0.01": 0.2,
-                      "tpr_at_fpr_0.1": 0.6, "eps_emp": lower + 0.5, "eps_emp_lower": lower, "confidence": 0.95}}
+    return {
+        "generator": generator,
+        "epsilon": eps,
+        "seed": 0,
+        "status": "complete",
+        "audit": {
+            "mode": "k_subsets",
+            "auc": 0.9,
+            "tpr_at_fpr_0.001": 0.05,
+            "tpr_at_fpr_0.01": 0.2,
+            "tpr_at_fpr_0.1": 0.6,
+            "eps_emp": lower + 0.5,
+            "eps_emp_lower": lower,
+            "confidence": 0.95,
+        },
+    }
 
 
 def roc_png(path: Path) -> None:
@@ -81,14 +131,36 @@ def sweep(tmp_path: Path) -> Path:
                 if generator == "alpha" and name == "inf":
                     results["non_dp_outputs"] = ["utility.real_f1"]
                 write_job(root, "benchmark", f"eps={name},generator={generator},seed={seed}", results)
-    write_job(root, "benchmark", "eps=1,generator=gamma", {
-        "generator": "gamma", "epsilon": 1.0, "seed": 0, "status": "failed", "utility": {}, "fidelity": {},
-        "error": {"type": "DataError", "message": "train.jsonl line 3: no text"}})
+    write_job(
+        root,
+        "benchmark",
+        "eps=1,generator=gamma",
+        {
+            "generator": "gamma",
+            "epsilon": 1.0,
+            "seed": 0,
+            "status": "failed",
+            "utility": {},
+            "fidelity": {},
+            "error": {"type": "DataError", "message": "train.jsonl line 3: no text"},
+        },
+    )
     roc_png(write_job(root, "audit", "eps=1,generator=alpha", audit_results("alpha", 1.0, 1.8)) / "audit_roc.png")
     write_job(root, "audit", "eps=4,generator=beta", audit_results("beta", 4.0, 0.4))
     write_job(root, "audit", "eps=4,generator=copy", audit_results("copy", 4.0, 4.96) | {"non_private_control": True})
-    write_job(root, "audit", "eps=2,generator=beta", {"generator": "beta", "epsilon": 2.0, "seed": 0, "status": "running",
-                                                      "audit": {}, "config": {"audit": {"mode": "one_run"}}})
+    write_job(
+        root,
+        "audit",
+        "eps=2,generator=beta",
+        {
+            "generator": "beta",
+            "epsilon": 2.0,
+            "seed": 0,
+            "status": "running",
+            "audit": {},
+            "config": {"audit": {"mode": "one_run"}},
+        },
+    )
     (root / "benchmark" / "broken").mkdir()
     (root / "benchmark" / "broken" / "results.json").write_text('{"task": "benchmark", "status": "compl')
     (root / "audit" / "eps=1,generator=alpha" / "runs").mkdir()
@@ -107,7 +179,9 @@ def md_tables(markdown: str) -> dict[str, dict[str, list[str]]]:
             rows["header"] = [c.strip() for c in line[2:-2].split(" | ")]
         elif line.startswith("| "):
             cells = [c.strip() for c in line[2:-2].split(" | ")]
-            rows[" ".join(cells[:rows["header"].index("seeds")] if "seeds" in rows["header"] else cells[:1]).strip()] = cells
+            rows[
+                " ".join(cells[: rows["header"].index("seeds")] if "seeds" in rows["header"] else cells[:1]).strip()
+            ] = cells
     return tables
 
 
@@ -125,7 +199,9 @@ def test_report_task_writes_tables_with_intervals_baselines_failures_and_violati
     assert [row[:5] for key, row in rows.items() if key.startswith("*")] == [
         ["*random*", "", "*2*", "*0.340 ± 0.127*", "*0.300 ± 0.000*"],
         ["*majority*", "", "*2*", "*0.500 ± 0.000*", "*0.200 ± 0.000*"],
-        ["*real data*", "", "*2*", "*0.810 ± 0.127*", "*0.600 ± 0.000*"], ["*real vs real*", "", "*2*", "", ""]]
+        ["*real data*", "", "*2*", "*0.810 ± 0.127*", "*0.600 ± 0.000*"],
+        ["*real vs real*", "", "*2*", "", ""],
+    ]
     assert rows["*real vs real*"][5:] == ["*0.900 ± 0.000*", "*0.100 ± 0.000*", "*0.050 ± 0.000*"]
     assert rows["gamma 1"][2:5] == ["0 (+1 failed)", "– (failed)", "– (failed)"]
     assert rows["header"][3:] == ["f1_micro ↑", "f1_macro ↑", "mauve ↑", "entity_div ↓", "length_div ↓"]
@@ -134,8 +210,15 @@ def test_report_task_writes_tables_with_intervals_baselines_failures_and_violati
     assert unfinished["benchmark/eps=1,generator=gamma"][-2:] == ["failed", "DataError: train.jsonl line 3: no text"]
     assert unfinished["audit/eps=2,generator=beta"][-2] == "running"
     assert unfinished["benchmark/broken"][-2:] == ["unreadable", "results.json unreadable (JSONDecodeError)"]
-    assert audit["toyset alpha k_subsets 1"][5:] == ["0.900", "0.050", "0.200", "0.600", "2.300", "**⚠ 1.800**",
-                                                     "**⚠ VIOLATION**"]
+    assert audit["toyset alpha k_subsets 1"][5:] == [
+        "0.900",
+        "0.050",
+        "0.200",
+        "0.600",
+        "2.300",
+        "**⚠ 1.800**",
+        "**⚠ VIOLATION**",
+    ]
     assert audit["toyset beta k_subsets 4"][-2:] == ["0.400", "no"]
     assert audit["toyset copy¶ k_subsets 4"][-2:] == ["4.960", "n/a (non-private control)"]
     assert audit["toyset beta one_run 2"][4:] == ["0 (+1 running)"] + ["– (running)"] * 7
@@ -150,7 +233,9 @@ def test_report_task_writes_tables_with_intervals_baselines_failures_and_violati
 
 
 def test_a_sweep_without_results_is_a_clear_error(tmp_path: Path) -> None:
-    proc = run_cli(["task=report", "sweep=nothing", f"output_root={tmp_path}", "tracking=none"], cwd=tmp_path, check=False)
+    proc = run_cli(
+        ["task=report", "sweep=nothing", f"output_root={tmp_path}", "tracking=none"], cwd=tmp_path, check=False
+    )
     assert proc.returncode == 2 and "no results.json under" in proc.stderr and "sweep=<name>" in proc.stderr
 
 
@@ -160,7 +245,12 @@ def test_the_report_opens_only_results_and_roc_images(sweep: Path) -> None:
     recording = [True]
 
     def hook(event: str, args: tuple) -> None:
-        if recording[0] and event == "open" and isinstance(args[0], (str, Path)) and str(args[0]).startswith(str(sweep)):
+        if (
+            recording[0]
+            and event == "open"
+            and isinstance(args[0], (str, Path))
+            and str(args[0]).startswith(str(sweep))
+        ):
             opened.append(Path(args[0]))
 
     sys.addaudithook(hook)  # hooks cannot be removed; this one stops recording after the call
@@ -174,11 +264,13 @@ def test_the_report_opens_only_results_and_roc_images(sweep: Path) -> None:
 
 
 def test_the_report_imports_no_generator_model_or_dataset_code(sweep: Path) -> None:
-    code = ("import sys; from pathlib import Path; from synbench.report import write_report; "
-            f"write_report(Path({str(sweep)!r})); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'datasets') "
-            "or m.startswith(('synbench.generators', 'synbench.data', 'synbench.audit', 'synbench.metrics', "
-            "'synbench.tasks'))))")
+    code = (
+        "import sys; from pathlib import Path; from synbench.report import write_report; "
+        f"write_report(Path({str(sweep)!r})); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'datasets') "
+        "or m.startswith(('synbench.generators', 'synbench.data', 'synbench.audit', 'synbench.metrics', "
+        "'synbench.tasks'))))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert proc.stdout.strip() == "[]"
 
@@ -240,8 +332,13 @@ def rendered_layout(browser: list[str], page: Path, width: int) -> tuple[dict[st
     """The probe's layout figures and the dumped DOM of `page` in a window `width` pixels wide."""
     probed = page.with_name("report_probed.html")
     probed.write_text(page.read_text().replace("</body>", LAYOUT_PROBE + "</body>"))
-    dom = subprocess.run([*browser, f"--window-size={width},1000", "--virtual-time-budget=5000", "--dump-dom",
-                          probed.as_uri()], check=True, capture_output=True, text=True, timeout=60).stdout
+    dom = subprocess.run(
+        [*browser, f"--window-size={width},1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     probe = re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S)
     assert probe, "the layout probe did not run: the page did not finish loading in headless Chromium"
     return json.loads(html.unescape(probe.group(1))), dom
@@ -252,8 +349,14 @@ def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> Non
     window (a wide table scrolls inside its own box), at a desktop and at a laptop-narrow width."""
     chromium = chromium_or_skip()
     markdown, page = write_report(sweep)
-    browser = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
-               f"--user-data-dir={tmp_path / 'profile'}"]
+    browser = [
+        chromium,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     n_tables = sum(line.startswith("| ---") or line.startswith("|---") for line in markdown.read_text().splitlines())
     n_figures = len(re.findall(r"!\[", markdown.read_text()))
     assert n_tables >= 3 and n_figures >= 3  # utility, audit and audit-detail tables; F1, MAUVE, eps and ROC plots
@@ -267,15 +370,27 @@ def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> Non
         if width == 1400:  # on a desktop window every table fits: none hides columns behind a scroll bar
             assert layout["scrolling_boxes"] == 0 and all(t["right"] <= width for t in layout["tables"]), layout
         assert len(layout["images"]) == n_figures
-        assert all(i["loaded"] and 100 <= i["width"] and i["right"] <= width for i in layout["images"]), layout["images"]
+        assert all(i["loaded"] and 100 <= i["width"] and i["right"] <= width for i in layout["images"]), layout[
+            "images"
+        ]
     parser = Cells()
     parser.feed(dom)
-    for cell in ("0.550 ± 0.635", "0.340 ± 0.127", "– (failed)", "– (running)", "VIOLATION",
-                 "DataError: train.jsonl line 3: no text"):
+    for cell in (
+        "0.550 ± 0.635",
+        "0.340 ± 0.127",
+        "– (failed)",
+        "– (running)",
+        "VIOLATION",
+        "DataError: train.jsonl line 3: no text",
+    ):
         assert cell in parser.cells, cell
     shot = tmp_path / "report.png"
-    subprocess.run([*browser, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [*browser, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     pixels = np.asarray(Image.open(shot).convert("RGB"))
     assert pixels.shape[:2] == (2000, 1400)
     assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200 and (pixels < 200).any(axis=2).mean() > 0.01
@@ -288,15 +403,38 @@ def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None
     from synbench.lifecycle import summary
     from synbench.report.benchmark import lead
 
-    imbalanced = {"f1_micro": 0.52, "f1_macro": 0.31, "random_f1": 0.197, "random_f1_macro": 0.155,
-                  "majority_f1": 0.514, "majority_f1_macro": 0.113, "real_f1": 0.74, "real_f1_macro": 0.61}
+    imbalanced = {
+        "f1_micro": 0.52,
+        "f1_macro": 0.31,
+        "random_f1": 0.197,
+        "random_f1_macro": 0.155,
+        "majority_f1": 0.514,
+        "majority_f1_macro": 0.113,
+        "real_f1": 0.74,
+        "real_f1_macro": 0.61,
+    }
     balanced = {**imbalanced, "majority_f1": 0.34, "random_f1": 0.33}
-    for utility, first in ((imbalanced, "F1 macro: 0.31 (random 0.155, majority 0.113, real 0.61)"),
-                           (balanced, "F1 micro: 0.52 (random 0.33, majority 0.34, real 0.74)")):
-        lines = summary({"task": "benchmark", "generator": "dpgen", "dataset": "d", "epsilon": 4.0, "epsilon_spent": 4.0,
-                         "delta": 1e-5, "utility": utility, "fidelity": {}, "audit": {}}).splitlines()
+    for utility, first in (
+        (imbalanced, "F1 macro: 0.31 (random 0.155, majority 0.113, real 0.61)"),
+        (balanced, "F1 micro: 0.52 (random 0.33, majority 0.34, real 0.74)"),
+    ):
+        lines = summary(
+            {
+                "task": "benchmark",
+                "generator": "dpgen",
+                "dataset": "d",
+                "epsilon": 4.0,
+                "epsilon_spent": 4.0,
+                "delta": 1e-5,
+                "utility": utility,
+                "fidelity": {},
+                "audit": {},
+            }
+        ).splitlines()
         assert lines[1].strip() == first and lines[2].strip().startswith("F1 m")
     jobs = pd.DataFrame([{f"utility.{k}": v for k, v in imbalanced.items()}])
     assert lead(jobs)[:2] == ("utility.f1_macro", "utility.f1_micro")
-    assert lead(jobs.assign(**{"utility.majority_f1": 0.34, "utility.random_f1": 0.33}))[:2] == ("utility.f1_micro",
-                                                                                            "utility.f1_macro")
+    assert lead(jobs.assign(**{"utility.majority_f1": 0.34, "utility.random_f1": 0.33}))[:2] == (
+        "utility.f1_micro",
+        "utility.f1_macro",
+    )

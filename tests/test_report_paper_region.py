@@ -1,4 +1,5 @@
 """The report reads audit violations in the paper's region FPR in [0.1, 0.2], beside the bound-based verdict."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,19 @@ from synbench.report.load import load_results
 def write_audit(root: Path, name: str, eps: float | str, audit: dict[str, Any], **extra: Any) -> None:
     job = root / "audit" / name
     job.mkdir(parents=True)
-    results = {"task": "audit", "dataset": "psytar", "generator": "augpe", "epsilon": eps, "seed": 0, "status": "complete",
-               "delta": 1e-5, "noise": "secure", "non_dp_outputs": [], "audit": {"mode": "k_subsets", **audit}, **extra}
+    results = {
+        "task": "audit",
+        "dataset": "psytar",
+        "generator": "augpe",
+        "epsilon": eps,
+        "seed": 0,
+        "status": "complete",
+        "delta": 1e-5,
+        "noise": "secure",
+        "non_dp_outputs": [],
+        "audit": {"mode": "k_subsets", **audit},
+        **extra,
+    }
     (job / "results.json").write_text(json.dumps(results))
 
 

@@ -5,6 +5,7 @@ module (importing only `synbench.api`), its config folder, and a
 `.dist-info` folder with the entry points, put on `PYTHONPATH`. Nothing in
 SynBench lists tasks or backends, so the jobs below find them by name.
 """
+
 from __future__ import annotations
 
 import json
@@ -81,7 +82,9 @@ def installed(fixture_package: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     import synbench.app  # noqa: F401  (registers the search-path plugin that finds the package's conf folder)
 
     monkeypatch.syspath_prepend(str(fixture_package))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(fixture_package), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(fixture_package), os.environ.get("PYTHONPATH")]))
+    )
     registry._scan.cache_clear()
     yield fixture_package
     for name in ("sbfixture_plugins", "sbfixture_conf"):
@@ -97,12 +100,16 @@ def run_job(overrides: list[str], job_dir: Path) -> dict:
 
 
 def test_a_new_task_runs_writes_its_declared_sections_and_the_report_reads_them(
-        installed: Path, tmp_path: Path, tiny_dataset: list[str]) -> None:
+    installed: Path, tmp_path: Path, tiny_dataset: list[str]
+) -> None:
     from synbench.report import write_report
 
     assert registry.available("tasks")["count"].package == "sbfixture"
     sweep = tmp_path / "s"
-    results = run_job(["task=count", "generator=copy", *tiny_dataset, "tracking=none", f"output_root={tmp_path}"], sweep / "count" / "j")
+    results = run_job(
+        ["task=count", "generator=copy", *tiny_dataset, "tracking=none", f"output_root={tmp_path}"],
+        sweep / "count" / "j",
+    )
     assert results["status"] == "complete" and results["counts"] == {"labels": 2}
     assert results["generation"] == {"n_private": 30, "n_eval": 10} and results["report_section"] is None
     markdown, _ = write_report(sweep)
@@ -110,12 +117,16 @@ def test_a_new_task_runs_writes_its_declared_sections_and_the_report_reads_them(
     assert "by task: count (1)" in report and "Complete results of task(s) count are counted above" in report
 
 
-def test_a_task_writing_an_undeclared_section_fails_its_job(installed: Path, tmp_path: Path,
-                                                             tiny_dataset: list[str]) -> None:
+def test_a_task_writing_an_undeclared_section_fails_its_job(
+    installed: Path, tmp_path: Path, tiny_dataset: list[str]
+) -> None:
     module = installed / "sbfixture_plugins.py"
     module.write_text(module.read_text().replace('frozenset({"counts"})', "frozenset()"))
     with pytest.raises(ReleaseError, match="outside the release allow-list: counts"):
-        run_job(["task=count", "generator=copy", *tiny_dataset, "tracking=none", f"output_root={tmp_path}"], tmp_path / "job")
+        run_job(
+            ["task=count", "generator=copy", *tiny_dataset, "tracking=none", f"output_root={tmp_path}"],
+            tmp_path / "job",
+        )
     assert json.loads((tmp_path / "job" / "results.json").read_text())["status"] == "failed"
 
 
@@ -127,21 +138,36 @@ def test_a_new_lm_backend_is_picked_by_its_yaml(installed: Path) -> None:
     node = OmegaConf.to_container(compose_config(["generator=augpe", "generator/backend=echo"]).generator, resolve=True)
     assert node["backend"] == {"_plugin_": "echo", "prefix": "hello"}
     backend = make_backend(node["backend"], node["model"])
-    replies = backend.complete([ChatRequest("write a review of a drug")], max_new_tokens=8, temperature=1.0,
-                               top_p=1.0, seed=0)
+    replies = backend.complete(
+        [ChatRequest("write a review of a drug")], max_new_tokens=8, temperature=1.0, top_p=1.0, seed=0
+    )
     assert type(backend).__name__ == "EchoBackend" and replies == ["hello write a review of a drug"]
 
 
 @pytest.mark.slow
-def test_both_from_the_command_line_and_aug_pe_on_the_new_backend(installed: Path, tmp_path: Path,
-                                                                   tiny_dataset: list[str]) -> None:
+def test_both_from_the_command_line_and_aug_pe_on_the_new_backend(
+    installed: Path, tmp_path: Path, tiny_dataset: list[str]
+) -> None:
     """The jobs a user starts: `task=plugins` lists both, and AUG-PE runs through the echo backend."""
     out = tmp_path / "out"
     listing = run_cli(["task=plugins", f"output_root={out}"], cwd=tmp_path).stdout
     assert f"{'count':<16} sbfixture" in listing and f"{'echo':<16} sbfixture" in listing
-    run_cli(["generator=augpe", "generator/backend=echo", *tiny_dataset, "eps=inf", "metrics=[length]",
-             "generator.population=8", "generator.iterations=1", "generator.variations=2", "task.n_synthetic=6",
-             "tracking=none", f"output_root={out}"], cwd=tmp_path)
+    run_cli(
+        [
+            "generator=augpe",
+            "generator/backend=echo",
+            *tiny_dataset,
+            "eps=inf",
+            "metrics=[length]",
+            "generator.population=8",
+            "generator.iterations=1",
+            "generator.variations=2",
+            "task.n_synthetic=6",
+            "tracking=none",
+            f"output_root={out}",
+        ],
+        cwd=tmp_path,
+    )
     [path] = list(out.rglob("results.json"))
     results = json.loads(path.read_text())
     assert results["status"] == "complete" and results["generation"]["backend"] == "echo-hello"

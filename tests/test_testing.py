@@ -5,6 +5,7 @@ The broken generators below are small but realistic: each is the honest
 public vocabulary, calibrated and accounted with `synbench.privacy`) with one
 mistake a plugin author could make.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,17 @@ from synbench.errors import SynBenchError
 from synbench.generators.copy import CopyGenerator
 from synbench.privacy import PrivacySpec, allocate, gaussian_sigma, gdp_epsilon
 from synbench.registry import create
-from synbench.testing import (ConformanceError, check_attack, check_dataset, check_generator, check_metric,
-                              check_model_attack, generator_checks, parametrize_with_checks, public_corpus)
+from synbench.testing import (
+    ConformanceError,
+    check_attack,
+    check_dataset,
+    check_generator,
+    check_metric,
+    check_model_attack,
+    generator_checks,
+    parametrize_with_checks,
+    public_corpus,
+)
 from synbench.testing.corpora import SENTINEL_PATTERN
 
 VOCABULARY = tuple(sorted({w for part in range(6) for t in public_corpus(part=part).texts for w in t.split()}))
@@ -145,10 +155,18 @@ def test_an_honest_generator_passes_each_named_check(check: Callable[[], None]) 
 
 def test_the_named_checks_and_their_pytest_ids() -> None:
     assert [name for name, _ in generator_checks(NoisyUnigram)] == [
-        "api", "fit-sample", "fit-sample-multi-label", "no-dp", "sentinels", "noise"]
+        "api",
+        "fit-sample",
+        "fit-sample-multi-label",
+        "no-dp",
+        "sentinels",
+        "noise",
+    ]
     assert [name for name, _ in generator_checks(NoisyUnigram, multi_label=False, audit=True)][-1] == "audit"
     [mark] = parametrize_with_checks([NoisyUnigram, lambda: NoisyUnigram()]).mark.args[1:]
-    assert [p.id for p in mark][:2] == ["NoisyUnigram-api", "NoisyUnigram-fit-sample"] and mark[-1].id == "generator1-noise"
+    assert [p.id for p in mark][:2] == ["NoisyUnigram-api", "NoisyUnigram-fit-sample"] and mark[
+        -1
+    ].id == "generator1-noise"
     with pytest.raises(ValueError, match="epsilon"):
         list(generator_checks(NoisyUnigram, epsilon=math.inf))
 
@@ -176,21 +194,26 @@ def test_the_canary_audit_bounds_a_verbatim_copier_above_its_claim_and_passes_an
     dict(generator_checks(NoisyUnigram, audit=True))["audit"]()
 
 
-@pytest.mark.parametrize("broken, contract", [
-    (Overspends, "budget-epsilon"),
-    (OwnDelta, "budget-delta"),
-    (FixedSeedNoise, "noise-source"),
-    (LeaksVocabulary, "private-text"),
-    (UndeclaredDetails, "public-details"),
-    (IgnoresLabelCounts, "label-counts"),
-    (UnseededSampling, "replication"),
-])
+@pytest.mark.parametrize(
+    "broken, contract",
+    [
+        (Overspends, "budget-epsilon"),
+        (OwnDelta, "budget-delta"),
+        (FixedSeedNoise, "noise-source"),
+        (LeaksVocabulary, "private-text"),
+        (UndeclaredDetails, "public-details"),
+        (IgnoresLabelCounts, "label-counts"),
+        (UnseededSampling, "replication"),
+    ],
+)
 def test_the_kit_catches_a_broken_generator(broken: type[Generator], contract: str) -> None:
     with pytest.raises(ConformanceError) as info:
         check_generator(broken)
     assert info.value.contracts == [contract]
     message = str(info.value)
-    assert f"generator {broken.__qualname__} ({__name__})" in message and f"[{contract}]" in message and "fix:" in message
+    assert (
+        f"generator {broken.__qualname__} ({__name__})" in message and f"[{contract}]" in message and "fix:" in message
+    )
     assert not SENTINEL_PATTERN.search(message)  # the message names where private text leaked, never the text
 
 
@@ -221,7 +244,9 @@ def test_a_plugin_exception_is_chained_and_names_the_call() -> None:
             return super().fit(corpus, privacy, seed)
 
     check_generator(NoMultiLabel, multi_label=False)
-    with pytest.raises(ConformanceError, match=r"\[fit\] fit\(\) on corpus 'synbench-testing-multi-0' .* raised ValueError") as info:
+    with pytest.raises(
+        ConformanceError, match=r"\[fit\] fit\(\) on corpus 'synbench-testing-multi-0' .* raised ValueError"
+    ) as info:
         check_generator(NoMultiLabel)
     assert isinstance(info.value.__cause__, ValueError)
 
@@ -255,7 +280,9 @@ class Jittery(Metric):
         return {"score": float(np.random.default_rng().random())}
 
 
-@pytest.mark.parametrize("broken, contracts", [(TrainLength, ["private-split"]), (Jittery, ["declaration", "deterministic"])])
+@pytest.mark.parametrize(
+    "broken, contracts", [(TrainLength, ["private-split"]), (Jittery, ["declaration", "deterministic"])]
+)
 def test_check_metric_catches_broken_metrics(broken: Callable[[], Metric], contracts: list[str]) -> None:
     with pytest.raises(ConformanceError) as info:
         check_metric(broken)
@@ -286,8 +313,10 @@ def test_check_attack_catches_broken_attacks(broken: Callable[[], Attack], contr
     assert info.value.contracts == contracts
 
 
-@pytest.mark.parametrize("option, overrides", [("logits", {}), ("lira", {}), ("lira", {"online": False}),
-                                               ("rmia", {}), ("rmia", {"online": False})])
+@pytest.mark.parametrize(
+    "option, overrides",
+    [("logits", {}), ("lira", {}), ("lira", {"online": False}), ("rmia", {}), ("rmia", {"online": False})],
+)
 def test_check_model_attack_passes_the_model_attacks(option: str, overrides: dict[str, Any]) -> None:
     check_model_attack(lambda: create("model_attacks", {**config_node("model_attacks", option), **overrides}))
 
@@ -319,8 +348,9 @@ class PerLabel(ModelAttack):
         return signals.target
 
 
-@pytest.mark.parametrize("broken, contracts", [(Underfit, ["direction"]), (Ranked, ["example-order"]),
-                                               (PerLabel, ["scores"])])
+@pytest.mark.parametrize(
+    "broken, contracts", [(Underfit, ["direction"]), (Ranked, ["example-order"]), (PerLabel, ["scores"])]
+)
 def test_check_model_attack_catches_broken_attacks(broken: Callable[[], ModelAttack], contracts: list[str]) -> None:
     with pytest.raises(ConformanceError) as info:
         check_model_attack(broken)
@@ -354,17 +384,25 @@ def test_check_dataset_catches_an_unseeded_split(tiny_dataset: list[str]) -> Non
 @pytest.mark.parametrize("family", ["dpgen", "augpe", "dpdiffusion", "invisibleink"])
 def test_the_canary_audit_passes_the_dp_generators(family: str, tiny_model: dict[str, Any]) -> None:
     """Each DP family at the kit sizes of its own conformance test: the one-run bound stays within its epsilon."""
+    from synbench.generators.dpdiffusion import DPDiffusionGenerator
     from test_augpe import tiny_augpe
     from test_dpdiffusion import KIT
     from test_dpgen import generator as dpgen
-
-    from synbench.generators.dpdiffusion import DPDiffusionGenerator
 
     factories: dict[str, Callable[[], Generator]] = {
         "dpgen": lambda: dpgen(tiny_model, max_seq_len=48, max_new_tokens=6, sample_batch_size=32),
         "augpe": lambda: tiny_augpe(tiny_model),
         "dpdiffusion": lambda: DPDiffusionGenerator(**KIT),
-        "invisibleink": lambda: create("generators", {"_plugin_": "invisibleink", "model": tiny_model, "batch_size": 2,
-                                                      "max_new_tokens": 3, "max_context_tokens": 8, "top_k": 8}),
+        "invisibleink": lambda: create(
+            "generators",
+            {
+                "_plugin_": "invisibleink",
+                "model": tiny_model,
+                "batch_size": 2,
+                "max_new_tokens": 3,
+                "max_context_tokens": 8,
+                "top_k": 8,
+            },
+        ),
     }
     dict(generator_checks(factories[family], audit=True))["audit"]()

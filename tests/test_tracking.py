@@ -1,4 +1,5 @@
 """W&B tracking: offline by default, one run per job, and no private text in anything it writes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,9 +20,21 @@ def test_private_sentinel_never_reaches_tracker_files(tmp_path: Path) -> None:
     test = write_jsonl(tmp_path / "test.jsonl", rows[18:])
     out = tmp_path / "out"
     # log_samples=true with the non-DP copy control: the tracker must refuse to log its (private) text.
-    run_cli(["dataset=files", f"dataset.train={train}", f"dataset.eval={test}", "generator=copy", "tracking=wandb",
-             "dataset.label_space=[a,b]", "tracking.log_samples=true", "task.save_synthetic=false", f"output_root={out}",
-             "eps=inf"], cwd=tmp_path)
+    run_cli(
+        [
+            "dataset=files",
+            f"dataset.train={train}",
+            f"dataset.eval={test}",
+            "generator=copy",
+            "tracking=wandb",
+            "dataset.label_space=[a,b]",
+            "tracking.log_samples=true",
+            "task.save_synthetic=false",
+            f"output_root={out}",
+            "eps=inf",
+        ],
+        cwd=tmp_path,
+    )
     wandb_dirs = list(out.rglob("wandb"))
     assert wandb_dirs, "the tracker wrote no W&B run"
     offline_runs = [p for d in wandb_dirs for p in d.glob("offline-run-*")]
@@ -34,5 +47,8 @@ def test_private_sentinel_never_reaches_tracker_files(tmp_path: Path) -> None:
 
 
 def test_tracking_none_writes_no_wandb_files(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    run_cli([*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=inf"], cwd=tmp_path)
+    run_cli(
+        [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path / 'out'}", "eps=inf"],
+        cwd=tmp_path,
+    )
     assert not list((tmp_path / "out").rglob("wandb"))

@@ -16,6 +16,7 @@ plugin over 20 seeds, a generator that lies about its eps, public), with
 their wall times. BENCH_AUDIT_PARTS=ngram,simulations,demo picks parts
 (default all); the demo part takes several minutes.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,7 +35,9 @@ from synbench.base import Generator
 from synbench.corpus import Corpus
 
 N_CORPORA, N_DOCS, N_WORDS, N_TARGETS, N_REFS = 100, 1000, 100, 1000, 4
-CACHE = Path(os.environ.get("SYNBENCH_BENCH_CACHE", "/tmp/synbench-bench-cache"))  # output root (embedding cache) of the demo audits
+CACHE = Path(
+    os.environ.get("SYNBENCH_BENCH_CACHE", "/tmp/synbench-bench-cache")
+)  # output root (embedding cache) of the demo audits
 
 
 def word_list() -> np.ndarray:
@@ -65,7 +68,9 @@ def counter_log_prob(targets: list[list[str]], docs: list[list[str]]) -> np.ndar
     out = []
     for doc in targets:
         padded = ["<s>", *doc, "</s>"]
-        out.append(sum(math.log((pairs.get(p, 0) + 1) / (contexts.get(p[0], 0) + vocab)) for p in zip(padded, padded[1:])))
+        out.append(
+            sum(math.log((pairs.get(p, 0) + 1) / (contexts.get(p[0], 0) + vocab)) for p in zip(padded, padded[1:]))
+        )
     return np.array(out)
 
 
@@ -87,7 +92,9 @@ def ngram() -> dict:
     fast, slow = [], []
     for i, corpus in enumerate(synthetic):
         start = time.perf_counter()
-        fast.append(attack.score(targets.texts, corpus, references))  # the first call also prepares targets and references
+        fast.append(
+            attack.score(targets.texts, corpus, references)
+        )  # the first call also prepares targets and references
         fast_s += time.perf_counter() - start
         start = time.perf_counter()
         if i == 0:
@@ -100,8 +107,11 @@ def ngram() -> dict:
     if not np.allclose(fast, slow, rtol=1e-9, atol=1e-6):
         raise AssertionError(f"vectorised and Counter scores differ by up to {np.abs(fast - slow).max():.3g}")
     return {
-        "targets": N_TARGETS, "synthetic_corpora": N_CORPORA, "docs_per_corpus": N_DOCS,
-        "references": N_REFS, "tokens_total": int(sum(len(t.split()) for c in (targets, *references, *synthetic) for t in c.texts)),
+        "targets": N_TARGETS,
+        "synthetic_corpora": N_CORPORA,
+        "docs_per_corpus": N_DOCS,
+        "references": N_REFS,
+        "tokens_total": int(sum(len(t.split()) for c in (targets, *references, *synthetic) for t in c.texts)),
         "cpus": os.cpu_count(),
         "vectorised_s": round(fast_s, 3),
         "counter_s": round(slow_s, 3),
@@ -110,8 +120,6 @@ def ngram() -> dict:
         "meets_5x": slow_s / fast_s >= 5.0,
         "max_abs_diff": float(np.abs(fast - slow).max()),
     }
-
-
 
 
 def simulations() -> dict:
@@ -129,41 +137,69 @@ def simulations() -> dict:
     cfg, rng, trials, m = AuditConfig(), np.random.default_rng(0), 500, 200
 
     def combined(scores, members, folds, bound):
-        return np.maximum(holdout_bounds(scores, members, folds, cfg.guess_fractions, bound, 0.025),
-                          grid_bounds(scores, members, cfg.guess_fractions, bound, 0.025))
+        return np.maximum(
+            holdout_bounds(scores, members, folds, cfg.guess_fractions, bound, 0.025),
+            grid_bounds(scores, members, cfg.guess_fractions, bound, 0.025),
+        )
 
     def eps_bound(m_, r, v, alpha):
         return one_run_epsilon_lower_bounds(m_, r, v, 1e-5, alpha)
 
     out: dict = {"trials": trials, "targets": m}
-    for name, truth_mu, make in [("gaussian_mu1", 1.0, lambda mem: rng.normal(size=mem.shape) + mem),
-                                 ("gaussian_mu3", 3.0, lambda mem: rng.normal(size=mem.shape) + 3 * mem),
-                                 ("rr_eps1", None, lambda mem: (mem ^ (rng.random(mem.shape) > expit(1.0))).astype(float)),
-                                 ("rr_eps2", None, lambda mem: (mem ^ (rng.random(mem.shape) > expit(2.0))).astype(float))]:
+    for name, truth_mu, make in [
+        ("gaussian_mu1", 1.0, lambda mem: rng.normal(size=mem.shape) + mem),
+        ("gaussian_mu3", 3.0, lambda mem: rng.normal(size=mem.shape) + 3 * mem),
+        ("rr_eps1", None, lambda mem: (mem ^ (rng.random(mem.shape) > expit(1.0))).astype(float)),
+        ("rr_eps2", None, lambda mem: (mem ^ (rng.random(mem.shape) > expit(2.0))).astype(float)),
+    ]:
         members = rng.random((trials, m)) < 0.5
         folds = np.stack([target_folds(row[None], i, cfg.select_share) for i, row in enumerate(members)])
         scores = make(members)
         mu = combined(scores, members, folds, one_run_gdp_mu_lower_bounds)
         eps = combined(scores, members, folds, eps_bound)
         truth_eps = gdp_epsilon(truth_mu, 1e-5) if truth_mu else float(name[-1])
-        out[name] = {"true_eps": round(truth_eps, 3), "eps_lower_median": round(float(np.median(eps)), 3),
-                     "eps_lower_above_truth": float(np.mean(eps > truth_eps)), "mu_lower_median": round(float(np.median(mu)), 3)}
+        out[name] = {
+            "true_eps": round(truth_eps, 3),
+            "eps_lower_median": round(float(np.median(eps)), 3),
+            "eps_lower_above_truth": float(np.mean(eps > truth_eps)),
+            "mu_lower_median": round(float(np.median(mu)), 3),
+        }
         if truth_mu:
             out[name] |= {"true_mu": truth_mu, "mu_lower_above_truth": float(np.mean(mu > truth_mu))}
     members = np.arange(200)[None] < 100
-    null = [summarise(rng.normal(size=(1, 200)), members, AuditConfig(mode="k_subsets"), 0.0, seed=t)[0] for t in range(200)]
-    out["null_k_subsets_100_100"] = {"eps_emp_mean": round(float(np.mean([n["eps_emp"] for n in null])), 3),
-                                     "eps_emp_max_mean": round(float(np.mean([n["eps_emp_max"] for n in null])), 3),
-                                     "eps_emp_lower_zero_share": float(np.mean([n["eps_emp_lower"] == 0 for n in null]))}
+    null = [
+        summarise(rng.normal(size=(1, 200)), members, AuditConfig(mode="k_subsets"), 0.0, seed=t)[0] for t in range(200)
+    ]
+    out["null_k_subsets_100_100"] = {
+        "eps_emp_mean": round(float(np.mean([n["eps_emp"] for n in null])), 3),
+        "eps_emp_max_mean": round(float(np.mean([n["eps_emp_max"] for n in null])), 3),
+        "eps_emp_lower_zero_share": float(np.mean([n["eps_emp_lower"] == 0 for n in null])),
+    }
     return out
 
 
-DEMO_KEYS = ("auc", "tpr_at_fpr_0.01", "eps_emp", "eps_emp_max", "eps_emp_lower_holdout", "eps_emp_lower_bonferroni",
-             "eps_emp_lower", "gdp_mu_lower", "gdp_eps_lower", "n_targets", "canaries.eps_emp_lower", "outliers.eps_emp_lower")
+DEMO_KEYS = (
+    "auc",
+    "tpr_at_fpr_0.01",
+    "eps_emp",
+    "eps_emp_max",
+    "eps_emp_lower_holdout",
+    "eps_emp_lower_bonferroni",
+    "eps_emp_lower",
+    "gdp_mu_lower",
+    "gdp_eps_lower",
+    "n_targets",
+    "canaries.eps_emp_lower",
+    "outliers.eps_emp_lower",
+)
 
 
-def demo_audit(overrides: list[str], leaky: bool = False, generator: Callable[[], Generator] | None = None,
-               keys: Sequence[str] = DEMO_KEYS) -> dict:
+def demo_audit(
+    overrides: list[str],
+    leaky: bool = False,
+    generator: Callable[[], Generator] | None = None,
+    keys: Sequence[str] = DEMO_KEYS,
+) -> dict:
     """One audit of the demo data in a temporary folder: its `keys` figures and wall time.
 
     `generator` (or `leaky`, the tests' LeakyGenerator) replaces the
@@ -179,7 +215,9 @@ def demo_audit(overrides: list[str], leaky: bool = False, generator: Callable[[]
     from synbench.tasks import audit as audit_task
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["task=audit", "tracking=none", f"output_root={CACHE}", *overrides])
+        cfg = compose(
+            config_name="config", overrides=["task=audit", "tracking=none", f"output_root={CACHE}", *overrides]
+        )
     create = registry.create
     if leaky:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
@@ -187,7 +225,9 @@ def demo_audit(overrides: list[str], leaky: bool = False, generator: Callable[[]
 
         generator = LeakyGenerator
     if generator is not None:
-        registry.create = lambda kind, node, **extra: generator() if kind == "generators" else create(kind, node, **extra)
+        registry.create = lambda kind, node, **extra: (
+            generator() if kind == "generators" else create(kind, node, **extra)
+        )
     start = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -195,8 +235,11 @@ def demo_audit(overrides: list[str], leaky: bool = False, generator: Callable[[]
     finally:
         registry.create = create
     audit = results["audit"]
-    return {"wall_s": round(time.perf_counter() - start, 1), "status": results["status"],
-            **{k: round(audit[k], 3) if isinstance(audit.get(k), float) else audit.get(k) for k in keys if k in audit}}
+    return {
+        "wall_s": round(time.perf_counter() - start, 1),
+        "status": results["status"],
+        **{k: round(audit[k], 3) if isinstance(audit.get(k), float) else audit.get(k) for k in keys if k in audit},
+    }
 
 
 def demo() -> dict:
@@ -204,20 +247,26 @@ def demo() -> dict:
     one, outliers = ["audit.mode=one_run"], ["audit.targets=outliers"]
     k10 = ["audit.mode=k_subsets", "audit.n_subsets=10"]
     leak = ["eps=1", "generator=copy"]  # the config of some generator to compose; the lying one replaces it
-    out = {"load_average_at_start": os.getloadavg()[0],
-           "copy_one_run_outliers": demo_audit(["generator=copy", *one, *outliers]),
-           "copy_one_run_both": demo_audit(["generator=copy", *one]),
-           "copy_k10_outliers": demo_audit(["generator=copy", *k10, *outliers]),
-           "copy_k10_both": demo_audit(["generator=copy", *k10]),
-           "leaky_eps1_one_run_outliers": demo_audit([*leak, *one, *outliers], leaky=True),
-           "leaky_eps1_one_run_both": demo_audit([*leak, *one], leaky=True),
-           "leaky_eps1_k10_outliers": demo_audit([*leak, *k10, *outliers], leaky=True)}
+    out = {
+        "load_average_at_start": os.getloadavg()[0],
+        "copy_one_run_outliers": demo_audit(["generator=copy", *one, *outliers]),
+        "copy_one_run_both": demo_audit(["generator=copy", *one]),
+        "copy_k10_outliers": demo_audit(["generator=copy", *k10, *outliers]),
+        "copy_k10_both": demo_audit(["generator=copy", *k10]),
+        "leaky_eps1_one_run_outliers": demo_audit([*leak, *one, *outliers], leaky=True),
+        "leaky_eps1_one_run_both": demo_audit([*leak, *one], leaky=True),
+        "leaky_eps1_k10_outliers": demo_audit([*leak, *k10, *outliers], leaky=True),
+    }
     seeds = [demo_audit(["generator=example", "eps=1", *one, f"seed={s}"]) for s in range(20)]
     out["example_eps1_one_run_both_20_seeds"] = {
-        "eps_emp_lower_max": max(r["eps_emp_lower"] for r in seeds), "eps_emp_lower_mean": round(float(np.mean([r["eps_emp_lower"] for r in seeds])), 3),
-        "gdp_eps_lower_max": max(r["gdp_eps_lower"] for r in seeds), "auc_mean": round(float(np.mean([r["auc"] for r in seeds])), 3),
-        "eps_emp_mean": round(float(np.mean([r["eps_emp"] for r in seeds])), 3), "over_1": sum(r["eps_emp_lower"] > 1 for r in seeds),
-        "wall_s_mean": round(float(np.mean([r["wall_s"] for r in seeds])), 1)}
+        "eps_emp_lower_max": max(r["eps_emp_lower"] for r in seeds),
+        "eps_emp_lower_mean": round(float(np.mean([r["eps_emp_lower"] for r in seeds])), 3),
+        "gdp_eps_lower_max": max(r["gdp_eps_lower"] for r in seeds),
+        "auc_mean": round(float(np.mean([r["auc"] for r in seeds])), 3),
+        "eps_emp_mean": round(float(np.mean([r["eps_emp"] for r in seeds])), 3),
+        "over_1": sum(r["eps_emp_lower"] > 1 for r in seeds),
+        "wall_s_mean": round(float(np.mean([r["wall_s"] for r in seeds])), 1),
+    }
     out["example_eps1_k10_both"] = demo_audit(["generator=example", "eps=1", *k10])
     out["public_one_run_both"] = demo_audit(["generator=public", "eps=4", *one])
     out["load_average_at_end"] = os.getloadavg()[0]

@@ -7,6 +7,7 @@ dims = MiniLM). The LM figure is VARIATION_API throughput with the demo model
 (SmolLM2-135M, 48 new tokens) at batch 32 against batch 1 on a few prompts.
 Run: `make bench BENCH=augpe`.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,8 @@ def variation_throughput(batch_size: int, n: int) -> float:
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    from synbench.lm.prompts import load_prompts
     from synbench.lm.backends import ChatRequest, LocalBackend
+    from synbench.lm.prompts import load_prompts
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         cfg = compose(config_name="config")

@@ -8,6 +8,7 @@
   from one pass), batch 8 against batch 1 (docs/s), one torch thread.
 Run: `make bench BENCH=contamination`.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,9 +53,12 @@ def main() -> dict[str, Any]:
         info = index.build_index(Path(folder), corpus, tok)
         sa_s = time.perf_counter() - start
         million = info.n_tokens / 1e6
-        figures |= {"index_tokens": info.n_tokens, "index_tokenize_s_per_million": round(tokenize_s / million, 2),
-                    "index_suffix_array_s_per_million": round(sa_s / million, 2),
-                    "index_build_s_per_million": round((tokenize_s + sa_s) / million, 2)}
+        figures |= {
+            "index_tokens": info.n_tokens,
+            "index_tokenize_s_per_million": round(tokenize_s / million, 2),
+            "index_suffix_array_s_per_million": round(sa_s / million, 2),
+            "index_build_s_per_million": round((tokenize_s + sa_s) / million, 2),
+        }
         engine = exact.open_engine(info, int(tok.eos_token_id))
         ids = tok(reviews, add_special_tokens=False)["input_ids"]
         start = time.perf_counter()

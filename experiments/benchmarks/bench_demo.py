@@ -23,6 +23,7 @@ at eps 4 by >= 0.1; the demo job takes <= 600 s (wall, and CPU for a loaded
 machine); DP-Gen's macro F1 is ordered eps inf >= 4 >= 1 (one seed here; the
 demo grid's report has three).
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,15 @@ UTILITY = ["metrics=[utility]"]
 
 def tuned(label_prior: str, temperature: float, batch_size: int, epochs: int, lr: float, eps: str = "4") -> list[str]:
     """DP-Gen with these settings (the rest: conf/generator/dpgen.yaml), utility only."""
-    return [f"eps={eps}", f"generator.label_prior={label_prior}", f"generator.temperature={temperature}",
-            f"generator.batch_size={batch_size}", f"generator.epochs={epochs}", f"generator.lr={lr}", *UTILITY]
+    return [
+        f"eps={eps}",
+        f"generator.label_prior={label_prior}",
+        f"generator.temperature={temperature}",
+        f"generator.batch_size={batch_size}",
+        f"generator.epochs={epochs}",
+        f"generator.lr={lr}",
+        *UTILITY,
+    ]
 
 
 # name -> overrides of the job (in measuring order: the targets' rows first). The `tune_*` rows spell out every
@@ -61,8 +69,11 @@ ROWS: dict[str, list[str]] = {
     "tune_dp_t10_b116e2_lr3e-2": tuned("dp", 1.0, 116, 2, 3e-2),
     "tune_dp_t07_b64e1_lr3e-2": tuned("dp", 0.7, 64, 1, 3e-2),
     "tune_uniform_t07_b64e1_lr3e-2": tuned("uniform", 0.7, 64, 1, 3e-2),
-    **{f"tune_uniform_t07_b116e2_lr{lr}_eps{eps}": tuned("uniform", 0.7, 116, 2, float(lr), eps)
-       for lr in ("3e-2", "1e-2") for eps in ("1", "4", "inf")},
+    **{
+        f"tune_uniform_t07_b116e2_lr{lr}_eps{eps}": tuned("uniform", 0.7, 116, 2, float(lr), eps)
+        for lr in ("3e-2", "1e-2")
+        for eps in ("1", "4", "inf")
+    },
     "tune_uniform_t07_b116e2_lr3e-3_epsinf": tuned("uniform", 0.7, 116, 2, 3e-3, "inf"),
 }
 FIGURES = ("f1_macro", "majority_f1_macro", "real_f1_macro", "random_f1_macro", "f1_micro", "majority_f1", "real_f1")
@@ -74,8 +85,12 @@ def run_row(name: str, overrides: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as out:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load, start = os.getloadavg()[0], time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "synbench", "tracking=none", f"output_root={out}", f"sweep={name}",
-                               *overrides], cwd=REPO, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "synbench", "tracking=none", f"output_root={out}", f"sweep={name}", *overrides],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -85,19 +100,30 @@ def run_row(name: str, overrides: list[str]) -> dict[str, Any]:
     return row if results is not None else {**row, "returncode": proc.returncode, "error": proc.stderr[-2000:]}
 
 
-def row_of(name: str, overrides: list[str], results: dict[str, Any] | None, wall_s: float, cpu_s: float,
-           load_at_start: float) -> dict[str, Any]:
+def row_of(
+    name: str, overrides: list[str], results: dict[str, Any] | None, wall_s: float, cpu_s: float, load_at_start: float
+) -> dict[str, Any]:
     """A row: the job's command, time and load, and (when it finished) its figures from its results.json."""
-    row: dict[str, Any] = {"name": name, "overrides": overrides, "wall_s": round(wall_s, 1), "cpu_s": round(cpu_s, 1),
-                           "load_average_at_start": round(load_at_start, 2),
-                           "load_average_at_end": round(os.getloadavg()[0], 2)}
+    row: dict[str, Any] = {
+        "name": name,
+        "overrides": overrides,
+        "wall_s": round(wall_s, 1),
+        "cpu_s": round(cpu_s, 1),
+        "load_average_at_start": round(load_at_start, 2),
+        "load_average_at_end": round(os.getloadavg()[0], 2),
+    }
     if results is None:
         return row
     utility, generation = results.get("utility", {}), results.get("generation", {})
     row.update({k: round(utility[k], 4) for k in FIGURES if k in utility})
     row.update({k: generation[k] for k in DETAILS if k in generation})
-    row.update(dataset=results["dataset"], generator=results["generator"], epsilon=results["epsilon"],
-               epsilon_spent=results["epsilon_spent"], timing={k: round(v, 1) for k, v in results["timing"].items()})
+    row.update(
+        dataset=results["dataset"],
+        generator=results["generator"],
+        epsilon=results["epsilon"],
+        epsilon_spent=results["epsilon_spent"],
+        timing={k: round(v, 1) for k, v in results["timing"].items()},
+    )
     if "mauve" in results.get("fidelity", {}):
         row["mauve"] = round(results["fidelity"]["mauve"], 4)
     return row

@@ -5,6 +5,7 @@
    sample rate is 1 (batch size = data set size), so every Poisson batch holds all documents.
 2. Sampling throughput (documents per second) with the demo's unmasking steps.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,22 +36,48 @@ def demo() -> Any:
 
 def build(cfg: Any, tokenizer: Any) -> Denoiser:
     torch.manual_seed(0)
-    return Denoiser(DenoiserConfig(vocab_size=len(tokenizer), n_labels=1, max_len=cfg.max_seq_len, d_model=cfg.d_model,
-                                   n_layers=cfg.n_layers, n_heads=cfg.n_heads, d_ff=cfg.d_ff))
+    return Denoiser(
+        DenoiserConfig(
+            vocab_size=len(tokenizer),
+            n_labels=1,
+            max_len=cfg.max_seq_len,
+            d_model=cfg.d_model,
+            n_layers=cfg.n_layers,
+            n_heads=cfg.n_heads,
+            d_ff=cfg.d_ff,
+        )
+    )
 
 
 def step_seconds(cfg: Any, tokenizer: Any, mode: str, private: bool) -> float:
     batch = int(cfg.physical_batch_size)
     texts = [f"review {i}: " + SENTENCE * 4 for i in range(batch)]
     dataset = SequenceDataset(Corpus.build(texts, [["positive"]] * batch, ["positive"]), tokenizer, cfg.max_seq_len)
-    train = TrainConfig(epochs=WARMUP_STEPS + TIMED_STEPS, batch_size=batch, physical_batch_size=batch, lr=1e-3,
-                        weight_decay=0.0, max_grad_norm=1.0, warmup_steps=0, grad_sample_mode=mode, accountant="prv",
-                        noise_multiplier=1.0 if private else None, noise=NoiseSource())
-    loss = MaskedDiffusionLoss(tokenizer.mask_token_id, cfg.max_seq_len, 1, t_min=cfg.t_min, draws=cfg.noise_draws,
-                               noise=NoiseSource(seed=0))
+    train = TrainConfig(
+        epochs=WARMUP_STEPS + TIMED_STEPS,
+        batch_size=batch,
+        physical_batch_size=batch,
+        lr=1e-3,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        warmup_steps=0,
+        grad_sample_mode=mode,
+        accountant="prv",
+        noise_multiplier=1.0 if private else None,
+        noise=NoiseSource(),
+    )
+    loss = MaskedDiffusionLoss(
+        tokenizer.mask_token_id, cfg.max_seq_len, 1, t_min=cfg.t_min, draws=cfg.noise_draws, noise=NoiseSource(seed=0)
+    )
     timer = StepTimer()
-    fit_module(DPSGDModule(build(cfg, tokenizer), dataset, collate, train, loss), accelerator="cpu", devices=1,
-               strategy="auto", precision="32-true", callbacks=[timer])
+    fit_module(
+        DPSGDModule(build(cfg, tokenizer), dataset, collate, train, loss),
+        accelerator="cpu",
+        devices=1,
+        strategy="auto",
+        precision="32-true",
+        callbacks=[timer],
+    )
     return min(timer.seconds[WARMUP_STEPS:])  # the least disturbed step: other processes only ever add time
 
 
@@ -59,20 +86,35 @@ def main() -> dict[str, Any]:
     if cfg.num_threads:  # measure what the demo runs
         torch.set_num_threads(int(cfg.num_threads))
     tokenizer = public_tokenizer()
-    figures: dict[str, Any] = {"denoiser": build(cfg, tokenizer).cfg.describe(),
-                               "params": parameter_count(build(cfg, tokenizer)), "physical_batch": cfg.physical_batch_size,
-                               "torch_threads": torch.get_num_threads(), "load_average_at_start": os.getloadavg()[0]}
+    figures: dict[str, Any] = {
+        "denoiser": build(cfg, tokenizer).cfg.describe(),
+        "params": parameter_count(build(cfg, tokenizer)),
+        "physical_batch": cfg.physical_batch_size,
+        "torch_threads": torch.get_num_threads(),
+        "load_average_at_start": os.getloadavg()[0],
+    }
     for mode in ("hooks", "ghost"):
         dp, plain = (step_seconds(cfg, tokenizer, mode, private) for private in (True, False))
         figures[f"{mode}_dp_step_s"] = round(dp, 3)
         figures[f"{mode}_nondp_step_s"] = round(plain, 3)
         figures[f"{mode}_dp_over_nondp"] = round(dp / plain, 3)
     start = time.perf_counter()
-    _, stats = generate(build(cfg, tokenizer), tokenizer, [("positive",)] * SAMPLED_DOCS, ["positive"],
-                        seq_len=cfg.max_seq_len, steps=cfg.sample_steps, temperature=1.0,
-                        batch_size=cfg.sample_batch_size, seed=0)
-    figures.update(sample_steps=cfg.sample_steps, sample_docs_per_s=round(SAMPLED_DOCS / (time.perf_counter() - start), 2),
-                   load_average_at_end=os.getloadavg()[0])
+    _, stats = generate(
+        build(cfg, tokenizer),
+        tokenizer,
+        [("positive",)] * SAMPLED_DOCS,
+        ["positive"],
+        seq_len=cfg.max_seq_len,
+        steps=cfg.sample_steps,
+        temperature=1.0,
+        batch_size=cfg.sample_batch_size,
+        seed=0,
+    )
+    figures.update(
+        sample_steps=cfg.sample_steps,
+        sample_docs_per_s=round(SAMPLED_DOCS / (time.perf_counter() - start), 2),
+        load_average_at_end=os.getloadavg()[0],
+    )
     return figures
 
 

@@ -8,6 +8,7 @@
    Gaussian draws per coordinate instead of one): DP step time with it / without it.
 3. Sampling throughput of the DP-Gen sampler at batch 32 against batch 1 (target >= 8x).
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,12 +21,12 @@ import torch
 from omegaconf import OmegaConf
 
 from synbench.corpus import Corpus
+from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
 from synbench.generators.dpgen.generator import PAPER_LORA
-from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.module import DPGenModule
-from synbench.lm.generation import generate
 from synbench.generators.dpgen.weights import prepare_trainable
+from synbench.lm.generation import generate
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource
 
@@ -48,23 +49,53 @@ class StepTimer(pl.Callback):
         self.seconds.append(time.perf_counter() - self._start)
 
 
-def step_seconds(base: torch.nn.Module, tokenizer: Any, lora: dict[str, Any] | None, mode: str, private: bool,
-                 secure_mode: bool = False) -> float:
+def step_seconds(
+    base: torch.nn.Module,
+    tokenizer: Any,
+    lora: dict[str, Any] | None,
+    mode: str,
+    private: bool,
+    secure_mode: bool = False,
+) -> float:
     model = prepare_trainable(copy.deepcopy(base), lora)
     texts = [f"review {i}: " + SENTENCE * 4 for i in range(BATCH)]
     dataset = DocumentDataset(Corpus.build(texts, [["positive"]] * BATCH, ["positive"]), tokenizer, SEQ_LEN)
-    cfg = TrainConfig(epochs=WARMUP_STEPS + TIMED_STEPS, batch_size=BATCH, physical_batch_size=BATCH, lr=1e-4,
-                      weight_decay=0.01, max_grad_norm=1.0, warmup_steps=0, grad_sample_mode=mode, accountant="prv",
-                      noise_multiplier=1.0 if private else None, noise=NoiseSource(secure_mode=secure_mode))
+    cfg = TrainConfig(
+        epochs=WARMUP_STEPS + TIMED_STEPS,
+        batch_size=BATCH,
+        physical_batch_size=BATCH,
+        lr=1e-4,
+        weight_decay=0.01,
+        max_grad_norm=1.0,
+        warmup_steps=0,
+        grad_sample_mode=mode,
+        accountant="prv",
+        noise_multiplier=1.0 if private else None,
+        noise=NoiseSource(secure_mode=secure_mode),
+    )
     timer = StepTimer()
-    fit_module(DPGenModule(model, dataset, Collator(tokenizer.pad_token_id), cfg), accelerator="cpu", devices=1,
-               strategy="auto", precision="32-true", callbacks=[timer])
+    fit_module(
+        DPGenModule(model, dataset, Collator(tokenizer.pad_token_id), cfg),
+        accelerator="cpu",
+        devices=1,
+        strategy="auto",
+        precision="32-true",
+        callbacks=[timer],
+    )
     return min(timer.seconds[WARMUP_STEPS:])  # the least disturbed step: other processes only ever add time
 
 
 def sampling_tokens_per_s(model: torch.nn.Module, tokenizer: Any, batch_size: int, n: int) -> float:
-    _, stats = generate(model, tokenizer, [control_code(("positive",))] * n, batch_size=batch_size,
-                        max_new_tokens=SAMPLE_TOKENS, temperature=0.9, top_p=1.0, seed=0)
+    _, stats = generate(
+        model,
+        tokenizer,
+        [control_code(("positive",))] * n,
+        batch_size=batch_size,
+        max_new_tokens=SAMPLE_TOKENS,
+        temperature=0.9,
+        top_p=1.0,
+        seed=0,
+    )
     return stats.new_tokens / stats.generate_s
 
 
@@ -76,8 +107,13 @@ def main() -> dict[str, Any]:
         torch.set_num_threads(int(threads))
     loaded = load_causal_lm(node)  # type: ignore[arg-type]
     base, tokenizer = loaded.model, loaded.tokenizer
-    figures: dict[str, Any] = {"model": node["name"], "batch": BATCH, "seq_len": SEQ_LEN, "torch_threads": torch.get_num_threads(),
-                               "load_average_at_start": os.getloadavg()[0]}
+    figures: dict[str, Any] = {
+        "model": node["name"],
+        "batch": BATCH,
+        "seq_len": SEQ_LEN,
+        "torch_threads": torch.get_num_threads(),
+        "load_average_at_start": os.getloadavg()[0],
+    }
     for name, lora, mode in (("lora_hooks", PAPER_LORA, "hooks"), ("full_ghost", None, "ghost")):
         dp, plain = (step_seconds(base, tokenizer, lora, mode, private) for private in (True, False))
         figures[f"{name}_dp_step_s"] = round(dp, 3)
@@ -88,9 +124,15 @@ def main() -> dict[str, Any]:
         figures[f"{name}_secure_mode_over_dp"] = round(secure / dp, 3)
     one = sampling_tokens_per_s(base, tokenizer, 1, 2)
     many = sampling_tokens_per_s(base, tokenizer, 32, 32)
-    figures.update(sample_tokens_per_s_batch1=round(one, 2), sample_tokens_per_s_batch32=round(many, 2),
-                   sample_speedup_batch32_over_batch1=round(many / one, 2), load_average_at_end=os.getloadavg()[0])
-    figures["targets_met"] = {"lora_dp_over_nondp<=1.2": figures["lora_hooks_dp_over_nondp"] <= 1.2,
-                              "full_ghost_dp_over_nondp<=2.0": figures["full_ghost_dp_over_nondp"] <= 2.0,
-                              "sample_speedup>=8": figures["sample_speedup_batch32_over_batch1"] >= 8}
+    figures.update(
+        sample_tokens_per_s_batch1=round(one, 2),
+        sample_tokens_per_s_batch32=round(many, 2),
+        sample_speedup_batch32_over_batch1=round(many / one, 2),
+        load_average_at_end=os.getloadavg()[0],
+    )
+    figures["targets_met"] = {
+        "lora_dp_over_nondp<=1.2": figures["lora_hooks_dp_over_nondp"] <= 1.2,
+        "full_ghost_dp_over_nondp<=2.0": figures["full_ghost_dp_over_nondp"] <= 2.0,
+        "sample_speedup>=8": figures["sample_speedup_batch32_over_batch1"] >= 8,
+    }
     return figures

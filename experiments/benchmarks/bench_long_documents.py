@@ -16,6 +16,7 @@ is the highest RSS polled during the fit, time the fastest timed step (other
 processes only ever add time). Targets: LoRA DP / non-DP <= 1.2 in time and
 memory at every length; the 2048-token DP step under 8 GB with checkpointing.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,19 +41,27 @@ def warmup_steps(tokens: int) -> int:
 def timed_steps(tokens: int) -> int:
     """Reduced (shared 2-core machine): 3 timed steps at 128 tokens, else 1 (a 2048-token step takes minutes)."""
     return 3 if tokens <= 128 else 1
-WORDS = "The patient was admitted with chest pain, troponin was negative, and the echocardiogram showed mild dysfunction. "
-GB = 1024 ** 3
+
+
+WORDS = (
+    "The patient was admitted with chest pain, troponin was negative, and the echocardiogram showed mild dysfunction. "
+)
+GB = 1024**3
 
 
 def configs() -> list[dict[str, Any]]:
     """The grid, in the order it is measured: the targets' rows (LoRA; 2048-token memory) first."""
+
     def row(name: str, t: int, lora: bool, mode: str, private: bool, ckpt: bool = True) -> dict[str, Any]:
         return {"name": name, "tokens": t, "lora": lora, "mode": mode, "private": private, "ckpt": ckpt}
 
     out = [row("lora", t, True, "hooks", p) for t in LENGTHS for p in (True, False)]
     for t in FULL_LENGTHS:
-        out += [row("full_nondp", t, False, "hooks", False), row("full_ghost", t, False, "ghost", True),
-                row("full_hooks", t, False, "hooks", True)]
+        out += [
+            row("full_nondp", t, False, "hooks", False),
+            row("full_ghost", t, False, "ghost", True),
+            row("full_hooks", t, False, "hooks", True),
+        ]
     return out
 
 
@@ -113,12 +122,24 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     loaded = load_causal_lm(node)  # type: ignore[arg-type]
     model = prepare_trainable(loaded.model, PAPER_LORA if cfg["lora"] else None, cfg["ckpt"])
     texts = [f"note {i}: " + WORDS * (cfg["tokens"] // 10) for i in range(BATCH)]
-    dataset = DocumentDataset(Corpus.build(texts, [["cardiology"]] * BATCH, ["cardiology"]), loaded.tokenizer, cfg["tokens"])
+    dataset = DocumentDataset(
+        Corpus.build(texts, [["cardiology"]] * BATCH, ["cardiology"]), loaded.tokenizer, cfg["tokens"]
+    )
     assert all(len(doc[0].input_ids) == cfg["tokens"] for doc in dataset)
     warmup = warmup_steps(cfg["tokens"])
-    train = TrainConfig(epochs=warmup + timed_steps(cfg["tokens"]), batch_size=BATCH, physical_batch_size=BATCH, lr=1e-4,
-                        weight_decay=0.01, max_grad_norm=1.0, warmup_steps=0, grad_sample_mode=cfg["mode"], accountant="prv",
-                        noise_multiplier=1.0 if cfg["private"] else None, noise=NoiseSource())
+    train = TrainConfig(
+        epochs=warmup + timed_steps(cfg["tokens"]),
+        batch_size=BATCH,
+        physical_batch_size=BATCH,
+        lr=1e-4,
+        weight_decay=0.01,
+        max_grad_norm=1.0,
+        warmup_steps=0,
+        grad_sample_mode=cfg["mode"],
+        accountant="prv",
+        noise_multiplier=1.0 if cfg["private"] else None,
+        noise=NoiseSource(),
+    )
     seconds: list[float] = []
 
     class StepTimer(pl.Callback):
@@ -130,15 +151,29 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
 
     loaded_rss = psutil.Process().memory_info().rss
     with PeakRSS() as peak:
-        fit_module(DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), train), accelerator="cpu",
-                   devices=1, strategy="auto", precision="32-true", callbacks=[StepTimer()])
-    return {"step_s": round(min(seconds[warmup:]), 2), "peak_gb": round(peak.peak / GB, 3),
-            "loaded_gb": round(loaded_rss / GB, 3), "load_average": round(os.getloadavg()[0], 1)}
+        fit_module(
+            DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), train),
+            accelerator="cpu",
+            devices=1,
+            strategy="auto",
+            precision="32-true",
+            callbacks=[StepTimer()],
+        )
+    return {
+        "step_s": round(min(seconds[warmup:]), 2),
+        "peak_gb": round(peak.peak / GB, 3),
+        "loaded_gb": round(loaded_rss / GB, 3),
+        "load_average": round(os.getloadavg()[0], 1),
+    }
 
 
 def run(cfg: dict[str, Any]) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), json.dumps(cfg)], capture_output=True, text=True,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), json.dumps(cfg)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+    )
     if proc.returncode != 0:  # -9: killed, on this shared machine by the kernel's out-of-memory killer
         lines = [line for line in proc.stderr.splitlines() if "Error" in line] or [""]
         return {**cfg, "error": f"exit {proc.returncode} {lines[-1]}".strip()}
@@ -170,10 +205,15 @@ def main() -> dict[str, Any]:
     lora = ratios(rows, "lora", "lora")
     dp_2048 = [r for r in rows if r["tokens"] == 2048 and r["private"] and r["ckpt"] and "error" not in r]
     figures: dict[str, Any] = {
-        "model": "smollm2_135m", "precision": "32-true", "batch": BATCH, "timed_steps": {t: timed_steps(t) for t in LENGTHS},
-        "warmup_steps": {t: warmup_steps(t) for t in LENGTHS}, "activation_checkpointing": True,
+        "model": "smollm2_135m",
+        "precision": "32-true",
+        "batch": BATCH,
+        "timed_steps": {t: timed_steps(t) for t in LENGTHS},
+        "warmup_steps": {t: warmup_steps(t) for t in LENGTHS},
+        "activation_checkpointing": True,
         "rows": [{k: v for k, v in r.items() if k not in ("lora",)} for r in rows],
-        "lora_dp_over_nondp": lora, "full_ghost_over_nondp": ratios(rows, "full_ghost", "full_nondp"),
+        "lora_dp_over_nondp": lora,
+        "full_ghost_over_nondp": ratios(rows, "full_ghost", "full_nondp"),
         "full_hooks_over_nondp": ratios(rows, "full_hooks", "full_nondp"),
     }
     figures["targets_met"] = {

@@ -7,6 +7,7 @@ encoder and NER passes it triggers, `warm` is the metric with every corpus
 already embedded and parsed (what a second metric on the same corpus pays).
 The encoder's own throughput is measured apart. Run: `make bench BENCH=metrics`.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,11 @@ def main() -> dict[str, Any]:
 
     ctx = MetricContext(seed=0, job_dir=".", train=splits.train, encoder=encoder, cache_dir=None)
     figures: dict[str, Any] = {
-        "n_real": len(real), "n_synthetic": len(synthetic), "cpu_count": os.cpu_count(),
-        "load_avg_1m": round(os.getloadavg()[0], 2), "encoder": encoder.name,
+        "n_real": len(real),
+        "n_synthetic": len(synthetic),
+        "cpu_count": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "encoder": encoder.name,
         "embed_s_per_1k": per_1k(embed_s, n_docs),
     }
     for rnd in ("cold", "warm"):

@@ -11,6 +11,7 @@ without noise and at eps = 4 (PRV calibration included). Target: < 10 s
 per model without DP and < 30 s with DP, so the four regimes' classifiers
 are a small part of a demo whose cost is the generator runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,9 +35,13 @@ def attack_figures(rng: np.random.Generator) -> dict[str, object]:
     members = rng.random(N_TARGETS) < 0.5
     noise = lambda *shape: rng.normal(scale=0.5, size=shape)  # noqa: E731
     pop = rng.normal(size=(N_POP, 1))
-    signals = ModelSignals(hardness + members[:, None] + noise(N_TARGETS, 1),
-                           hardness[None] + inclusion[..., None] + noise(N_REFS, N_TARGETS, 1), inclusion,
-                           pop + noise(N_POP, 1), pop[None] + noise(N_REFS, N_POP, 1))
+    signals = ModelSignals(
+        hardness + members[:, None] + noise(N_TARGETS, 1),
+        hardness[None] + inclusion[..., None] + noise(N_REFS, N_TARGETS, 1),
+        inclusion,
+        pop + noise(N_POP, 1),
+        pop[None] + noise(N_REFS, N_POP, 1),
+    )
     out: dict[str, object] = {}
     total = 0.0
     for name, attack in {"logits": LogitAttack(), "lira": LiraAttack(), "rmia": RmiaAttack()}.items():
@@ -68,8 +73,14 @@ def head_figures(rng: np.random.Generator) -> dict[str, object]:
 
 def main() -> dict:
     rng = np.random.default_rng(0)
-    return {"cpus": os.cpu_count(), "targets": N_TARGETS, "references": N_REFS, "population": N_POP,
-            "attacks": attack_figures(rng), "head": head_figures(rng)}
+    return {
+        "cpus": os.cpu_count(),
+        "targets": N_TARGETS,
+        "references": N_REFS,
+        "population": N_POP,
+        "attacks": attack_figures(rng),
+        "head": head_figures(rng),
+    }
 
 
 if __name__ == "__main__":

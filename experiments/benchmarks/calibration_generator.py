@@ -9,6 +9,7 @@ depends on the private data. `leak_share=0` never looks at the private
 documents at all: the null, whose audit must prove nothing. The fit report
 claims the job's eps, which is false for any `leak_share > 0`.
 """
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -41,17 +42,27 @@ class ParaphraseLeakGenerator(Generator):
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         self._corpus, self._rng = corpus, np.random.default_rng(seed)
-        return FitReport(epsilon_spent=privacy.epsilon, delta=privacy.delta, details={})  # the lie (unless leak_share = 0)
+        return FitReport(
+            epsilon_spent=privacy.epsilon, delta=privacy.delta, details={}
+        )  # the lie (unless leak_share = 0)
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         corpus, rng, words = self._corpus, self._rng, public_words()
         assert corpus is not None
-        kept = np.flatnonzero(rng.random(len(corpus)) < self.leak_share)[:n] if self.leak_share > 0 else np.zeros(0, int)
+        kept = (
+            np.flatnonzero(rng.random(len(corpus)) < self.leak_share)[:n] if self.leak_share > 0 else np.zeros(0, int)
+        )
         texts = [paraphrase(corpus.texts[i], self.swap_share, rng, words) for i in kept]
         labels = [corpus.labels[i] for i in kept]
         for _ in range(n - len(kept)):
             texts.append(" ".join(words[int(i)] for i in rng.integers(0, len(words), FILLER_WORDS)))
             labels.append((corpus.label_space[int(rng.integers(len(corpus.label_space)))],))
         order = rng.permutation(n)
-        return Corpus.build([texts[i] for i in order], [labels[i] for i in order], corpus.label_space,
-                            ids=[f"calibration-{i}" for i in range(n)], multi_label=corpus.multi_label, name="calibration")
+        return Corpus.build(
+            [texts[i] for i in order],
+            [labels[i] for i in order],
+            corpus.label_space,
+            ids=[f"calibration-{i}" for i in range(n)],
+            multi_label=corpus.multi_label,
+            name="calibration",
+        )

@@ -5,6 +5,7 @@ are written to `experiments/benchmarks/results/<module>.json` and printed.
 Then every module's latest figures are gathered, with the machine they were
 measured on, into one `results/bench.json` and a Markdown table `results/bench.md`.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -44,13 +45,21 @@ def gather() -> dict:
     """Every benchmark's latest figures and the machine, as written to bench.json and bench.md."""
     results = HERE / "results"
     benches = {p.stem: json.loads(p.read_text()) for p in sorted(results.glob("bench_*.json"))}
-    machine = {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
-               "python": platform.python_version(), "platform": platform.platform()}
+    machine = {
+        "cpus": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
     bundle = {"machine": machine, "benchmarks": benches}
     (results / "bench.json").write_text(json.dumps(bundle, indent=2) + "\n")
-    rows = [f"| {name} | {key} | {value} |" for name, figures in benches.items() for key, value in flat(figures).items()]
+    rows = [
+        f"| {name} | {key} | {value} |" for name, figures in benches.items() for key, value in flat(figures).items()
+    ]
     header = f"Measured on {machine['cpus']} CPU(s), {machine['processor']}, Python {machine['python']}.\n\n"
-    (results / "bench.md").write_text(header + "| benchmark | figure | value |\n|---|---|---|\n" + "\n".join(rows) + "\n")
+    (results / "bench.md").write_text(
+        header + "| benchmark | figure | value |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
     return bundle
 
 

@@ -6,6 +6,7 @@ A plugin package declares a package folder of config groups under the
 then answers `python -m synbench generator=example`. Only entry-point
 metadata is read here (no plugin module is imported), so start-up stays fast.
 """
+
 from __future__ import annotations
 
 from importlib.metadata import entry_points

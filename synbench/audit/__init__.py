@@ -7,9 +7,10 @@ Bounds take scores (`RocCurve`, `summarise`) or confusion counts directly
 `gdp_mu_lower_bounds_from_counts`, `one_run_epsilon_lower_bound`,
 `one_run_gdp_mu_lower_bound`).
 """
+
 from synbench.audit.config import AuditConfig
-from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.crossfit import cross_fitted_epsilon, holdout_lower_bound, target_folds
+from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.epsilon import (
     bonferroni_epsilon_lower_bound,
     clopper_pearson_upper,

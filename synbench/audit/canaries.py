@@ -11,6 +11,7 @@ unmistakable to the n-gram attack. Its label is drawn uniformly from the
 label space. Canaries are private like targets: built from D_aux text,
 never logged, tracked or written outside the job folder's run files.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -32,8 +33,9 @@ def public_words() -> tuple[str, ...]:
     return tuple(sorted({w for w in lines if w.isalpha() and w.isascii() and len(w) >= 3}))
 
 
-def make_canaries(aux: Corpus, n: int, seed: int, *, prefix_words: int = 10, suffix_words: int = 15,
-                  repeats: int = 1) -> Corpus:
+def make_canaries(
+    aux: Corpus, n: int, seed: int, *, prefix_words: int = 10, suffix_words: int = 15, repeats: int = 1
+) -> Corpus:
     """`n` canaries, each `repeats` times in a row (the design's consecutive copy positions), from D_aux prefixes.
 
     Prefix documents are drawn without replacement while D_aux lasts. The
@@ -41,7 +43,7 @@ def make_canaries(aux: Corpus, n: int, seed: int, *, prefix_words: int = 10, suf
     """
     rng = np.random.default_rng([seed, CANARY_STREAM])
     words = public_words()
-    sources = rng.permutation(len(aux))[: n] if n <= len(aux) else rng.integers(0, len(aux), n)
+    sources = rng.permutation(len(aux))[:n] if n <= len(aux) else rng.integers(0, len(aux), n)
     texts, labels = [], []
     for source in sources:
         prefix = aux.texts[int(source)].split()[:prefix_words]
@@ -49,11 +51,23 @@ def make_canaries(aux: Corpus, n: int, seed: int, *, prefix_words: int = 10, suf
         texts.append(" ".join(prefix + suffix))
         labels.append((aux.label_space[int(rng.integers(len(aux.label_space)))],))
     ids = [f"canary-{c}-{r}" for c in range(n) for r in range(repeats)]
-    return Corpus.build([t for t in texts for _ in range(repeats)], [ls for ls in labels for _ in range(repeats)],
-                        aux.label_space, ids=ids, multi_label=aux.multi_label, name="audit-canaries")
+    return Corpus.build(
+        [t for t in texts for _ in range(repeats)],
+        [ls for ls in labels for _ in range(repeats)],
+        aux.label_space,
+        ids=ids,
+        multi_label=aux.multi_label,
+        name="audit-canaries",
+    )
 
 
 def with_canaries(train: Corpus, canaries: Corpus) -> Corpus:
     """The audit pool: the training split, then the canaries' copies (the design's positions after the split)."""
-    return Corpus(ids=train.ids + canaries.ids, texts=train.texts + canaries.texts, labels=train.labels + canaries.labels,
-                  label_space=train.label_space, multi_label=train.multi_label, name=train.name)
+    return Corpus(
+        ids=train.ids + canaries.ids,
+        texts=train.texts + canaries.texts,
+        labels=train.labels + canaries.labels,
+        label_space=train.label_space,
+        multi_label=train.multi_label,
+        name=train.name,
+    )

@@ -1,4 +1,5 @@
 """`AuditConfig`: the `audit` config node (conf/task/audit.yaml), checked once, with messages that say what to fix."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ class AuditConfig:
     """How an audit is designed, run and summarised; see conf/task/audit.yaml for each key."""
 
     mode: str = "k_subsets"
-    n_targets: int | None = 50   # None: every outlier of both criteria (the paper's audit)
+    n_targets: int | None = 50  # None: every outlier of both criteria (the paper's audit)
     far_fraction: float = 0.01
     lof_neighbors: int = 20
     lof_contamination: float | str = 0.1
@@ -54,15 +55,19 @@ class AuditConfig:
         if self.targets not in TARGET_KINDS:
             raise ConfigError(f"audit.targets={self.targets!r} is unknown; choose one of {', '.join(TARGET_KINDS)}")
         if self.targets != "outliers" and self.n_canaries < 2:
-            raise ConfigError(f"audit.n_canaries={self.n_canaries} must be at least 2 with audit.targets={self.targets}")
+            raise ConfigError(
+                f"audit.n_canaries={self.n_canaries} must be at least 2 with audit.targets={self.targets}"
+            )
         for key in ("canary_repeats", "canary_prefix_words", "canary_suffix_words", "repeats", "bootstrap_samples"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"audit.{key}={getattr(self, key)} must be a positive integer")
         if not 0 < self.select_share < 1:
             raise ConfigError(f"audit.select_share={self.select_share} must lie strictly between 0 and 1")
         if not self.guess_fractions or not all(0 < f <= 0.5 for f in self.guess_fractions):
-            raise ConfigError(f"audit.guess_fractions={list(self.guess_fractions)} must be a non-empty list of shares "
-                              "of the targets in (0, 0.5] (k+ and k- each take one)")
+            raise ConfigError(
+                f"audit.guess_fractions={list(self.guess_fractions)} must be a non-empty list of shares "
+                "of the targets in (0, 0.5] (k+ and k- each take one)"
+            )
         if not 0 < self.confidence < 1:
             raise ConfigError(f"audit.confidence={self.confidence} must lie strictly between 0 and 1")
         for key in ("fpr_grid", "recall_grid"):
@@ -71,7 +76,9 @@ class AuditConfig:
         if self.delta is not None and not 0 <= self.delta < 1:
             raise ConfigError(f"audit.delta={self.delta} must lie in [0, 1), or be null for the job's delta")
         if self.n_synthetic is not None and self.n_synthetic < 1:
-            raise ConfigError(f"audit.n_synthetic={self.n_synthetic} must be positive, or null for a private set's planned size")
+            raise ConfigError(
+                f"audit.n_synthetic={self.n_synthetic} must be positive, or null for a private set's planned size"
+            )
 
     @property
     def canaries(self) -> int:

@@ -16,6 +16,7 @@ fold and evaluated on the other, then the folds swap.
   tested once on the rest, so it needs no multiplicity correction at all;
   the same for the GDP mu bound.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +27,9 @@ import numpy as np
 from synbench.audit.epsilon import epsilon_lower_bounds_from_counts
 from synbench.audit.roc import RocCurve
 
-CountsBound = Callable[[np.ndarray, np.ndarray, int, int, float], np.ndarray]  # (tp, fp, n_pos, n_neg, alpha) -> per threshold
+CountsBound = Callable[
+    [np.ndarray, np.ndarray, int, int, float], np.ndarray
+]  # (tp, fp, n_pos, n_neg, alpha) -> per threshold
 
 
 def target_folds(members: np.ndarray, seed: int, share: float = 0.5) -> np.ndarray:
@@ -61,8 +64,12 @@ def smoothed_log_ratios(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, 
     """(2, thresholds): log((TPR - delta) / FPR) and log((TNR - delta) / FNR), half a count added to every cell."""
     tpr, fpr = (tp + 0.5) / (n_pos + 1), (fp + 0.5) / (n_neg + 1)
     tnr, fnr = 1 - fpr, 1 - tpr
-    return np.stack([np.log(np.maximum(tpr - delta, 0.5 / (n_pos + 1))) - np.log(fpr),
-                     np.log(np.maximum(tnr - delta, 0.5 / (n_neg + 1))) - np.log(fnr)])
+    return np.stack(
+        [
+            np.log(np.maximum(tpr - delta, 0.5 / (n_pos + 1))) - np.log(fpr),
+            np.log(np.maximum(tnr - delta, 0.5 / (n_neg + 1))) - np.log(fnr),
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,9 @@ def _folds(scores: np.ndarray, members: np.ndarray, folds: np.ndarray):
         yield choose, scores[:, evaluate], members[:, evaluate]
 
 
-def cross_fitted_epsilon(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, delta: float = 0.0,
-                         min_count: int = 5) -> float:
+def cross_fitted_epsilon(
+    scores: np.ndarray, members: np.ndarray, folds: np.ndarray, delta: float = 0.0, min_count: int = 5
+) -> float:
     """Mean over the two folds of the held-out point estimate at the threshold and inequality chosen on the other.
 
     The choice maximises the (smoothed) estimate over thresholds with at
@@ -101,15 +109,17 @@ def cross_fitted_epsilon(scores: np.ndarray, members: np.ndarray, folds: np.ndar
     return float(np.mean(values)) if values else 0.0
 
 
-def holdout_lower_bound(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, bound: CountsBound,
-                        confidence: float) -> tuple[float, OperatingPoint | None]:
+def holdout_lower_bound(
+    scores: np.ndarray, members: np.ndarray, folds: np.ndarray, bound: CountsBound, confidence: float
+) -> tuple[float, OperatingPoint | None]:
     """The bound at the threshold chosen on fold 0, tested on fold 1 at `confidence`, and that operating point."""
     value, point, _ = holdout_selection(scores, members, folds, bound, confidence)
     return value, point
 
 
-def holdout_selection(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, bound: CountsBound,
-                      confidence: float) -> tuple[float, OperatingPoint | None, float]:
+def holdout_selection(
+    scores: np.ndarray, members: np.ndarray, folds: np.ndarray, bound: CountsBound, confidence: float
+) -> tuple[float, OperatingPoint | None, float]:
     """(test bound, operating point, the best bound on fold 0 that chose it); the last is -inf when nothing was chosen.
 
     `bound(tp, fp, n_pos, n_neg, alpha)` gives a per-threshold bound from two
@@ -132,4 +142,6 @@ def holdout_selection(scores: np.ndarray, members: np.ndarray, folds: np.ndarray
 
 def epsilon_counts_bound(delta: float) -> CountsBound:
     """The eps bound per threshold (the larger of the two inequalities) at this delta."""
-    return lambda tp, fp, n_pos, n_neg, alpha: epsilon_lower_bounds_from_counts(tp, fp, n_pos, n_neg, delta, alpha).max(axis=0)
+    return lambda tp, fp, n_pos, n_neg, alpha: epsilon_lower_bounds_from_counts(tp, fp, n_pos, n_neg, delta, alpha).max(
+        axis=0
+    )

@@ -23,6 +23,7 @@ the job's seed, so a design is reproducible and can be saved as plain arrays
   the default 1/2 it is about as large as D_prv); for each target exactly
   M/2 references include it, so the reference mean sees it half the time.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -114,7 +115,9 @@ def make_design(
     if mode == "k_subsets" and (n_subsets < 2 or n_subsets % 2):
         raise ConfigError(f"audit.n_subsets={n_subsets} must be even and at least 2: private sets come in pairs")
     if n_references < 2 or n_references % 2:
-        raise ConfigError(f"audit.n_references={n_references} must be even and at least 2: half of them hold each target")
+        raise ConfigError(
+            f"audit.n_references={n_references} must be even and at least 2: half of them hold each target"
+        )
     for key, value in (("base_fraction", base_fraction), ("ref_fraction", ref_fraction)):
         if not 0 < value <= 1:
             raise ConfigError(f"audit.{key}={value} must lie in (0, 1]")

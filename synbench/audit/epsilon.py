@@ -15,6 +15,7 @@ threshold the maximum looks at and both inequalities (Bonferroni, as
 jax_privacy's `CanaryScoreAuditor.epsilon_lower_bound`), so the maximum
 itself, not just one pre-chosen threshold, holds at the stated confidence.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,8 +68,9 @@ def clopper_pearson_upper(k: np.ndarray, n: int, alpha: float) -> np.ndarray:
     return np.where(k >= n, 1.0, beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1)))
 
 
-def epsilon_lower_bounds_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0,
-                                     alpha: float = 0.05) -> np.ndarray:
+def epsilon_lower_bounds_from_counts(
+    tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0, alpha: float = 0.05
+) -> np.ndarray:
     """Per threshold and inequality, an epsilon lower bound from confusion counts: shape (2, thresholds).
 
     Row 0 bounds log((TPR_lb - delta) / FPR_ub), row 1 log((TNR_lb - delta) / FNR_ub),
@@ -84,8 +86,9 @@ def epsilon_lower_bounds_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int,
     return np.stack([_log_ratio(1 - fnr_ub - delta, fpr_ub), _log_ratio(1 - fpr_ub - delta, fnr_ub)])
 
 
-def bonferroni_epsilon_lower_bound(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0,
-                                   confidence: float = 0.95) -> float:
+def bonferroni_epsilon_lower_bound(
+    tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0, confidence: float = 0.95
+) -> float:
     """The largest bound over the given thresholds and both inequalities, with Bonferroni over all of them.
 
     Each of the 2 T one-sided intervals (FPR and FNR at T thresholds) fails

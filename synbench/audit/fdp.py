@@ -22,6 +22,7 @@ reject (eps(mu, delta), delta)-DP, so the eps reported beside mu
 Gaussian. The assumption-free eps bound is `eps_emp_lower`.
 Everything is vectorised over a batch of games so simulations are cheap.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -91,7 +92,9 @@ def one_run_gdp_mu_lower_bound(m: int, guesses: int, correct: int, confidence: f
     """`gdp_mu_lower` of one one-run game: the largest mu that `correct` of `guesses` guesses reject at `confidence`."""
     if not 0 <= correct <= guesses <= m:
         raise ValueError(f"need 0 <= correct ({correct}) <= guesses ({guesses}) <= targets ({m})")
-    return float(one_run_gdp_mu_lower_bounds(np.array([m]), np.array([guesses]), np.array([correct]), 1 - confidence)[0])
+    return float(
+        one_run_gdp_mu_lower_bounds(np.array([m]), np.array([guesses]), np.array([correct]), 1 - confidence)[0]
+    )
 
 
 def gdp_mu_lower_bounds_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, alpha: float) -> np.ndarray:
@@ -108,7 +111,9 @@ def gdp_mu_lower_bounds_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int, 
     return np.maximum(np.nan_to_num(mu, nan=0.0, neginf=0.0), 0.0)
 
 
-def bonferroni_gdp_mu_lower_bound(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, confidence: float = 0.95) -> float:
+def bonferroni_gdp_mu_lower_bound(
+    tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, confidence: float = 0.95
+) -> float:
     """The largest ROC mu bound over the given thresholds, Bonferroni over their 2 T intervals."""
     tp = np.atleast_1d(np.asarray(tp))
     if tp.size == 0:

@@ -18,6 +18,7 @@ The game bound is either the eps-DP binomial bound (Steinke et al.,
 depend on the other fold's memberships, since DP holds for each target given
 all the others.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -33,8 +34,9 @@ def guess_shares(fractions: tuple[float, ...]) -> np.ndarray:
     return np.array([(p, n) for p in values for n in values if 0 < p + n <= 1]).reshape(-1, 2)
 
 
-def grid_counts(scores: np.ndarray, members: np.ndarray, shares: np.ndarray,
-                inside: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def grid_counts(
+    scores: np.ndarray, members: np.ndarray, shares: np.ndarray, inside: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per game (row) and grid point: (targets m, guesses, correct) among the targets `inside` (default all).
 
     `shares` is (G, 2) for every game or (B, G, 2) per game. Of the m targets
@@ -56,16 +58,23 @@ def grid_counts(scores: np.ndarray, members: np.ndarray, shares: np.ndarray,
     return np.broadcast_to(m[:, None], correct.shape), k.sum(axis=2), correct
 
 
-def grid_bounds(scores: np.ndarray, members: np.ndarray, fractions: tuple[float, ...], bound: GameBound,
-                alpha: float) -> np.ndarray:
+def grid_bounds(
+    scores: np.ndarray, members: np.ndarray, fractions: tuple[float, ...], bound: GameBound, alpha: float
+) -> np.ndarray:
     """Per game (row), the best grid point's bound with Bonferroni over the grid (each point at alpha / G)."""
     shares = guess_shares(fractions)
     m, guesses, correct = grid_counts(scores, members, shares)
     return np.maximum(bound(m, guesses, correct, alpha / len(shares)).max(axis=1), 0.0)
 
 
-def holdout_selected(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, fractions: tuple[float, ...],
-                     bound: GameBound, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def holdout_selected(
+    scores: np.ndarray,
+    members: np.ndarray,
+    folds: np.ndarray,
+    fractions: tuple[float, ...],
+    bound: GameBound,
+    alpha: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Per game (row): (the best bound on fold 0, the bound on fold 1 at the shares that gave it), both at level alpha.
 
     The fold-0 value depends on fold-0 targets only, so a choice among
@@ -81,7 +90,13 @@ def holdout_selected(scores: np.ndarray, members: np.ndarray, folds: np.ndarray,
     return on_selection.max(axis=1), np.maximum(bound(m, guesses, correct, alpha)[:, 0], 0.0)
 
 
-def holdout_bounds(scores: np.ndarray, members: np.ndarray, folds: np.ndarray, fractions: tuple[float, ...],
-                   bound: GameBound, alpha: float) -> np.ndarray:
+def holdout_bounds(
+    scores: np.ndarray,
+    members: np.ndarray,
+    folds: np.ndarray,
+    fractions: tuple[float, ...],
+    bound: GameBound,
+    alpha: float,
+) -> np.ndarray:
     """Per game (row), the bound on fold 1 at the shares whose bound is largest on fold 0, at level alpha."""
     return holdout_selected(scores, members, folds, fractions, bound, alpha)[1]

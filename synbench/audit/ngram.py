@@ -35,6 +35,7 @@ log-probabilities of every target in one product. Targets are tokenized once
 and the reference term is computed once per (targets, references), however
 many synthetic corpora are scored against them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -135,8 +136,15 @@ def _occurrences(index: pd.Index, keys: np.ndarray) -> np.ndarray:
 class NgramAttack(Attack):
     """n-gram LM membership attack (add-one or Kneser-Ney); `reference=False` is the synthetic-only variant, score = log P_syn."""
 
-    def __init__(self, n: int = 2, tokenizer: str = "spacy", spacy_model: str = "en_core_web_sm", reference: bool = True,
-                 smoothing: str = "add_one", discount: float = 0.75) -> None:
+    def __init__(
+        self,
+        n: int = 2,
+        tokenizer: str = "spacy",
+        spacy_model: str = "en_core_web_sm",
+        reference: bool = True,
+        smoothing: str = "add_one",
+        discount: float = 0.75,
+    ) -> None:
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
             raise ConfigError(f"attack.ngram.n={n!r} must be a whole number from 1 to 8")
         if tokenizer not in TOKENIZERS:
@@ -159,8 +167,10 @@ class NgramAttack(Attack):
         if not self.reference:
             return log_p
         if not references:
-            raise ConfigError("attack 'ngram' with reference=true needs reference corpora; set attack.ngram.reference=false "
-                              "for the synthetic-only variant")
+            raise ConfigError(
+                "attack 'ngram' with reference=true needs reference corpora; set attack.ngram.reference=false "
+                "for the synthetic-only variant"
+            )
         return log_p - self._reference_term(key, tuple(ref.texts for ref in references))
 
     def tokens(self, texts: Sequence[str]) -> tuple[pa.Array, np.ndarray]:
@@ -168,7 +178,9 @@ class NgramAttack(Attack):
         if self.tokenizer == "whitespace":
             return whitespace_tokens(texts)
         docs = tokenize(texts, self.spacy_model)
-        return pa.array(list(chain.from_iterable(docs)), type=pa.large_string()), np.fromiter(map(len, docs), np.int64, len(docs))
+        return pa.array(list(chain.from_iterable(docs)), type=pa.large_string()), np.fromiter(
+            map(len, docs), np.int64, len(docs)
+        )
 
     def log_prob(self, queries: _Queries, texts: Sequence[str]) -> np.ndarray:
         """log P(target) under the model fitted on `texts`, for every target of `queries`."""
@@ -177,7 +189,9 @@ class NgramAttack(Attack):
             return self.kneser_ney_log_prob(queries, tokens, lengths)
         words = pc.dictionary_encode(tokens)
         vocab = len(words.dictionary) + 1
-        known = pc.fill_null(pc.add(pc.index_in(words.dictionary, value_set=queries.vocabulary), FIRST_WORD), queries.other)
+        known = pc.fill_null(
+            pc.add(pc.index_in(words.dictionary, value_set=queries.vocabulary), FIRST_WORD), queries.other
+        )
         ids = known.to_numpy(zero_copy_only=False).astype(np.int64)[words.indices.to_numpy(zero_copy_only=False)]
         keys = ngram_keys(ids, lengths, self.n, self._bits)
         pair = np.log1p(_occurrences(queries.full_index, keys.full))
@@ -191,26 +205,39 @@ class NgramAttack(Attack):
         tokens, lengths = self.tokens(targets)
         words = pc.dictionary_encode(tokens)
         if len(words.dictionary) + FIRST_WORD + 1 > 1 << self._bits:
-            raise ConfigError(f"attack.ngram.n={self.n} packs each token into {self._bits} bits, too few for the "
-                              f"targets' {len(words.dictionary)} distinct tokens; use a smaller n")
+            raise ConfigError(
+                f"attack.ngram.n={self.n} packs each token into {self._bits} bits, too few for the "
+                f"targets' {len(words.dictionary)} distinct tokens; use a smaller n"
+            )
         ids = words.indices.to_numpy(zero_copy_only=False).astype(np.int64) + FIRST_WORD
         keys = ngram_keys(ids, lengths, self.n, self._bits)
         full_code, full = pd.factorize(keys.full)
         context_code, context = pd.factorize(keys.context)
-        return _Queries(words.dictionary, tokens, lengths, pd.Index(full), _count_matrix(keys.doc, full_code, len(targets), len(full)),
-                        pd.Index(context), _count_matrix(keys.doc, context_code, len(targets), len(context)))
+        return _Queries(
+            words.dictionary,
+            tokens,
+            lengths,
+            pd.Index(full),
+            _count_matrix(keys.doc, full_code, len(targets), len(full)),
+            pd.Index(context),
+            _count_matrix(keys.doc, context_code, len(targets), len(context)),
+        )
 
     def kneser_ney_log_prob(self, queries: _Queries, tokens: pa.Array, lengths: np.ndarray) -> np.ndarray:
         """log P(target) under interpolated Kneser-Ney fitted on a corpus' tokens, for every target of `queries`."""
         words = pc.dictionary_encode(tokens)
         size = len(words.dictionary)
         if size + FIRST_WORD + 1 > 1 << self._bits:
-            raise ConfigError(f"attack.ngram.n={self.n} with smoothing=kneser_ney packs each token into {self._bits} bits, "
-                              f"too few for the corpus' {size} distinct tokens; use a smaller n")
+            raise ConfigError(
+                f"attack.ngram.n={self.n} with smoothing=kneser_ney packs each token into {self._bits} bits, "
+                f"too few for the corpus' {size} distinct tokens; use a smaller n"
+            )
         ids = words.indices.to_numpy(zero_copy_only=False).astype(np.int64) + FIRST_WORD
         corpus = ngram_keys(ids, lengths, self.n, self._bits).full
         # A target token the corpus lacks gets one shared unseen id: no corpus n-gram holds it, so sharing is exact.
-        known = pc.fill_null(pc.add(pc.index_in(queries.tokens, value_set=words.dictionary), FIRST_WORD), FIRST_WORD + size)
+        known = pc.fill_null(
+            pc.add(pc.index_in(queries.tokens, value_set=words.dictionary), FIRST_WORD), FIRST_WORD + size
+        )
         target = ngram_keys(known.to_numpy(zero_copy_only=False).astype(np.int64), queries.lengths, self.n, self._bits)
         prob = np.full(len(target.full), 1.0 / (size + 1))  # P_0 = 1/V
         types = pd.unique(corpus)

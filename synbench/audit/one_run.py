@@ -13,6 +13,7 @@ their 2 m delta alpha term (as in their code and ml_privacy_meter's
 p-value is still below 1 - confidence. This replaces K generator runs by
 one; the price is a weaker bound for the same number of targets.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,13 +34,17 @@ def one_run_guesses(scores: np.ndarray, members: np.ndarray, k_pos: int, k_neg: 
     scores = np.asarray(scores, dtype=float).ravel()
     members = np.asarray(members, dtype=bool).ravel()
     if k_pos < 0 or k_neg < 0 or k_pos + k_neg > scores.size:
-        raise ValueError(f"k_pos={k_pos} and k_neg={k_neg} must be non-negative and sum to at most {scores.size} targets")
+        raise ValueError(
+            f"k_pos={k_pos} and k_neg={k_neg} must be non-negative and sum to at most {scores.size} targets"
+        )
     order = np.argsort(-scores, kind="stable")
-    right = int(members[order[:k_pos]].sum()) + int((~members[order[scores.size - k_neg:]]).sum())
+    right = int(members[order[:k_pos]].sum()) + int((~members[order[scores.size - k_neg :]]).sum())
     return k_pos + k_neg, right
 
 
-def one_run_p_values(m: np.ndarray, r: np.ndarray, v: np.ndarray, epsilon: np.ndarray, delta: float = 0.0) -> np.ndarray:
+def one_run_p_values(
+    m: np.ndarray, r: np.ndarray, v: np.ndarray, epsilon: np.ndarray, delta: float = 0.0
+) -> np.ndarray:
     """`one_run_p_value` elementwise over broadcast arrays (no argument checks: the scalar version checks)."""
     m, r, v, epsilon = (np.asarray(a, dtype=float) for a in np.broadcast_arrays(m, r, v, epsilon))
     q = expit(epsilon)
@@ -60,8 +65,9 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
     return float(one_run_p_values(np.array(m), np.array(r), np.array(v), np.array(epsilon), delta))
 
 
-def one_run_epsilon_lower_bounds(m: np.ndarray, r: np.ndarray, v: np.ndarray, delta: float = 0.0,
-                                 alpha: float = 0.05) -> np.ndarray:
+def one_run_epsilon_lower_bounds(
+    m: np.ndarray, r: np.ndarray, v: np.ndarray, delta: float = 0.0, alpha: float = 0.05
+) -> np.ndarray:
     """The largest eps each game rejects at level alpha, 0 where none is rejected (vectorised bisection).
 
     The p-value grows with eps, so bisection finds the crossing; the returned

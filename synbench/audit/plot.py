@@ -7,6 +7,7 @@ how strong). Log-log axes: the low-FPR corner, where privacy failures show
 (Carlini et al. 2022), is invisible on linear axes. Points with FPR or TPR 0
 are drawn at the axis floor, half a count below the smallest non-zero rate.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,19 +49,41 @@ def plot_roc(
     ax = fig.add_subplot()
     colours = iter(("#9ecae1", "#6baed6", "#3182bd", "#08519c", "#08306b", "#041a3d"))
     for eps in sorted(set(eps_grid)):
-        ax.plot(grid, dp_tpr_bound(grid, eps, delta), color=next(colours, "#08306b"), lw=1, label=f"(ε={eps:g}, δ)-DP limit")
+        ax.plot(
+            grid, dp_tpr_bound(grid, eps, delta), color=next(colours, "#08306b"), lw=1, label=f"(ε={eps:g}, δ)-DP limit"
+        )
     if math.isfinite(nominal_eps):
         limit = dp_tpr_bound(grid, nominal_eps, delta)
         ax.plot(grid, limit, color="crimson", lw=1.5, ls="--", label=f"nominal ε={nominal_eps:g}")
         ax.fill_between(grid, limit, 1.0, color="crimson", alpha=0.08, label="violates nominal ε")
     ax.plot(grid, grid, color="grey", lw=0.8, ls=":", label="chance")
-    ax.step(np.maximum(roc.fpr, floor), np.maximum(roc.tpr, floor), where="post", color="black", lw=1.8,
-            label=f"attack (AUC {roc.auc():.3f})")
+    ax.step(
+        np.maximum(roc.fpr, floor),
+        np.maximum(roc.tpr, floor),
+        where="post",
+        color="black",
+        lw=1.8,
+        label=f"attack (AUC {roc.auc():.3f})",
+    )
     if point is not None:
-        ax.plot(max(point.fpr, floor), max(point.tpr, floor), marker="o", ms=7, color="darkorange", ls="none",
-                label=f"held-out point (TPR {point.tpr:.2f} at FPR {point.fpr:.2g})")
-    ax.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1.05), xlabel="false positive rate",
-           ylabel="true positive rate", title=title or f"membership ROC, δ={delta:.2g}")
+        ax.plot(
+            max(point.fpr, floor),
+            max(point.tpr, floor),
+            marker="o",
+            ms=7,
+            color="darkorange",
+            ls="none",
+            label=f"held-out point (TPR {point.tpr:.2f} at FPR {point.fpr:.2g})",
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=(floor, 1),
+        ylim=(floor, 1.05),
+        xlabel="false positive rate",
+        ylabel="true positive rate",
+        title=title or f"membership ROC, δ={delta:.2g}",
+    )
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()

@@ -16,6 +16,7 @@ runs of a pair share a base. `block_bootstrap` resamples whole pairs of runs
 (the blocks) and, for comparison, single trials: a block interval much wider
 than the trial interval says the pooling overstates the evidence.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -52,29 +53,39 @@ def _auc(scores: np.ndarray, members: np.ndarray) -> float:
     return RocCurve.from_scores(scores, members).auc() if 0 < members.sum() < members.size else float("nan")
 
 
-def block_bootstrap(scores: np.ndarray, members: np.ndarray, block: int, samples: int, seed: int,
-                    confidence: float) -> dict[str, float]:
+def block_bootstrap(
+    scores: np.ndarray, members: np.ndarray, block: int, samples: int, seed: int, confidence: float
+) -> dict[str, float]:
     """Percentile intervals of the AUC from resampling blocks of `block` consecutive runs, and single trials."""
     rng = np.random.default_rng([seed, 0xB007])
     n_blocks = len(scores) // block
     blocks = np.arange(n_blocks * block).reshape(n_blocks, block)
-    by_block = [_auc(scores[rows], members[rows]) for rows in (blocks[rng.integers(0, n_blocks, n_blocks)].ravel()
-                                                               for _ in range(samples))]
+    by_block = [
+        _auc(scores[rows], members[rows])
+        for rows in (blocks[rng.integers(0, n_blocks, n_blocks)].ravel() for _ in range(samples))
+    ]
     flat_s, flat_m = scores.ravel(), members.ravel()
-    by_trial = [_auc(flat_s[idx], flat_m[idx]) for idx in (rng.integers(0, flat_s.size, flat_s.size) for _ in range(samples))]
+    by_trial = [
+        _auc(flat_s[idx], flat_m[idx]) for idx in (rng.integers(0, flat_s.size, flat_s.size) for _ in range(samples))
+    ]
     q = [(1 - confidence) / 2, (1 + confidence) / 2]
     block_lo, block_hi = np.nanquantile(by_block, q)
     trial_lo, trial_hi = np.nanquantile(by_trial, q)
-    return {"auc_block_ci_low": float(block_lo), "auc_block_ci_high": float(block_hi),
-            "auc_trial_ci_low": float(trial_lo), "auc_trial_ci_high": float(trial_hi),
-            "block_to_trial_width": float((block_hi - block_lo) / max(trial_hi - trial_lo, 1e-12))}
+    return {
+        "auc_block_ci_low": float(block_lo),
+        "auc_block_ci_high": float(block_hi),
+        "auc_trial_ci_low": float(trial_lo),
+        "auc_trial_ci_high": float(trial_hi),
+        "block_to_trial_width": float((block_hi - block_lo) / max(trial_hi - trial_lo, 1e-12)),
+    }
 
 
 NOT_POOLED = ("mode", "delta", "confidence")  # the job's settings, reported once at the top
 
 
-def pool_games(scores: Sequence[Mapping[str, np.ndarray]], members: Sequence[np.ndarray],
-               kinds: Sequence[np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+def pool_games(
+    scores: Sequence[Mapping[str, np.ndarray]], members: Sequence[np.ndarray], kinds: Sequence[np.ndarray]
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """R one-run games as one game over all their target trials: (scores by attack, members, kinds), each 1 x sum T_r.
 
     Why the one-run analysis of Steinke, Nasr & Jagielski (2023) holds for
@@ -97,8 +108,15 @@ def pool_games(scores: Sequence[Mapping[str, np.ndarray]], members: Sequence[np.
     return pooled, np.concatenate([np.ravel(m) for m in members])[None].astype(bool), np.concatenate(list(kinds))
 
 
-def pooled_summary(scores: Sequence[Mapping[str, np.ndarray]], members: Sequence[np.ndarray], kinds: Sequence[np.ndarray],
-                   run_bounds: Sequence[float], cfg: AuditConfig, delta: float, seed: int) -> dict[str, Any]:
+def pooled_summary(
+    scores: Sequence[Mapping[str, np.ndarray]],
+    members: Sequence[np.ndarray],
+    kinds: Sequence[np.ndarray],
+    run_bounds: Sequence[float],
+    cfg: AuditConfig,
+    delta: float,
+    seed: int,
+) -> dict[str, Any]:
     """The pooled one-run game's figures as `pooled.<key>`, and each run's own bound (`run_bounds`) as `eps_emp_lower_run_<r>`."""
     pooled, pooled_members, pooled_kinds = pool_games(scores, members, kinds)
     out, _, _ = summarise(pooled, pooled_members, cfg, delta, pooled_kinds, seed)

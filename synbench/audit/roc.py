@@ -5,6 +5,7 @@ recall, empirical epsilon and its confidence bound) is a function of the
 true- and false-positive counts at each threshold, so `RocCurve` stores those
 counts once; the confidence bounds need counts, not rates.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -7,6 +7,7 @@ fit seed and noise stream. Its record (`runs/run_<k>.json`, or
 health, never text; it is written last and reused on a re-run only for the
 same job, design and attacks, so an interrupted audit resumes where it stopped.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -28,37 +29,70 @@ RUNS_DIR = "runs"
 
 def build_design(audit: AuditConfig, train: Corpus, outliers: np.ndarray, seed: int) -> tuple[AuditDesign, Corpus]:
     """The seeded design and the audit pool it indexes: the training split, then the canaries' copies."""
-    design = make_design(len(train), outliers, mode=audit.mode, seed=seed, n_subsets=audit.n_subsets,
-                         n_references=audit.n_references, base_fraction=audit.base_fraction,
-                         ref_fraction=audit.ref_fraction, n_canaries=audit.canaries, canary_repeats=audit.canary_repeats)
+    design = make_design(
+        len(train),
+        outliers,
+        mode=audit.mode,
+        seed=seed,
+        n_subsets=audit.n_subsets,
+        n_references=audit.n_references,
+        base_fraction=audit.base_fraction,
+        ref_fraction=audit.ref_fraction,
+        n_canaries=audit.canaries,
+        canary_repeats=audit.canary_repeats,
+    )
     if not audit.canaries:
         return design, train
-    canaries = make_canaries(train.subset(design.aux), audit.canaries, seed, prefix_words=audit.canary_prefix_words,
-                             suffix_words=audit.canary_suffix_words, repeats=audit.canary_repeats)
+    canaries = make_canaries(
+        train.subset(design.aux),
+        audit.canaries,
+        seed,
+        prefix_words=audit.canary_prefix_words,
+        suffix_words=audit.canary_suffix_words,
+        repeats=audit.canary_repeats,
+    )
     return design, with_canaries(train, canaries)
 
 
-def private_set_runs(design: AuditDesign, base: GeneratorRun, folder: Path, job_key: str, attacks: Mapping[str, Attack],
-                     repeat: int = 0, save_synthetic: bool = False) -> list[GeneratorRun]:
+def private_set_runs(
+    design: AuditDesign,
+    base: GeneratorRun,
+    folder: Path,
+    job_key: str,
+    attacks: Mapping[str, Attack],
+    repeat: int = 0,
+    save_synthetic: bool = False,
+) -> list[GeneratorRun]:
     """The run of each private set k of repeat `repeat`: `base` (generator, budget, synthetic size) with its record,
     fit seed (job seed, k, repeat) and noise stream (run `repeat * K + k`)."""
     prefix = "run" if repeat == 0 else f"rep{repeat}_run"
     identity = {"job_key": job_key, "design": design.digest(), "attacks": sorted(attacks)}
     n = len(design.inclusion)
-    return [replace(base, seed_path=(k, repeat) if repeat else (k,), noise_run=repeat * n + k,
-                    record=RunRecord(folder / f"{prefix}_{k:03d}.json", identity),
-                    synthetic_path=folder / f"{prefix}_{k:03d}.synthetic.jsonl" if save_synthetic else None)
-            for k in range(n)]
+    return [
+        replace(
+            base,
+            seed_path=(k, repeat) if repeat else (k,),
+            noise_run=repeat * n + k,
+            record=RunRecord(folder / f"{prefix}_{k:03d}.json", identity),
+            synthetic_path=folder / f"{prefix}_{k:03d}.synthetic.jsonl" if save_synthetic else None,
+        )
+        for k in range(n)
+    ]
 
 
-def run_private_sets(design: AuditDesign, pool: Corpus, runs: list[GeneratorRun],
-                     attacks: Mapping[str, Attack]) -> list[dict[str, Any]]:
+def run_private_sets(
+    design: AuditDesign, pool: Corpus, runs: list[GeneratorRun], attacks: Mapping[str, Attack]
+) -> list[dict[str, Any]]:
     """Each run's record (saved ones reused): every attack's scores of the design's targets against its output."""
     targets = pool.subset(design.targets).texts
-    references = [pool.subset(design.reference_set(m), name=f"{pool.name}-ref-{m}") for m in range(len(design.ref_base))]
+    references = [
+        pool.subset(design.reference_set(m), name=f"{pool.name}-ref-{m}") for m in range(len(design.ref_base))
+    ]
 
     def score(synthetic: Corpus, _: FitReport) -> dict[str, Any]:
         return {"scores": {name: a.score(targets, synthetic, references).tolist() for name, a in attacks.items()}}
 
-    return [run.execute(pool.subset(design.private_set(k), name=f"{pool.name}-audit-{k}"), score).record
-            for k, run in progress(list(enumerate(runs)), desc="audit runs", unit="run")]
+    return [
+        run.execute(pool.subset(design.private_set(k), name=f"{pool.name}-audit-{k}"), score).record
+        for k, run in progress(list(enumerate(runs)), desc="audit runs", unit="run")
+    ]

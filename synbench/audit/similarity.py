@@ -26,6 +26,7 @@ synthetic and reference corpora hold it (the references overlap and each
 holds half the targets; repeated audits of one design share all of them).
 Nothing is written to disk (the cache folder is not used).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -92,18 +93,29 @@ def jaccard_matrix(targets: Sequence[str], texts: Sequence[str], unit: str, n: i
 class SimilarityAttack(Attack):
     """Closest-match membership attack: mean similarity of the k nearest synthetic documents, minus the references'."""
 
-    def __init__(self, similarity: str = "jaccard", k: int = 1, unit: str = "word", n: int = 1, reference: bool = True,
-                 encoder: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        similarity: str = "jaccard",
+        k: int = 1,
+        unit: str = "word",
+        n: int = 1,
+        reference: bool = True,
+        encoder: Mapping[str, Any] | None = None,
+    ) -> None:
         if similarity not in SIMILARITIES:
-            raise ConfigError(f"attack.similarity.similarity={similarity!r} is unknown; choose one of {', '.join(SIMILARITIES)}")
+            raise ConfigError(
+                f"attack.similarity.similarity={similarity!r} is unknown; choose one of {', '.join(SIMILARITIES)}"
+            )
         if unit not in UNITS:
             raise ConfigError(f"attack.similarity.unit={unit!r} is unknown; choose one of {', '.join(UNITS)}")
         for key, value in (("k", k), ("n", n)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"attack.similarity.{key}={value!r} must be a positive whole number")
         if similarity == "embedding" and not encoder:
-            raise ConfigError("attack.similarity with similarity=embedding needs an encoder node (conf/attack/similarity.yaml "
-                              "sets encoder: ${encoder}); set it, or use similarity=jaccard")
+            raise ConfigError(
+                "attack.similarity with similarity=embedding needs an encoder node (conf/attack/similarity.yaml "
+                "sets encoder: ${encoder}); set it, or use similarity=jaccard"
+            )
         self.similarity, self.k, self.unit, self.n, self.reference = similarity, k, unit, n, bool(reference)
         self._spec = EncoderSpec(**encoder) if similarity == "embedding" and encoder else None
         self._reference_term = lru_cache(maxsize=2)(self._mean_reference_similarity)
@@ -114,8 +126,10 @@ class SimilarityAttack(Attack):
         if not self.reference:
             return closest
         if not references:
-            raise ConfigError("attack 'similarity' with reference=true needs reference corpora; set "
-                              "attack.similarity.reference=false for the synthetic-only variant")
+            raise ConfigError(
+                "attack 'similarity' with reference=true needs reference corpora; set "
+                "attack.similarity.reference=false for the synthetic-only variant"
+            )
         return closest - self._reference_term(tuple(targets), tuple(tuple(ref.texts) for ref in references))
 
     def closest(self, targets: tuple[str, ...], texts: Sequence[str]) -> np.ndarray:
@@ -138,6 +152,7 @@ class SimilarityAttack(Attack):
             kept.update(zip(missing, unit_rows(EmbeddingCache(self._spec).embed(missing))))
         return np.stack([kept[t] for t in texts]) if len(texts) else np.zeros((0, 1))
 
-    def _mean_reference_similarity(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> np.ndarray:
+    def _mean_reference_similarity(
+        self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]
+    ) -> np.ndarray:
         return np.mean([self.closest(targets, ref) for ref in references], axis=0)
-

@@ -31,6 +31,7 @@ Which number supports which claim:
   null, unclipped. `eps_emp_max` is the old maximum over thresholds,
   optimistic (about 0.5 on random scores).
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -46,7 +47,11 @@ from synbench.audit.crossfit import (
     target_folds,
 )
 from synbench.audit.epsilon import bonferroni_epsilon_lower_bound, empirical_epsilon_curve
-from synbench.audit.fdp import bonferroni_gdp_mu_lower_bound, gdp_mu_lower_bounds_from_counts, one_run_gdp_mu_lower_bounds
+from synbench.audit.fdp import (
+    bonferroni_gdp_mu_lower_bound,
+    gdp_mu_lower_bounds_from_counts,
+    one_run_gdp_mu_lower_bounds,
+)
 from synbench.audit.guesses import GameBound, grid_bounds, grid_counts, guess_shares, holdout_selected
 from synbench.audit.one_run import one_run_epsilon_lower_bounds
 from synbench.audit.roc import RocCurve
@@ -59,8 +64,14 @@ ATTACK_KEYS = ("auc", "eps_emp", "eps_emp_lower", "eps_emp_lower_holdout", "eps_
 Scores = np.ndarray | Mapping[str, np.ndarray]  # (runs x targets), or one such array per attack
 
 
-def _one_run_pair(scores: Sequence[np.ndarray], members: np.ndarray, folds: np.ndarray, cfg: AuditConfig,
-                  bound: GameBound, alpha: float) -> tuple[float, float, int]:
+def _one_run_pair(
+    scores: Sequence[np.ndarray],
+    members: np.ndarray,
+    folds: np.ndarray,
+    cfg: AuditConfig,
+    bound: GameBound,
+    alpha: float,
+) -> tuple[float, float, int]:
     """(held-out, Bonferroni) one-run bounds over attacks at level alpha each, and the attack the held-out part chose.
 
     Held-out: the attack and the guess counts with the best bound on fold 0,
@@ -74,8 +85,9 @@ def _one_run_pair(scores: Sequence[np.ndarray], members: np.ndarray, folds: np.n
     return float(tested[chosen]), bonferroni, chosen
 
 
-def _roc_pair(scores: Sequence[np.ndarray], members: np.ndarray, folds: np.ndarray, counts_bound, bonferroni,
-              confidence: float) -> tuple[float, float, int, OperatingPoint | None]:
+def _roc_pair(
+    scores: Sequence[np.ndarray], members: np.ndarray, folds: np.ndarray, counts_bound, bonferroni, confidence: float
+) -> tuple[float, float, int, OperatingPoint | None]:
     """(held-out, Bonferroni) ROC bounds over attacks at `confidence` each, the chosen attack and its operating point.
 
     Bonferroni spreads the level over the inner thresholds of every attack's
@@ -84,13 +96,19 @@ def _roc_pair(scores: Sequence[np.ndarray], members: np.ndarray, folds: np.ndarr
     chosen_by = [holdout_selection(s, members, folds, counts_bound, confidence) for s in scores]
     chosen = int(np.argmax([c[2] for c in chosen_by]))
     rocs = [RocCurve.from_scores(s, members) for s in scores]
-    tp = np.concatenate([r.tp[1:len(r.tp) - 1] for r in rocs])
-    fp = np.concatenate([r.fp[1:len(r.fp) - 1] for r in rocs])
-    return chosen_by[chosen][0], bonferroni(tp, fp, rocs[0].n_pos, rocs[0].n_neg, confidence), chosen, chosen_by[chosen][1]
+    tp = np.concatenate([r.tp[1 : len(r.tp) - 1] for r in rocs])
+    fp = np.concatenate([r.fp[1 : len(r.fp) - 1] for r in rocs])
+    return (
+        chosen_by[chosen][0],
+        bonferroni(tp, fp, rocs[0].n_pos, rocs[0].n_neg, confidence),
+        chosen,
+        chosen_by[chosen][1],
+    )
 
 
-def bounds(scores: np.ndarray | Sequence[np.ndarray], members: np.ndarray, folds: np.ndarray, cfg: AuditConfig,
-           delta: float) -> tuple[dict[str, float], OperatingPoint | None, int]:
+def bounds(
+    scores: np.ndarray | Sequence[np.ndarray], members: np.ndarray, folds: np.ndarray, cfg: AuditConfig, delta: float
+) -> tuple[dict[str, float], OperatingPoint | None, int]:
     """The held-out and Bonferroni eps bounds, their maximum, and the GDP mu bound, each pair at half the level.
 
     `scores` is one (runs x targets) array or a sequence of them, one per
@@ -112,12 +130,23 @@ def bounds(scores: np.ndarray | Sequence[np.ndarray], members: np.ndarray, folds
         point = holdout_selection(scores[chosen], members, folds, epsilon_counts_bound(delta), half)[1]
     else:
         holdout, bonferroni, chosen, point = _roc_pair(
-            scores, members, folds, epsilon_counts_bound(delta),
-            lambda tp, fp, n_pos, n_neg, c: bonferroni_epsilon_lower_bound(tp, fp, n_pos, n_neg, delta, c), half)
-        mu = max(_roc_pair(scores, members, folds, gdp_mu_lower_bounds_from_counts, bonferroni_gdp_mu_lower_bound, half)[:2])
-    out = {"eps_emp_lower_holdout": holdout, "eps_emp_lower_bonferroni": bonferroni,
-           "eps_emp_lower": max(holdout, bonferroni), "gdp_mu_lower": mu,
-           "gdp_eps_lower": gdp_epsilon(mu, delta) if mu > 0 and delta > 0 else (float("inf") if mu > 0 else 0.0)}
+            scores,
+            members,
+            folds,
+            epsilon_counts_bound(delta),
+            lambda tp, fp, n_pos, n_neg, c: bonferroni_epsilon_lower_bound(tp, fp, n_pos, n_neg, delta, c),
+            half,
+        )
+        mu = max(
+            _roc_pair(scores, members, folds, gdp_mu_lower_bounds_from_counts, bonferroni_gdp_mu_lower_bound, half)[:2]
+        )
+    out = {
+        "eps_emp_lower_holdout": holdout,
+        "eps_emp_lower_bonferroni": bonferroni,
+        "eps_emp_lower": max(holdout, bonferroni),
+        "gdp_mu_lower": mu,
+        "gdp_eps_lower": gdp_epsilon(mu, delta) if mu > 0 and delta > 0 else (float("inf") if mu > 0 else 0.0),
+    }
     return out, point, chosen
 
 
@@ -129,8 +158,9 @@ def one_run_best_guess(scores: np.ndarray, members: np.ndarray, cfg: AuditConfig
     return {"guesses": int(guesses[0, best]), "correct": int(correct[0, best])}
 
 
-def _core(scores: Sequence[np.ndarray], members: np.ndarray, cfg: AuditConfig, delta: float,
-          seed: int) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None, int]:
+def _core(
+    scores: Sequence[np.ndarray], members: np.ndarray, cfg: AuditConfig, delta: float, seed: int
+) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None, int]:
     """The figures of one set of targets: bounds over all attacks, the rest from the attack the bounds chose."""
     found, point, chosen = bounds(scores, members, target_folds(members, seed + 1, cfg.select_share), cfg, delta)
     own = scores[chosen]
@@ -145,8 +175,9 @@ def _core(scores: Sequence[np.ndarray], members: np.ndarray, cfg: AuditConfig, d
     return out, roc, point, chosen
 
 
-def summarise(scores: Scores, members: np.ndarray, cfg: AuditConfig, delta: float, kinds: np.ndarray | None = None,
-              seed: int = 0) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None]:
+def summarise(
+    scores: Scores, members: np.ndarray, cfg: AuditConfig, delta: float, kinds: np.ndarray | None = None, seed: int = 0
+) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None]:
     """The audit figures for (runs x targets) `scores` and `members`, the ROC and the held-out operating point.
 
     `scores` may map attack names to their scores; with more than one attack
@@ -159,10 +190,18 @@ def summarise(scores: Scores, members: np.ndarray, cfg: AuditConfig, delta: floa
     arrays = [np.atleast_2d(np.asarray(s, dtype=float)) for s in named.values()]
     n_runs, n_targets = members.shape
     if members.all() or not members.any():
-        raise SynBenchError(f"the audit design put all {members.size} target trials on one side of membership; "
-                            "raise audit.n_targets or audit.n_canaries, or change the seed")
-    out: dict[str, Any] = {"mode": cfg.mode, "n_runs": n_runs, "n_trials": int(members.size),
-                           "n_member_trials": int(members.sum()), "delta": delta, "confidence": cfg.confidence}
+        raise SynBenchError(
+            f"the audit design put all {members.size} target trials on one side of membership; "
+            "raise audit.n_targets or audit.n_canaries, or change the seed"
+        )
+    out: dict[str, Any] = {
+        "mode": cfg.mode,
+        "n_runs": n_runs,
+        "n_trials": int(members.size),
+        "n_member_trials": int(members.sum()),
+        "delta": delta,
+        "confidence": cfg.confidence,
+    }
     core, roc, point, chosen = _core(arrays, members, cfg, delta, seed)
     out.update(core)
     if len(arrays) > 1:

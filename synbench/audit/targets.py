@@ -8,6 +8,7 @@ choice of LOF settings: n_neighbors=20, `contamination` share flagged). LOF
 catches documents in sparse pockets that are not far from the centre, so it
 must contribute even when the centroid criterion alone fills the cap.
 """
+
 from __future__ import annotations
 
 import math
@@ -61,12 +62,16 @@ def select_targets(
     """
     n = len(embeddings)
     if max_targets is not None and max_targets < 2:
-        raise ConfigError(f"audit.n_targets={max_targets} is too small: the audit needs at least 2 targets "
-                          "(null: every outlier of both criteria)")
+        raise ConfigError(
+            f"audit.n_targets={max_targets} is too small: the audit needs at least 2 targets "
+            "(null: every outlier of both criteria)"
+        )
     if not 0 <= far_fraction < 1:
         raise ConfigError(f"audit.far_fraction={far_fraction} must lie in [0, 1)")
     if n <= lof_neighbors:
-        raise ConfigError(f"the dataset has {n} documents; the outlier search needs more than audit.lof_neighbors={lof_neighbors}")
+        raise ConfigError(
+            f"the dataset has {n} documents; the outlier search needs more than audit.lof_neighbors={lof_neighbors}"
+        )
     distance = np.linalg.norm(embeddings - embeddings.mean(axis=0), axis=1)
     far = np.argsort(-distance, kind="stable")[: math.ceil(far_fraction * n)]
     lof = LocalOutlierFactor(n_neighbors=lof_neighbors, contamination=lof_contamination)

@@ -8,6 +8,7 @@ seed in every arm, so arms are compared on paired runs. Every run is a
 `GeneratorRun` under the job's one budget (delta resolved once, from the
 whole private set) and is saved under `ablation/`, so a killed ablation resumes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -64,8 +65,15 @@ def flags_digest(flagged: np.ndarray) -> str:
     return keyed_hash({"flagged": np.flatnonzero(flagged).tolist()}, ())  # keyed: which documents is private
 
 
-def run_ablation(cfg: AblationConfig, flagged: np.ndarray, train: Corpus, base: GeneratorRun, folder: Path, job_key: str,
-                 utility: Callable[[Corpus, Corpus], Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def run_ablation(
+    cfg: AblationConfig,
+    flagged: np.ndarray,
+    train: Corpus,
+    base: GeneratorRun,
+    folder: Path,
+    job_key: str,
+    utility: Callable[[Corpus, Corpus], Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], int]:
     """Every run of the plan (saved ones reused) and how many were resumed.
 
     `base` is the run every step shares: the generator, the job's budget and
@@ -77,8 +85,13 @@ def run_ablation(cfg: AblationConfig, flagged: np.ndarray, train: Corpus, base: 
     for key in progress(plan(cfg), desc="ablation runs", unit="run"):
         drop = set(removed(key, flagged, len(train), base.seed).tolist())
         private = train.subset([i for i in range(len(train)) if i not in drop])
-        run = replace(base, seed_path=(key.rep,), noise_run=key.index, record=RunRecord(folder / f"{key.name}.json", identity),
-                      extra={"arm": key.arm, "step": key.step, "rep": key.rep, "n_removed": len(drop)})
+        run = replace(
+            base,
+            seed_path=(key.rep,),
+            noise_run=key.index,
+            record=RunRecord(folder / f"{key.name}.json", identity),
+            extra={"arm": key.arm, "step": key.step, "rep": key.rep, "n_removed": len(drop)},
+        )
 
         def score(synthetic: Corpus, _: Any, private: Corpus = private) -> dict[str, Any]:
             values = utility(private, synthetic)

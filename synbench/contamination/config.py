@@ -1,4 +1,5 @@
 """`ContaminationConfig`: the `contamination` config node (conf/task/contamination.yaml), checked once."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -25,14 +26,14 @@ class ExactConfig:
     """Exact n-gram exposure through an infini-gram index (see conf/task/contamination.yaml)."""
 
     enabled: bool = True
-    index_dir: str | None = None        # an existing infini-gram index (e.g. RedPajama); null = build from `corpus`
-    corpus: str = "python_docs"         # python_docs (embedded) | files
-    files: tuple[str, ...] = ()         # JSONL ({"text": ...} per line) or plain-text files for corpus=files
-    token_dtype: str | None = None      # of an existing index: u16 | u32; null = from the tokenizer's vocabulary size
-    n: int = 8                          # n-gram length (tokens) of the share found
-    flag_share: float = 0.5             # flagged when at least this share of its n-grams is found ...
-    flag_longest: int = 32              # ... or its longest exact match has at least this many tokens
-    max_length: int = 256               # tokens per private document
+    index_dir: str | None = None  # an existing infini-gram index (e.g. RedPajama); null = build from `corpus`
+    corpus: str = "python_docs"  # python_docs (embedded) | files
+    files: tuple[str, ...] = ()  # JSONL ({"text": ...} per line) or plain-text files for corpus=files
+    token_dtype: str | None = None  # of an existing index: u16 | u32; null = from the tokenizer's vocabulary size
+    n: int = 8  # n-gram length (tokens) of the share found
+    flag_share: float = 0.5  # flagged when at least this share of its n-grams is found ...
+    flag_longest: int = 32  # ... or its longest exact match has at least this many tokens
+    max_length: int = 256  # tokens per private document
 
     def __post_init__(self) -> None:
         if self.corpus not in ("python_docs", "files"):
@@ -51,15 +52,17 @@ class MinKConfig:
     """Min-K% and Min-K%++ under the public model, with the flag threshold from a calibration set."""
 
     enabled: bool = True
-    k: float = 0.2                      # share of a document's lowest-scoring tokens averaged
-    count: str = "ceil"                 # k% of n tokens is ceil(k n) | floor: int(k n), the Min-K%++ authors' code
+    k: float = 0.2  # share of a document's lowest-scoring tokens averaged
+    count: str = "ceil"  # k% of n tokens is ceil(k n) | floor: int(k n), the Min-K%++ authors' code
     batch_size: int = 8
     max_length: int = 256
-    calibration: str = "eval"           # eval (the public held-out split) | files (documents known not to be in pretraining)
-    non_members: tuple[str, ...] = ()   # JSONL / text files of known non-members (calibration=files; AUC needs members too)
-    members: tuple[str, ...] = ()       # JSONL / text files of known members: with non_members, AUC is reported
-    fpr: float = 0.05                   # flag above the (1 - fpr) quantile of the calibration scores
-    num_threads: int | None = 1         # torch CPU threads while scoring (null = PyTorch's default)
+    calibration: str = "eval"  # eval (the public held-out split) | files (documents known not to be in pretraining)
+    non_members: tuple[
+        str, ...
+    ] = ()  # JSONL / text files of known non-members (calibration=files; AUC needs members too)
+    members: tuple[str, ...] = ()  # JSONL / text files of known members: with non_members, AUC is reported
+    fpr: float = 0.05  # flag above the (1 - fpr) quantile of the calibration scores
+    num_threads: int | None = 1  # torch CPU threads while scoring (null = PyTorch's default)
 
     def __post_init__(self) -> None:
         _fraction(self.k, "contamination.mink.k", low_open=True)
@@ -79,15 +82,17 @@ class AblationConfig:
     """Removal of flagged documents, re-running the generator (the paper's table 3)."""
 
     enabled: bool = False
-    detector: str = "minkpp"            # whose flags are removed: exact | mink | minkpp
+    detector: str = "minkpp"  # whose flags are removed: exact | mink | minkpp
     steps: tuple[float, ...] = (0.25, 0.5, 0.75)
     reps: int = 10
-    control: bool = True                # also remove the same count of uniformly random documents
-    n_synthetic: int | None = None      # synthetic documents per run; null = the full private set's size
+    control: bool = True  # also remove the same count of uniformly random documents
+    n_synthetic: int | None = None  # synthetic documents per run; null = the full private set's size
 
     def __post_init__(self) -> None:
         if self.detector not in DETECTORS:
-            raise ConfigError(f"contamination.ablation.detector={self.detector!r} is unknown; choose one of {', '.join(DETECTORS)}")
+            raise ConfigError(
+                f"contamination.ablation.detector={self.detector!r} is unknown; choose one of {', '.join(DETECTORS)}"
+            )
         for step in self.steps:
             _fraction(step, "contamination.ablation.steps[]", low_open=True)
         if self.reps < 1:
@@ -101,16 +106,20 @@ class ContaminationConfig:
     exact: ExactConfig = field(default_factory=ExactConfig)
     mink: MinKConfig = field(default_factory=MinKConfig)
     ablation: AblationConfig = field(default_factory=AblationConfig)
-    save_scores: bool = True            # per-document scores in the job folder (contamination_scores.npz), never logged
+    save_scores: bool = True  # per-document scores in the job folder (contamination_scores.npz), never logged
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> "ContaminationConfig":
         node = dict(node)
         check_keys(node, (f.name for f in fields(cls)), "contamination config")
         tuples = {"files", "non_members", "members", "steps"}
-        sub = {name: {k: tuple(v) if k in tuples and v is not None else v for k, v in dict(node.get(name) or {}).items()}
-               for name in ("exact", "mink", "ablation")}
-        return cls(exact=_build(ExactConfig, sub["exact"], "contamination.exact"),
-                   mink=_build(MinKConfig, sub["mink"], "contamination.mink"),
-                   ablation=_build(AblationConfig, sub["ablation"], "contamination.ablation"),
-                   save_scores=bool(node.get("save_scores", True)))
+        sub = {
+            name: {k: tuple(v) if k in tuples and v is not None else v for k, v in dict(node.get(name) or {}).items()}
+            for name in ("exact", "mink", "ablation")
+        }
+        return cls(
+            exact=_build(ExactConfig, sub["exact"], "contamination.exact"),
+            mink=_build(MinKConfig, sub["mink"], "contamination.mink"),
+            ablation=_build(AblationConfig, sub["ablation"], "contamination.ablation"),
+            save_scores=bool(node.get("save_scores", True)),
+        )

@@ -6,6 +6,7 @@ logs, trackers or results. The figures are statistics of the private set
 without noise (the operator's own diagnostic): the task lists them in
 `non_dp_outputs`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,7 +22,9 @@ from synbench.lm.generation import torch_threads
 from synbench.resume import keyed_hash
 
 
-def exact_section(ec: ExactConfig, tokenizer: Any, train: Corpus, cache_dir: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def exact_section(
+    ec: ExactConfig, tokenizer: Any, train: Corpus, cache_dir: Path
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Exposure in the configured index (built and cached under `cache_dir` on first use) and per-document arrays."""
     if ec.index_dir is not None:
         info = index.open_index(Path(ec.index_dir), ec.token_dtype)
@@ -32,17 +35,30 @@ def exact_section(ec: ExactConfig, tokenizer: Any, train: Corpus, cache_dir: Pat
     engine = exact.open_engine(info, int(tokenizer.eos_token_id))
     ids = tokenizer(list(train.texts), add_special_tokens=False)["input_ids"]
     scores = exact.exact_scores(engine, ids, ec)
-    section = {"exposed_share": float(scores.flagged.mean()), "n_flagged": int(scores.flagged.sum()),
-               "mean_ngram_share": float(scores.ngram_share.mean()), "max_longest_match": int(scores.longest.max(initial=0)),
-               "n": ec.n, "flag_share": ec.flag_share, "flag_longest": ec.flag_longest,
-               "index": "python_docs (embedded)" if ec.index_dir is None and ec.corpus == texts.PYTHON_DOCS
-               else ("files" if ec.index_dir is None else "external"),
-               "index_docs": info.n_docs, "index_tokens": info.n_tokens}
-    return section, {"exact_longest": scores.longest, "exact_ngram_share": scores.ngram_share, "exact_flagged": scores.flagged}
+    section = {
+        "exposed_share": float(scores.flagged.mean()),
+        "n_flagged": int(scores.flagged.sum()),
+        "mean_ngram_share": float(scores.ngram_share.mean()),
+        "max_longest_match": int(scores.longest.max(initial=0)),
+        "n": ec.n,
+        "flag_share": ec.flag_share,
+        "flag_longest": ec.flag_longest,
+        "index": "python_docs (embedded)"
+        if ec.index_dir is None and ec.corpus == texts.PYTHON_DOCS
+        else ("files" if ec.index_dir is None else "external"),
+        "index_docs": info.n_docs,
+        "index_tokens": info.n_tokens,
+    }
+    return section, {
+        "exact_longest": scores.longest,
+        "exact_ngram_share": scores.ngram_share,
+        "exact_flagged": scores.flagged,
+    }
 
 
-def mink_sections(mc: MinKConfig, model_node: Mapping[str, Any], loaded: Any, train: Corpus, eval_split: Corpus,
-                  cache_dir: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def mink_sections(
+    mc: MinKConfig, model_node: Mapping[str, Any], loaded: Any, train: Corpus, eval_split: Corpus, cache_dir: Path
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Min-K% and Min-K%++ of the private documents, thresholds from the calibration set, AUC where both sides are known.
 
     Scores are cached under `cache_dir` (local disk, like the embedding caches), keyed by the model, k, max_length
@@ -56,8 +72,16 @@ def mink_sections(mc: MinKConfig, model_node: Mapping[str, Any], loaded: Any, tr
             with np.load(path) as saved:
                 return mink.MinKScores(saved["mink"], saved["minkpp"])
         with torch_threads(mc.num_threads):
-            scores = mink.score_texts(loaded.model, loaded.tokenizer, docs, k=mc.k, count=mc.count, batch_size=mc.batch_size,
-                                      max_length=mc.max_length, desc=f"Min-K% {what}")
+            scores = mink.score_texts(
+                loaded.model,
+                loaded.tokenizer,
+                docs,
+                k=mc.k,
+                count=mc.count,
+                batch_size=mc.batch_size,
+                max_length=mc.max_length,
+                desc=f"Min-K% {what}",
+            )
         save_arrays_atomic(path, mink=scores.mink, minkpp=scores.minkpp)
         return scores
 
@@ -69,8 +93,17 @@ def mink_sections(mc: MinKConfig, model_node: Mapping[str, Any], loaded: Any, tr
     for name in ("mink", "minkpp"):
         cut = mink.threshold(getattr(calib, name), mc.fpr)
         flagged = getattr(private, name) > cut
-        sections[name] = {"exposed_share": float(flagged.mean()), "n_flagged": int(flagged.sum()), "threshold": cut,
-                          "k": mc.k, "fpr": mc.fpr, "calibration": mc.calibration, "n_calibration": len(calib_docs),
-                          "auc": mink.auc(getattr(members, name), getattr(calib, name)) if members and mc.calibration == "files" else None}
+        sections[name] = {
+            "exposed_share": float(flagged.mean()),
+            "n_flagged": int(flagged.sum()),
+            "threshold": cut,
+            "k": mc.k,
+            "fpr": mc.fpr,
+            "calibration": mc.calibration,
+            "n_calibration": len(calib_docs),
+            "auc": mink.auc(getattr(members, name), getattr(calib, name))
+            if members and mc.calibration == "files"
+            else None,
+        }
         arrays |= {name: getattr(private, name), f"{name}_flagged": flagged}
     return sections, arrays

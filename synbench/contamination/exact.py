@@ -9,6 +9,7 @@ flagged when that share reaches `flag_share` or its longest match reaches
 `flag_longest` tokens. The scores stay in memory and in the job folder; only
 the shares flagged leave the job.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,17 +24,18 @@ from synbench.errors import SynBenchError
 
 @dataclass(frozen=True)
 class ExactScores:
-    longest: np.ndarray      # longest exact match per document, tokens
+    longest: np.ndarray  # longest exact match per document, tokens
     ngram_share: np.ndarray  # share of the document's n-grams found (0 for a document shorter than n)
-    flagged: np.ndarray      # bool
+    flagged: np.ndarray  # bool
 
 
 def open_engine(index: IndexInfo, eos_token_id: int) -> Any:
     from infini_gram.engine import InfiniGramEngine
 
     vocab = 2**16 - 1 if index.token_dtype == "u16" else 2**32 - 1
-    return InfiniGramEngine(index_dir=str(index.path), eos_token_id=int(eos_token_id), vocab_size=vocab,
-                            token_dtype=index.token_dtype)
+    return InfiniGramEngine(
+        index_dir=str(index.path), eos_token_id=int(eos_token_id), vocab_size=vocab, token_dtype=index.token_dtype
+    )
 
 
 def match_lengths(engine: Any, ids: Sequence[int]) -> np.ndarray:
@@ -49,7 +51,7 @@ def match_lengths(engine: Any, ids: Sequence[int]) -> np.ndarray:
 def exact_scores(engine: Any, token_ids: Sequence[Sequence[int]], cfg: ExactConfig) -> ExactScores:
     longest, share = np.zeros(len(token_ids), dtype=np.int64), np.zeros(len(token_ids))
     for i, ids in enumerate(token_ids):
-        lengths = match_lengths(engine, list(ids)[:cfg.max_length])
+        lengths = match_lengths(engine, list(ids)[: cfg.max_length])
         longest[i] = int(lengths.max()) if lengths.size else 0
         starts = lengths[: max(lengths.size - cfg.n + 1, 0)]
         share[i] = float((starts >= cfg.n).mean()) if starts.size else 0.0

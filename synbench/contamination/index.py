@@ -10,6 +10,7 @@ when its output exists, so a killed build resumes; `index.json` is written
 last and marks a finished index. The folder is keyed by the tokenizer and
 an HMAC of the texts (`synbench.resume`) under the job's cache dir, so a second job reuses it.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,12 +70,15 @@ def _tokenize(folder: Path, docs: Sequence[str], tokenizer: Any, dtype: str) -> 
     sep = np.array([np.iinfo(DTYPES[dtype]).max], dtype=DTYPES[dtype])
     parts, offsets, at = [], [], 0
     for start in range(0, len(docs), 1024):
-        for ids in tokenizer(list(docs[start:start + 1024]), add_special_tokens=False)["input_ids"]:
+        for ids in tokenizer(list(docs[start : start + 1024]), add_special_tokens=False)["input_ids"]:
             row = np.concatenate([sep, np.asarray(ids, dtype=DTYPES[dtype])])
             offsets.append(at)
             at += row.size * width
             parts.append(row.tobytes())
-    for name, payload in (("offset.0", np.asarray(offsets, dtype=np.uint64).tobytes()), ("tokenized.0", b"".join(parts))):
+    for name, payload in (
+        ("offset.0", np.asarray(offsets, dtype=np.uint64).tobytes()),
+        ("tokenized.0", b"".join(parts)),
+    ):
         with atomic_path(folder / name) as tmp:
             tmp.write_bytes(payload)
     return at // width
@@ -91,15 +95,28 @@ def _suffix_array(folder: Path, dtype: str, threads: int) -> None:
         scratch.mkdir()
     common = ["--data-file", str(data), "--ratio", str(ratio), "--token-width", str(width)]
     with atomic_path(folder / "table.0") as table:
-        steps = [["make-part", "--parts-dir", str(parts), "--start-byte", "0", "--end-byte", str(size)],
-                 ["merge", "--parts-dir", str(parts), "--merged-dir", str(merged), "--num-threads", str(threads),
-                  "--hacksize", "100000"],
-                 ["concat", "--merged-dir", str(merged), "--merged-file", str(table), "--num-threads", str(threads)]]
+        steps = [
+            ["make-part", "--parts-dir", str(parts), "--start-byte", "0", "--end-byte", str(size)],
+            [
+                "merge",
+                "--parts-dir",
+                str(parts),
+                "--merged-dir",
+                str(merged),
+                "--num-threads",
+                str(threads),
+                "--hacksize",
+                "100000",
+            ],
+            ["concat", "--merged-dir", str(merged), "--merged-file", str(table), "--num-threads", str(threads)],
+        ]
         for step in steps:
             proc = subprocess.run([str(_binary()), *step, *common], capture_output=True, text=True)
             if proc.returncode != 0:
-                raise SynBenchError(f"infini-gram indexing step '{step[0]}' failed (exit {proc.returncode}): "
-                                    f"{proc.stderr.strip()[-300:]}")
+                raise SynBenchError(
+                    f"infini-gram indexing step '{step[0]}' failed (exit {proc.returncode}): "
+                    f"{proc.stderr.strip()[-300:]}"
+                )
     shutil.rmtree(parts, ignore_errors=True)
     shutil.rmtree(merged, ignore_errors=True)
 
@@ -121,16 +138,27 @@ def build_index(folder: Path, docs: Sequence[str], tokenizer: Any, threads: int 
         log.info("infini-gram index: building the suffix array")
         _suffix_array(folder, dtype, threads)
     n_tokens = (folder / "tokenized.0").stat().st_size // np.dtype(DTYPES[dtype]).itemsize - len(docs)
-    write_json_atomic(done, {"token_dtype": dtype, "n_docs": len(docs), "n_tokens": n_tokens,
-                             "build_s": round(time.perf_counter() - start, 3)})
+    write_json_atomic(
+        done,
+        {
+            "token_dtype": dtype,
+            "n_docs": len(docs),
+            "n_tokens": n_tokens,
+            "build_s": round(time.perf_counter() - start, 3),
+        },
+    )
     return open_index(folder)
 
 
 def open_index(folder: Path, token_dtype: str | None = None) -> IndexInfo:
     """A finished index: ours (with `index.json`) or any infini-gram v4 index folder (token dtype given or u16)."""
     if not folder.is_dir() or not any(folder.glob("table.*")):
-        raise ConfigError(f"contamination.exact.index_dir={str(folder)!r} is not an infini-gram index "
-                          "(no table.* files); build one or point at the folder holding tokenized.*, table.*, offset.*")
+        raise ConfigError(
+            f"contamination.exact.index_dir={str(folder)!r} is not an infini-gram index "
+            "(no table.* files); build one or point at the folder holding tokenized.*, table.*, offset.*"
+        )
     meta = json.loads((folder / DONE_FILE).read_text()) if (folder / DONE_FILE).is_file() else {}
     dtype = token_dtype or meta.get("token_dtype", "u16")
-    return IndexInfo(folder, dtype, int(meta.get("n_docs", -1)), int(meta.get("n_tokens", -1)), float(meta.get("build_s", 0.0)))
+    return IndexInfo(
+        folder, dtype, int(meta.get("n_docs", -1)), int(meta.get("n_tokens", -1)), float(meta.get("build_s", 0.0))
+    )

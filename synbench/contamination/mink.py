@@ -22,6 +22,7 @@ unknown as the private set's: a flag then means "more member-like than
 (1 - fpr) of comparable documents", not a membership claim. AUC is computed
 only when both known members and known non-members are given.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,7 +33,6 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from synbench.lm.scoring import TokenScores, token_scores
-
 
 COUNTS = ("ceil", "floor")
 
@@ -51,7 +51,7 @@ def lowest_mean(values: np.ndarray, k: float, count: str = "ceil") -> float:
     """Mean of the `kept_tokens` lowest values (NaN for an empty document)."""
     if values.size == 0:
         return float("nan")
-    return float(np.sort(values)[:kept_tokens(values.size, k, count)].mean())
+    return float(np.sort(values)[: kept_tokens(values.size, k, count)].mean())
 
 
 def min_k(scores: TokenScores, k: float, count: str = "ceil") -> float:
@@ -68,12 +68,22 @@ class MinKScores:
     minkpp: np.ndarray
 
 
-def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, k: float, batch_size: int, max_length: int,
-                desc: str, count: str = "ceil") -> MinKScores:
+def score_texts(
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    *,
+    k: float,
+    batch_size: int,
+    max_length: int,
+    desc: str,
+    count: str = "ceil",
+) -> MinKScores:
     """Both scores of every text, from one batched forward pass per batch."""
     scored = token_scores(model, tokenizer, texts, batch_size=batch_size, max_length=max_length, desc=desc)
-    return MinKScores(np.array([min_k(s, k, count) for s in scored]),
-                      np.array([min_k_plus_plus(s, k, count) for s in scored]))
+    return MinKScores(
+        np.array([min_k(s, k, count) for s in scored]), np.array([min_k_plus_plus(s, k, count) for s in scored])
+    )
 
 
 def threshold(calibration: np.ndarray, fpr: float) -> float:

@@ -8,6 +8,7 @@ download. It is a stand-in that shows the mechanics; it is not the
 pretraining data of any model (see docs/contamination.md, "Exact n-gram exposure", for pointing the
 detector at a real pretraining index).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,9 @@ def read_documents(paths: Sequence[str]) -> list[str]:
     for name in paths:
         path = Path(name)
         if not path.is_file():
-            raise DataError(f"document file {name!r} does not exist; give JSONL ({{\"text\": ...}} per line) or text files")
+            raise DataError(
+                f'document file {name!r} does not exist; give JSONL ({{"text": ...}} per line) or text files'
+            )
         if path.suffix == ".jsonl":
             for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if not line.strip():
@@ -45,7 +48,7 @@ def read_documents(paths: Sequence[str]) -> list[str]:
                 try:
                     text = json.loads(line)["text"]
                 except (json.JSONDecodeError, KeyError, TypeError):
-                    raise DataError(f"{name}, line {line_no}: expected a JSON object with a \"text\" field") from None
+                    raise DataError(f'{name}, line {line_no}: expected a JSON object with a "text" field') from None
                 docs.append(str(text))
         else:
             docs += paragraphs(path.read_text(encoding="utf-8"))

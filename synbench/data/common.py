@@ -5,6 +5,7 @@ label-space inference and splitting happen here the same way for all of
 them. The dataclass fields are the config keys, since the registry passes a
 config node's keys to the constructor.
 """
+
 from __future__ import annotations
 
 from abc import abstractmethod
@@ -55,10 +56,17 @@ class BaseDataset(DatasetLoader):
         train, eval = self._read()
         inferred = self.label_space is None
         if inferred:
-            train, eval = infer_label_space(self.name, train, eval, self.label_origin(), self.allow_inferred_label_space)
+            train, eval = infer_label_space(
+                self.name, train, eval, self.label_origin(), self.allow_inferred_label_space
+            )
         splits = make_splits(
-            train, eval, name=self.name, seed=seed, eval_fraction=self.eval_fraction,
-            max_train=self.max_train, max_eval=self.max_eval,
+            train,
+            eval,
+            name=self.name,
+            seed=seed,
+            eval_fraction=self.eval_fraction,
+            max_train=self.max_train,
+            max_eval=self.max_eval,
         )
         return replace(splits, label_space_inferred=inferred)
 
@@ -99,8 +107,15 @@ class FieldDataset(BaseDataset):
     ) -> Corpus:
         """Validate `rows` with this dataset's field mapping; `label_sep` defaults to the configured one."""
         return records_to_corpus(
-            rows, source=source, name=self.name, split=split,
-            text_field=self.text_field, label_field=self.label_field, id_field=self.id_field,
-            multi_label=self.multi_label, label_space=self.label_space,
-            label_sep=label_sep or self.label_sep, label_names=label_names,
+            rows,
+            source=source,
+            name=self.name,
+            split=split,
+            text_field=self.text_field,
+            label_field=self.label_field,
+            id_field=self.id_field,
+            multi_label=self.multi_label,
+            label_space=self.label_space,
+            label_sep=label_sep or self.label_sep,
+            label_names=label_names,
         )

@@ -19,6 +19,7 @@ the six most frequent conditions). The label list is a public choice written
 in the config, so which reviews are dropped depends on that list alone; only
 the count dropped is logged.
 """
+
 from __future__ import annotations
 
 import io
@@ -109,19 +110,33 @@ class DrugReviewDataset(BaseDataset):
         labels = frame[self.label]
         usable = labels.notna() & ~labels.astype(str).str.contains("</span>", regex=False)
         if not usable.all():
-            log.info("dataset '%s': dropped %d %s rows with no %s label", self.name, int((~usable).sum()), split, self.label)
+            log.info(
+                "dataset '%s': dropped %d %s rows with no %s label", self.name, int((~usable).sum()), split, self.label
+            )
         if self.only_label_space:
             kept = usable & labels.astype(str).isin([str(label) for label in self.label_space or ()])
-            log.info("dataset '%s': kept the %d %s rows whose %s is in the label space (dropped %d)",
-                     self.name, int(kept.sum()), split, self.label, int((usable & ~kept).sum()))
+            log.info(
+                "dataset '%s': kept the %d %s rows whose %s is in the label space (dropped %d)",
+                self.name,
+                int(kept.sum()),
+                split,
+                self.label,
+                int((usable & ~kept).sum()),
+            )
             usable = kept
         return records_to_corpus(
-            self._rows(frame[usable]), source=f"{path}:{member}", name=self.name, split=split,
-            id_field="id", label_space=self.label_space, multi_label=self.condition_groups is not None,
+            self._rows(frame[usable]),
+            source=f"{path}:{member}",
+            name=self.name,
+            split=split,
+            id_field="id",
+            label_space=self.label_space,
+            multi_label=self.condition_groups is not None,
         )
 
     def _rows(self, frame: pd.DataFrame) -> Iterator[Row]:
-        for doc_id, review, label, condition in zip(frame.index, frame["review"], frame[self.label], frame["condition"],
-                                                    strict=True):
+        for doc_id, review, label, condition in zip(
+            frame.index, frame["review"], frame[self.label], frame["condition"], strict=True
+        ):
             labels = [label, *self._groups_of.get(condition, [])] if self.condition_groups is not None else label
             yield f"id {doc_id}", {"id": doc_id, "text": _unquote(review), "label": labels}

@@ -5,6 +5,7 @@ user obtains them under their agreement and points `dataset.train` at the
 file. The readers only turn each format into `(where, record)` rows with
 exact line numbers; all validation is in `synbench.data.records`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -19,7 +20,14 @@ from synbench.data.records import Row
 from synbench.errors import ConfigError, DataError
 
 FORMATS = ("jsonl", "csv", "tsv", "parquet")
-SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+SUFFIXES = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 DEFAULT_CSV_LABEL_SEP = "|"
 # Clinical notes can exceed the csv module's default 128 KiB field limit.
 csv.field_size_limit(2**31 - 1)
@@ -33,9 +41,13 @@ def _jsonl(path: Path) -> Iterator[Row]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{path} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the line") from None
+                raise DataError(
+                    f"{path} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the line"
+                ) from None
             if not isinstance(record, dict):
-                raise DataError(f"{path} line {lineno}: expected a JSON object with named fields, got a {type(record).__name__}")
+                raise DataError(
+                    f"{path} line {lineno}: expected a JSON object with named fields, got a {type(record).__name__}"
+                )
             yield f"line {lineno}", record
 
 

@@ -6,6 +6,7 @@ internet; the hub id is the fallback, and when it fails the error says how to
 make that folder. Integer labels are mapped to names through the dataset's
 ClassLabel features, so label spaces read as words, not indices.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,7 +71,9 @@ class HuggingFaceDataset(FieldDataset):
                     f"set dataset.path to such a folder"
                 ) from None
         if self.path.startswith(("/", ".", "~")):
-            raise DataError(f"dataset '{self.name}': folder '{self.path}' does not exist; set dataset.path=/the/saved/folder")
+            raise DataError(
+                f"dataset '{self.name}': folder '{self.path}' does not exist; set dataset.path=/the/saved/folder"
+            )
         subset = f", {self.subset!r}" if self.subset else ""
         try:
             return datasets.load_dataset(self.path, self.subset)

@@ -10,6 +10,7 @@ label: a mis-set `label_field` makes a label the document text, and a CSV
 without a header line makes its first document the "field names". They quote
 only what the config holds (field names asked for, a configured label space).
 """
+
 from __future__ import annotations
 
 import html
@@ -85,7 +86,9 @@ def _text(value: Any, text_field: str, at: str) -> str:
     if _missing(value):
         value = ""
     if not isinstance(value, str):
-        raise DataError(f"{at}: field {text_field!r} holds a value of type {type(value).__name__}, not text; fix the record")
+        raise DataError(
+            f"{at}: field {text_field!r} holds a value of type {type(value).__name__}, not text; fix the record"
+        )
     text = html.unescape(value).strip()
     if not text:
         raise DataError(f"{at}: field {text_field!r} is empty; remove the record or fix the text")
@@ -167,8 +170,9 @@ MAX_INFERRED_LABEL_SHARE = 0.1
 MAX_INFERRED_LABEL_CHARS = 100
 
 
-def infer_label_space(name: str, train: Corpus, eval: Corpus | None, origin: str = "the label field",
-                      allow: bool = False) -> tuple[Corpus, Corpus | None]:
+def infer_label_space(
+    name: str, train: Corpus, eval: Corpus | None, origin: str = "the label field", allow: bool = False
+) -> tuple[Corpus, Corpus | None]:
     """Give both splits the sorted union of their labels, for datasets whose config sets no label space.
 
     The label space then comes from the private data without noise; it is
@@ -185,8 +189,11 @@ def infer_label_space(name: str, train: Corpus, eval: Corpus | None, origin: str
     limit = int(len(train) * MAX_INFERRED_LABEL_SHARE)
     longest = max((len(label) for label in space), default=0)
     if not allow and (len(space) > limit or longest > MAX_INFERRED_LABEL_CHARS):
-        why = (f"{len(space)} labels for {len(train)} training documents (at most N/10 = {limit} may be inferred)"
-               if len(space) > limit else f"a label of {longest} characters (at most {MAX_INFERRED_LABEL_CHARS})")
+        why = (
+            f"{len(space)} labels for {len(train)} training documents (at most N/10 = {limit} may be inferred)"
+            if len(space) > limit
+            else f"a label of {longest} characters (at most {MAX_INFERRED_LABEL_CHARS})"
+        )
         raise DataError(
             f"dataset '{name}': the label space inferred from {origin} has {why}, so it may be document text; "
             f"check that dataset.label_field names the label field and set dataset.label_space to the task's labels, "
@@ -195,6 +202,8 @@ def infer_label_space(name: str, train: Corpus, eval: Corpus | None, origin: str
     log.warning(
         "dataset '%s': label_space not set; inferred %d labels from the %s labels (sorted); the label space is "
         "treated as public, which is not DP for the private labels: set dataset.label_space to the task's labels",
-        name, len(space), "train and eval" if eval is not None else "train",
+        name,
+        len(space),
+        "train and eval" if eval is not None else "train",
     )
     return replace(train, label_space=space), (replace(eval, label_space=space) if eval is not None else None)

@@ -6,6 +6,7 @@ on a big corpus). Asking for more documents than exist is an error, not a
 silent shortfall: a sweep that silently trains on fewer documents than its
 config says would report numbers for a setting that never ran.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +16,9 @@ from synbench.corpus import Corpus
 from synbench.errors import ConfigError, DataError
 
 
-def _subsample(corpus: Corpus, limit: int | None, key: str, what: str, dataset: str, rng: np.random.Generator) -> np.ndarray:
+def _subsample(
+    corpus: Corpus, limit: int | None, key: str, what: str, dataset: str, rng: np.random.Generator
+) -> np.ndarray:
     """Sorted positions of a seeded sample of `limit` documents (all of them when `limit` is None)."""
     n = len(corpus)
     if limit is None:
@@ -70,4 +73,6 @@ def make_splits(
         train, eval = train.subset(train_idx), train.subset(eval_idx)
     keep_train = _subsample(train, max_train, "max_train", "training", name, np.random.default_rng((seed, 1)))
     keep_eval = _subsample(eval, max_eval, "max_eval", "eval", name, np.random.default_rng((seed, 2)))
-    return Splits(train=train.subset(keep_train, name=f"{name}-train"), eval=eval.subset(keep_eval, name=f"{name}-eval"))
+    return Splits(
+        train=train.subset(keep_train, name=f"{name}-train"), eval=eval.subset(keep_eval, name=f"{name}-eval")
+    )

@@ -16,6 +16,7 @@ smallest one for which the composed history meets (eps, delta). Composition
 under PRV/RDP is tighter than adding epsilons, so DP-SGD gets slightly more
 than (1 - s) * eps in effect.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,9 +39,7 @@ CALIBRATION_TIME_LIMIT_S = 300.0
 def check_accountant(name: str) -> str:
     """DP-SGD needs an accountant for the subsampled Gaussian: PRV (tight numerical) or RDP."""
     if name not in DPSGD_ACCOUNTANTS:
-        raise ConfigError(
-            f"accountant={name!r} cannot account DP-SGD; use accountant=prv (default) or accountant=rdp"
-        )
+        raise ConfigError(f"accountant={name!r} cannot account DP-SGD; use accountant=prv (default) or accountant=rdp")
     return name
 
 
@@ -78,8 +77,15 @@ class Calibration:
 
 
 @lru_cache(maxsize=64)  # a pure function of its numbers, and each PRV evaluation takes about a second
-def calibrate(eps: float, delta: float, sample_rate: float, steps: int, accountant: str,
-              labels: LabelSetBudget | None, rel_tol: float = 0.005) -> Calibration:
+def calibrate(
+    eps: float,
+    delta: float,
+    sample_rate: float,
+    steps: int,
+    accountant: str,
+    labels: LabelSetBudget | None,
+    rel_tol: float = 0.005,
+) -> Calibration:
     """The smallest DP-SGD noise multiplier (within `rel_tol` of eps) whose job history meets (eps, delta).
 
     Bisection on sigma, as Opacus' `get_noise_multiplier` does, but over the

@@ -10,6 +10,7 @@ distributed DP optimizer that clips locally, adds noise once and all-reduces
 the noised sum. The expected batch size is per rank, the accountant is
 rank 0's. Needs CUDA and more than one device: not exercised by the CPU tests.
 """
+
 from __future__ import annotations
 
 from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as DPDDP

@@ -19,6 +19,7 @@ steps that have drawn it: its draws depend on nothing but its own history.
 With the key secret, the draws are independent and uniform whatever the
 data; with `privacy.noise_seed` they replicate.
 """
+
 from __future__ import annotations
 
 import hashlib

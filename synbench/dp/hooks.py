@@ -16,6 +16,7 @@ Mixed ghost clipping (Bu et al. 2022): for a Linear layer over T tokens,
 ghost clipping's norm costs O(T^2) per example, the per-sample gradient
 O(d_in * d_out); each layer takes the cheaper one, at every call.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -33,8 +34,9 @@ def uses_ghost_norm(layer: nn.Linear, tokens: int) -> bool:
     return tokens * tokens <= layer.in_features * layer.out_features
 
 
-def mixed_linear_norm_sample(layer: nn.Linear, activations: Sequence[torch.Tensor],
-                             backprops: torch.Tensor) -> dict[nn.Parameter, torch.Tensor]:
+def mixed_linear_norm_sample(
+    layer: nn.Linear, activations: Sequence[torch.Tensor], backprops: torch.Tensor
+) -> dict[nn.Parameter, torch.Tensor]:
     """Per-example gradient norms of a Linear layer by whichever of ghost norm / per-sample gradient is cheaper."""
     if backprops.dim() != 3 or uses_ghost_norm(layer, backprops.shape[1]):
         return compute_linear_norm_sample(layer, list(activations), backprops)
@@ -51,19 +53,23 @@ class Fp32Hooks:
 
     loss_scale: float = 1.0  # the static fp16 loss scale the module multiplied the loss by
 
-    def capture_backprops_hook(self, module: nn.Module, forward_input: Any, forward_output: Any, *args: Any, **kwargs: Any) -> None:
+    def capture_backprops_hook(
+        self, module: nn.Module, forward_input: Any, forward_output: Any, *args: Any, **kwargs: Any
+    ) -> None:
         with torch.autocast(forward_output[0].device.type, enabled=False):
             super().capture_backprops_hook(module, forward_input, forward_output, *args, **kwargs)  # type: ignore[misc]
 
-    def rearrange_grad_samples(self, *, module: nn.Module, backprops: torch.Tensor, loss_reduction: str,
-                               batch_first: bool) -> tuple[list[torch.Tensor], torch.Tensor]:
+    def rearrange_grad_samples(
+        self, *, module: nn.Module, backprops: torch.Tensor, loss_reduction: str, batch_first: bool
+    ) -> tuple[list[torch.Tensor], torch.Tensor]:
         backprops = backprops.float()
         if self.loss_scale != 1.0:
             backprops = backprops / self.loss_scale
             overflowed = ~torch.isfinite(backprops).flatten(1).all(dim=1)
             backprops[overflowed] = 0.0
         activations, backprops = super().rearrange_grad_samples(  # type: ignore[misc]
-            module=module, backprops=backprops, loss_reduction=loss_reduction, batch_first=batch_first)
+            module=module, backprops=backprops, loss_reduction=loss_reduction, batch_first=batch_first
+        )
         return [a.float() if a.is_floating_point() else a for a in activations], backprops
 
 
@@ -80,13 +86,25 @@ class GhostHooks(Fp32Hooks, GradSampleHooksFastGradientClipping):
 class DPEngine(PrivacyEngine):
     """Opacus' engine attaching the hooks above (always without wrapping the model)."""
 
-    def _prepare_model(self, module: nn.Module, *, batch_first: bool = True, max_grad_norm: Any = 1.0,
-                       loss_reduction: str = "mean", grad_sample_mode: str = "hooks", wrap_model: bool = True) -> Any:
+    def _prepare_model(
+        self,
+        module: nn.Module,
+        *,
+        batch_first: bool = True,
+        max_grad_norm: Any = 1.0,
+        loss_reduction: str = "mean",
+        grad_sample_mode: str = "hooks",
+        wrap_model: bool = True,
+    ) -> Any:
         if wrap_model or grad_sample_mode not in ("hooks", "ghost"):
-            raise ValueError("synbench's DP engine attaches hooks (wrap_model=False) in grad_sample_mode hooks or ghost")
+            raise ValueError(
+                "synbench's DP engine attaches hooks (wrap_model=False) in grad_sample_mode hooks or ghost"
+            )
         self.validate(module=module, optimizer=None, data_loader=None)
         if grad_sample_mode == "ghost":
-            return GhostHooks(module, batch_first=batch_first, loss_reduction=loss_reduction, max_grad_norm=max_grad_norm)
+            return GhostHooks(
+                module, batch_first=batch_first, loss_reduction=loss_reduction, max_grad_norm=max_grad_norm
+            )
         return PerSampleHooks(module, batch_first=batch_first, loss_reduction=loss_reduction)
 
 

@@ -9,6 +9,7 @@ noise multiplier, composed in one accountant history
 `spent` checks that the accountant charged exactly the plan and returns the
 job's epsilon.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,6 @@ from synbench.dp.module import TrainConfig
 from synbench.dp.poisson import PoissonPlan, charged_history
 from synbench.errors import ConfigError
 from synbench.privacy import PrivacySpec
-
 
 # Lightning precisions the DP core supports: clipping and noise are fp32 in all of them (synbench.dp.hooks).
 PRECISIONS = ("32-true", "bf16-mixed", "16-mixed")
@@ -57,8 +57,13 @@ class DPSGDSettings:
         return ("epochs", "batch_size", "physical_batch_size")
 
     def __post_init__(self) -> None:
-        choices = {"grad_sample_mode": ("hooks", "ghost"), "label_prior": ("dp", "uniform"),
-                   "strategy": ("auto", "dpddp"), "accelerator": ("auto", "cpu", "gpu"), "precision": PRECISIONS}
+        choices = {
+            "grad_sample_mode": ("hooks", "ghost"),
+            "label_prior": ("dp", "uniform"),
+            "strategy": ("auto", "dpddp"),
+            "accelerator": ("auto", "cpu", "gpu"),
+            "precision": PRECISIONS,
+        }
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise ConfigError(f"generator.{key}={getattr(self, key)!r} must be one of {', '.join(allowed)}")
@@ -66,12 +71,16 @@ class DPSGDSettings:
             if int(getattr(self, key)) < 1:
                 raise ConfigError(f"generator.{key} must be at least 1")
         if self.precision == "16-mixed" and self.grad_sample_mode != "hooks":
-            raise ConfigError("generator.precision=16-mixed needs generator.grad_sample_mode=hooks (an fp16 overflow "
-                              "inside ghost clipping's second backward cannot be confined to one example); "
-                              "use precision=bf16-mixed with ghost")
+            raise ConfigError(
+                "generator.precision=16-mixed needs generator.grad_sample_mode=hooks (an fp16 overflow "
+                "inside ghost clipping's second backward cannot be confined to one example); "
+                "use precision=bf16-mixed with ghost"
+            )
         if self.label_prior == "dp" and not 0.0 < self.label_budget_share < 1.0:
-            raise ConfigError(f"generator.label_budget_share={self.label_budget_share} must lie strictly between 0 and 1 "
-                              "(label_prior=uniform spends nothing on labels)")
+            raise ConfigError(
+                f"generator.label_budget_share={self.label_budget_share} must lie strictly between 0 and 1 "
+                "(label_prior=uniform spends nothing on labels)"
+            )
         self.label_config()
 
     def label_config(self) -> label_sets.LabelSetConfig:
@@ -94,21 +103,35 @@ class DPSGDSettings:
         return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if gpu else torch.device("cpu")
 
     def train_config(self, privacy: PrivacySpec, budget: "JobBudget") -> TrainConfig:
-        return TrainConfig(epochs=self.epochs, batch_size=self.batch_size, physical_batch_size=self.physical_batch_size,
-                           lr=self.lr, weight_decay=self.weight_decay, max_grad_norm=self.max_grad_norm,
-                           warmup_steps=self.warmup_steps, grad_sample_mode=self.grad_sample_mode,
-                           accountant=privacy.accountant,
-                           noise_multiplier=budget.calibration.noise_multiplier if privacy.is_private else None,
-                           noise=privacy.noise, loss_scale=self.fp16_loss_scale if self.precision == "16-mixed" else 1.0)
+        return TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            physical_batch_size=self.physical_batch_size,
+            lr=self.lr,
+            weight_decay=self.weight_decay,
+            max_grad_norm=self.max_grad_norm,
+            warmup_steps=self.warmup_steps,
+            grad_sample_mode=self.grad_sample_mode,
+            accountant=privacy.accountant,
+            noise_multiplier=budget.calibration.noise_multiplier if privacy.is_private else None,
+            noise=privacy.noise,
+            loss_scale=self.fp16_loss_scale if self.precision == "16-mixed" else 1.0,
+        )
 
     def trainer_kwargs(self, device: torch.device) -> dict[str, Any]:
         """`fit_module` keywords: accelerator, devices, strategy (Opacus DPDDP with `dpddp`), precision."""
         if self.precision == "16-mixed" and device.type != "cuda":
-            raise ConfigError("generator.precision=16-mixed is CUDA only (fp16 autocast); on CPU use bf16-mixed or 32-true")
+            raise ConfigError(
+                "generator.precision=16-mixed is CUDA only (fp16 autocast); on CPU use bf16-mixed or 32-true"
+            )
         from synbench.dp.distributed import DPDDPStrategy
 
-        return {"accelerator": "gpu" if device.type == "cuda" else "cpu", "devices": self.devices,
-                "strategy": DPDDPStrategy() if self.strategy == "dpddp" else "auto", "precision": self.precision}
+        return {
+            "accelerator": "gpu" if device.type == "cuda" else "cpu",
+            "devices": self.devices,
+            "strategy": DPDDPStrategy() if self.strategy == "dpddp" else "auto",
+            "precision": self.precision,
+        }
 
 
 @dataclass(frozen=True)
@@ -122,8 +145,14 @@ class JobBudget:
     @classmethod
     def plan(cls, settings: DPSGDSettings, corpus: Corpus, poisson: PoissonPlan, privacy: PrivacySpec) -> "JobBudget":
         share = settings.label_share
-        labels = settings.label_config().calibrate(share * privacy.epsilon, privacy.delta, corpus.multi_label) if share else None
-        cal = accounting.calibrate(privacy.epsilon, privacy.delta, poisson.sample_rate, poisson.steps, privacy.accountant, labels)
+        labels = (
+            settings.label_config().calibrate(share * privacy.epsilon, privacy.delta, corpus.multi_label)
+            if share
+            else None
+        )
+        cal = accounting.calibrate(
+            privacy.epsilon, privacy.delta, poisson.sample_rate, poisson.steps, privacy.accountant, labels
+        )
         return cls(share, labels, cal)
 
     def release_labels(self, corpus: Corpus, privacy: PrivacySpec) -> label_sets.LabelSetRelease:
@@ -139,22 +168,55 @@ class JobBudget:
         cal = self.calibration
         charged = charged_history(engine)
         if charged != [(cal.noise_multiplier, cal.sample_rate, cal.steps)]:
-            raise RuntimeError(f"{name}: the accountant charged {charged}, not the planned "
-                               f"{(cal.noise_multiplier, cal.sample_rate, cal.steps)}")
-        return accounting.epsilon(accounting.job_history(charged, self.labels),
-                                  accounting.job_delta(privacy.delta, self.labels), privacy.accountant)
+            raise RuntimeError(
+                f"{name}: the accountant charged {charged}, not the planned "
+                f"{(cal.noise_multiplier, cal.sample_rate, cal.steps)}"
+            )
+        return accounting.epsilon(
+            accounting.job_history(charged, self.labels),
+            accounting.job_delta(privacy.delta, self.labels),
+            privacy.accountant,
+        )
 
     def details(self) -> dict[str, Any]:
         """Plan values for a fit report (public: fixed before any private data is read)."""
         cal = self.calibration
-        return {"noise_multiplier": cal.noise_multiplier, "sample_rate": cal.sample_rate, "planned_steps": cal.steps,
-                "label_budget_share": self.share, **(self.labels.details() if self.labels is not None else {})}
+        return {
+            "noise_multiplier": cal.noise_multiplier,
+            "sample_rate": cal.sample_rate,
+            "planned_steps": cal.steps,
+            "label_budget_share": self.share,
+            **(self.labels.details() if self.labels is not None else {}),
+        }
 
 
 # The `public_details` keys every DP-SGD generator reports (plan values, the accountant's output, the label release).
-DPSGD_DETAILS = frozenset({
-    "epsilon_spent", "delta", "accountant", "noise", "secure_mode", "noise_multiplier", "sample_rate", "planned_steps",
-    "steps", "epochs", "expected_batch_size", "label_budget_share", "label_noise_std", "label_mechanisms",
-    "label_delta_select", "label_threshold", "label_tail", "grad_sample_mode", "trainable_params", "n_train_docs",
-    "train_s", "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",
-})
+DPSGD_DETAILS = frozenset(
+    {
+        "epsilon_spent",
+        "delta",
+        "accountant",
+        "noise",
+        "secure_mode",
+        "noise_multiplier",
+        "sample_rate",
+        "planned_steps",
+        "steps",
+        "epochs",
+        "expected_batch_size",
+        "label_budget_share",
+        "label_noise_std",
+        "label_mechanisms",
+        "label_delta_select",
+        "label_threshold",
+        "label_tail",
+        "grad_sample_mode",
+        "trainable_params",
+        "n_train_docs",
+        "train_s",
+        "label_prior",
+        "label_sets_released",
+        "label_multi_sets_released",
+        "label_head_share",
+    }
+)

@@ -49,6 +49,7 @@ All noise comes from the job's secret `NoiseSource` (streams `label_sets` and
 `label_histogram`), never from the seed; turning a release into a plan
 (`plan`) is post-processing and may use the seed.
 """
+
 from __future__ import annotations
 
 import math
@@ -123,8 +124,13 @@ class LabelSetBudget:
 
     def details(self) -> dict[str, Any]:
         """Plan values for a fit report (public: fixed before the data is read)."""
-        return {"label_noise_std": self.sigma, "label_mechanisms": self.gaussians, "label_delta_select": self.delta_select,
-                "label_threshold": self.threshold if math.isfinite(self.threshold) else None, "label_tail": self.tail}
+        return {
+            "label_noise_std": self.sigma,
+            "label_mechanisms": self.gaussians,
+            "label_delta_select": self.delta_select,
+            "label_threshold": self.threshold if math.isfinite(self.threshold) else None,
+            "label_tail": self.tail,
+        }
 
 
 @dataclass(frozen=True)
@@ -163,8 +169,12 @@ class LabelSetConfig:
 
     def budget(self, sigma: float, delta: float, multi_label: bool) -> LabelSetBudget:
         """The release at a given noise std (for generators that share one sigma over all their mechanisms)."""
-        return LabelSetBudget(float(sigma), self.gaussians(multi_label), self.delta_select(delta, multi_label, sigma > 0),
-                              self.tail if multi_label else "none")
+        return LabelSetBudget(
+            float(sigma),
+            self.gaussians(multi_label),
+            self.delta_select(delta, multi_label, sigma > 0),
+            self.tail if multi_label else "none",
+        )
 
     def calibrate(self, epsilon: float, delta: float, multi_label: bool) -> LabelSetBudget:
         """The release that is (epsilon, delta)-DP on its own, epsilon read at delta - delta_select (eps = inf: exact)."""
@@ -196,23 +206,39 @@ class LabelSetRelease:
 
     def details(self) -> dict[str, Any]:
         """Statistics of the release (DP outputs) for a fit report."""
-        return {"label_prior": self.prior, "label_sets_released": len(self.sets),
-                "label_multi_sets_released": sum(len(s) > 1 for s in self.sets), "label_head_share": self.head_share()}
+        return {
+            "label_prior": self.prior,
+            "label_sets_released": len(self.sets),
+            "label_multi_sets_released": sum(len(s) > 1 for s in self.sets),
+            "label_head_share": self.head_share(),
+        }
 
     def to_json(self) -> dict[str, Any]:
-        return {"sets": [list(s) for s in self.sets], "weights": list(self.weights), "n": self.n,
-                "marginals": None if self.marginals is None else list(self.marginals), "prior": self.prior}
+        return {
+            "sets": [list(s) for s in self.sets],
+            "weights": list(self.weights),
+            "n": self.n,
+            "marginals": None if self.marginals is None else list(self.marginals),
+            "prior": self.prior,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LabelSetRelease":
         marginals = data.get("marginals")
-        return cls(tuple(tuple(s) for s in data["sets"]), tuple(float(w) for w in data["weights"]), int(data["n"]),
-                   None if marginals is None else tuple(float(m) for m in marginals), str(data.get("prior", "dp")))
+        return cls(
+            tuple(tuple(s) for s in data["sets"]),
+            tuple(float(w) for w in data["weights"]),
+            int(data["n"]),
+            None if marginals is None else tuple(float(m) for m in marginals),
+            str(data.get("prior", "dp")),
+        )
 
 
 def uniform(label_space: Sequence[str]) -> LabelSetRelease:
     """The public prior (`label_prior: uniform`): every label alone, equally often; no budget spent."""
-    return LabelSetRelease(tuple((label,) for label in label_space), tuple(1.0 for _ in label_space), 0, prior="uniform")
+    return LabelSetRelease(
+        tuple((label,) for label in label_space), tuple(1.0 for _ in label_space), 0, prior="uniform"
+    )
 
 
 def release(corpus: Corpus, budget: LabelSetBudget, noise: NoiseSource) -> LabelSetRelease:
@@ -221,8 +247,10 @@ def release(corpus: Corpus, budget: LabelSetBudget, noise: NoiseSource) -> Label
         weights = noisy_label_histogram(corpus, budget.sigma, noise)
         return LabelSetRelease(tuple((label,) for label in corpus.label_space), tuple(weights.tolist()), len(corpus))
     if budget.sigma > 0 and not 0.0 < budget.delta_select < 1.0:
-        raise ValueError("partition selection of label sets needs delta_select in (0, 1): "
-                         "without it, which sets occur would be released exactly")
+        raise ValueError(
+            "partition selection of label sets needs delta_select in (0, 1): "
+            "without it, which sets occur would be released exactly"
+        )
     counts = set_counts(corpus)
     sets = list(counts)
     exact = np.array([counts[s] for s in sets], dtype=float)
@@ -230,13 +258,20 @@ def release(corpus: Corpus, budget: LabelSetBudget, noise: NoiseSource) -> Label
         return LabelSetRelease(tuple(sets), tuple(exact.tolist()), len(corpus))
     noisy = exact + noise.numpy("label_sets").normal(0.0, budget.sigma, size=exact.shape)
     keep = np.flatnonzero(noisy > budget.threshold)
-    marginals = (tuple(noisy_label_histogram(corpus, budget.sigma, noise).tolist())
-                 if budget.tail == "marginals" else None)
+    marginals = (
+        tuple(noisy_label_histogram(corpus, budget.sigma, noise).tolist()) if budget.tail == "marginals" else None
+    )
     return LabelSetRelease(tuple(sets[i] for i in keep), tuple(noisy[keep].tolist()), len(corpus), marginals)
 
 
-def plan(n: int, released: LabelSetRelease, label_space: Sequence[str], multi_label: bool, rng: np.random.Generator,
-         label_counts: Mapping[Labels, int] | None = None) -> list[Labels]:
+def plan(
+    n: int,
+    released: LabelSetRelease,
+    label_space: Sequence[str],
+    multi_label: bool,
+    rng: np.random.Generator,
+    label_counts: Mapping[Labels, int] | None = None,
+) -> list[Labels]:
     """The label set of each of `n` documents to write, grouped by set (post-processing of `released`).
 
     `label_counts` (given by the caller) are followed exactly. Otherwise the
@@ -284,16 +319,22 @@ def _from_marginals(n: int, rates: np.ndarray, label_space: Sequence[str], rng: 
     return [tuple(label_space[j] for j in row) for row in rows]
 
 
-def _followed(n: int, label_counts: Mapping[Labels, int], label_space: Sequence[str], multi_label: bool) -> list[Labels]:
+def _followed(
+    n: int, label_counts: Mapping[Labels, int], label_space: Sequence[str], multi_label: bool
+) -> list[Labels]:
     """`label_counts` as a plan, after checking that it is one (the message names labels, never documents)."""
     if any(int(k) < 0 for k in label_counts.values()) or sum(int(k) for k in label_counts.values()) != n:
-        raise ConfigError(f"label_counts must be non-negative and add up to n={n} "
-                          f"(they add up to {sum(int(k) for k in label_counts.values())})")
+        raise ConfigError(
+            f"label_counts must be non-negative and add up to n={n} "
+            f"(they add up to {sum(int(k) for k in label_counts.values())})"
+        )
     allowed = set(label_space)
     for labels in label_counts:
         unknown = sorted(set(labels) - allowed)
         if not labels or unknown or (len(set(labels)) > 1 and not multi_label):
-            raise ConfigError(f"label_counts key {tuple(labels)!r} is not a label set of this "
-                              f"{'multi' if multi_label else 'single'}-label task"
-                              + (f" (labels outside the label space: {unknown})" if unknown else ""))
+            raise ConfigError(
+                f"label_counts key {tuple(labels)!r} is not a label set of this "
+                f"{'multi' if multi_label else 'single'}-label task"
+                + (f" (labels outside the label space: {unknown})" if unknown else "")
+            )
     return [tuple(labels) for labels, k in label_counts.items() for _ in range(int(k))]

@@ -44,6 +44,7 @@ the rest, identically for all of them:
   draws a loss needs come from the secret noise, per document
   (`synbench.dp.document_noise`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,9 +56,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pytorch_lightning as pl
 import torch
-from pytorch_lightning.plugins.precision import MixedPrecision
 from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as DPDDP
 from opacus.utils.batch_memory_manager import wrap_data_loader
+from pytorch_lightning.plugins.precision import MixedPrecision
 from torch.utils.data import DataLoader, Dataset
 
 from synbench.dp.hooks import group_grad_samples
@@ -132,7 +133,11 @@ def dropout_sites(model: torch.nn.Module) -> list[str]:
     p > 0, and attention modules with a positive `attention_dropout` (Hugging Face's, applied functionally)."""
     sites = []
     for name, module in model.named_modules():
-        p = module.p if isinstance(module, torch.nn.modules.dropout._DropoutNd) else getattr(module, "attention_dropout", 0.0)
+        p = (
+            module.p
+            if isinstance(module, torch.nn.modules.dropout._DropoutNd)
+            else getattr(module, "attention_dropout", 0.0)
+        )
         if isinstance(p, (int, float)) and p > 0:
             sites.append(name or type(module).__name__)
     return sites
@@ -149,10 +154,12 @@ def check_no_dropout(model: torch.nn.Module) -> None:
     sites = dropout_sites(model)
     if sites:
         shown = ", ".join(sites[:3]) + (f" and {len(sites) - 3} more" if len(sites) > 3 else "")
-        raise ConfigError(f"DP-SGD refuses dropout: {len(sites)} module(s) of the model drop activations in training "
-                          f"({shown}), with masks drawn from the public seed in batch order, so one document would shift "
-                          "every later document's masks; set generator.lora.dropout=0 (LoRA) and use a model whose "
-                          "config sets its dropout probabilities to 0, or run with eps=inf")
+        raise ConfigError(
+            f"DP-SGD refuses dropout: {len(sites)} module(s) of the model drop activations in training "
+            f"({shown}), with masks drawn from the public seed in batch order, so one document would shift "
+            "every later document's masks; set generator.lora.dropout=0 (LoRA) and use a model whose "
+            "config sets its dropout probabilities to 0, or run with eps=inf"
+        )
 
 
 def is_empty(batch: Any) -> bool:
@@ -162,8 +169,14 @@ def is_empty(batch: Any) -> bool:
 class DPSGDModule(pl.LightningModule):
     """DP-SGD (or, with `noise_multiplier=None`, the same pipeline without DP) of `model` under `loss`."""
 
-    def __init__(self, model: torch.nn.Module, dataset: Dataset, collate: Callable[[Sequence[Any]], Any],
-                 cfg: TrainConfig, loss: PerSampleLoss) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        dataset: Dataset,
+        collate: Callable[[Sequence[Any]], Any],
+        cfg: TrainConfig,
+        loss: PerSampleLoss,
+    ) -> None:
         super().__init__()
         self.model = model
         self.dataset = dataset
@@ -200,18 +213,31 @@ class DPSGDModule(pl.LightningModule):
         model = self.trainer.strategy.model
         distributed = isinstance(model, DPDDP)
         # The Poisson masks are a privacy mechanism: their randomness is the job's secret noise, as DP-SGD's is.
-        loader = poisson_loader(self.dataset, self.plan, self.collate, self.cfg.noise.torch("poisson_masks"), distributed)
+        loader = poisson_loader(
+            self.dataset, self.plan, self.collate, self.cfg.noise.torch("poisson_masks"), distributed
+        )
         if self.private:
-            private = make_private(model, optimizer, loader, self.plan, noise_multiplier=self.cfg.noise_multiplier,
-                                   max_grad_norm=self.cfg.max_grad_norm, accountant=self.cfg.accountant,
-                                   noise=self.cfg.noise, device=self.device, grad_sample_mode=self.cfg.grad_sample_mode,
-                                   criterion=torch.nn.CrossEntropyLoss(),  # ghost: only its module/optimizer are used
-                                   loss_scale=self.cfg.loss_scale)
+            private = make_private(
+                model,
+                optimizer,
+                loader,
+                self.plan,
+                noise_multiplier=self.cfg.noise_multiplier,
+                max_grad_norm=self.cfg.max_grad_norm,
+                accountant=self.cfg.accountant,
+                noise=self.cfg.noise,
+                device=self.device,
+                grad_sample_mode=self.cfg.grad_sample_mode,
+                criterion=torch.nn.CrossEntropyLoss(),  # ghost: only its module/optimizer are used
+                loss_scale=self.cfg.loss_scale,
+            )
             self.privacy_engine, self.hooks, self.criterion = private["engine"], private["hooks"], private["criterion"]
             optimizer = self.signal = private["optimizer"]
         else:
             self.signal = LogicalBatchSignal()
-        self._loader = Unsized(wrap_data_loader(data_loader=loader, max_batch_size=self.cfg.physical_batch_size, optimizer=self.signal))
+        self._loader = Unsized(
+            wrap_data_loader(data_loader=loader, max_batch_size=self.cfg.physical_batch_size, optimizer=self.signal)
+        )
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, self._cosine)
         return {"optimizer": optimizer, "lr_scheduler": scheduler}
 
@@ -242,8 +268,10 @@ class DPSGDModule(pl.LightningModule):
         self.manual_backward(loss)
         if self.private and "unit" in batch:
             if self.criterion is not None:
-                raise ConfigError("chunked documents (rows sharing a privacy unit) need grad_sample_mode=hooks: "
-                                  "ghost clipping cannot clip the sum of several rows' gradients")
+                raise ConfigError(
+                    "chunked documents (rows sharing a privacy unit) need grad_sample_mode=hooks: "
+                    "ghost clipping cannot clip the sum of several rows' gradients"
+                )
             group_grad_samples(self.signal.params, batch["unit"])
         examples, tokens = self.loss.count(batch)
         self.tokens_seen += tokens
@@ -282,9 +310,14 @@ class DPSGDModule(pl.LightningModule):
 
     def on_train_epoch_end(self) -> None:
         """One progress line an epoch: public counts (planned steps) and a wall-clock total, nothing per batch."""
-        log.info("DP-SGD epoch %d/%d done (%d of %d steps) in %.0f s", self.current_epoch + 1, self.cfg.epochs,
-                 (self.current_epoch + 1) * self.plan.steps_per_epoch, self.plan.steps,
-                 time.perf_counter() - self._epoch_start)
+        log.info(
+            "DP-SGD epoch %d/%d done (%d of %d steps) in %.0f s",
+            self.current_epoch + 1,
+            self.cfg.epochs,
+            (self.current_epoch + 1) * self.plan.steps_per_epoch,
+            self.plan.steps,
+            time.perf_counter() - self._epoch_start,
+        )
 
     def on_train_end(self) -> None:
         """Detach Opacus' hooks so the model runs as a plain model afterwards."""
@@ -293,7 +326,11 @@ class DPSGDModule(pl.LightningModule):
             self.hooks = None
 
     def steps_taken(self) -> int:
-        return sum(steps for _, _, steps in self.privacy_engine.accountant.history) if self.privacy_engine else len(self.train_loss)
+        return (
+            sum(steps for _, _, steps in self.privacy_engine.accountant.history)
+            if self.privacy_engine
+            else len(self.train_loss)
+        )
 
 
 class StaticScaleFp16(MixedPrecision):
@@ -311,20 +348,42 @@ def precision_args(precision: str) -> dict[str, Any]:
     return {"precision": precision}
 
 
-def fit_module(module: DPSGDModule, *, accelerator: str, devices: int, strategy: Any, precision: str,
-               callbacks: Sequence[pl.Callback] = ()) -> float:
+def fit_module(
+    module: DPSGDModule,
+    *,
+    accelerator: str,
+    devices: int,
+    strategy: Any,
+    precision: str,
+    callbacks: Sequence[pl.Callback] = (),
+) -> float:
     """Train `module` for its configured epochs; returns the seconds it took.
 
     No progress bar: its count of physical batches is a function of the
     realised Poisson batch sizes, a statistic of private data. The planned
     step count, which is public, is logged instead, and a line per epoch.
     """
-    log.info("DP-SGD: %d logical steps planned (%d an epoch, sample rate %.4g)", module.plan.steps,
-             module.plan.steps_per_epoch, module.plan.sample_rate)
-    trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, **precision_args(precision),
-                         max_epochs=module.cfg.epochs, use_distributed_sampler=False, logger=False,
-                         enable_checkpointing=False, enable_model_summary=False, num_sanity_val_steps=0,
-                         limit_val_batches=0, enable_progress_bar=False, callbacks=list(callbacks))
+    log.info(
+        "DP-SGD: %d logical steps planned (%d an epoch, sample rate %.4g)",
+        module.plan.steps,
+        module.plan.steps_per_epoch,
+        module.plan.sample_rate,
+    )
+    trainer = pl.Trainer(
+        accelerator=accelerator,
+        devices=devices,
+        strategy=strategy,
+        **precision_args(precision),
+        max_epochs=module.cfg.epochs,
+        use_distributed_sampler=False,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        limit_val_batches=0,
+        enable_progress_bar=False,
+        callbacks=list(callbacks),
+    )
     start = time.perf_counter()
     trainer.fit(module)
     return time.perf_counter() - start

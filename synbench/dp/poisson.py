@@ -8,6 +8,7 @@ the sampler runs exactly S steps, and the loader's length is S, so Opacus'
 accountant hook charges exactly q. The Poisson masks and the DP-SGD noise
 come from the job's secret `NoiseSource`, never from the global torch RNG.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,10 @@ class PoissonPlan:
 
     def __post_init__(self) -> None:
         if self.n < 1 or self.batch_size < 1 or self.epochs < 1:
-            raise ConfigError(f"DP-SGD needs at least one document, batch_size >= 1 and epochs >= 1 "
-                              f"(got N={self.n}, batch_size={self.batch_size}, epochs={self.epochs})")
+            raise ConfigError(
+                f"DP-SGD needs at least one document, batch_size >= 1 and epochs >= 1 "
+                f"(got N={self.n}, batch_size={self.batch_size}, epochs={self.epochs})"
+            )
 
     @property
     def steps_per_epoch(self) -> int:
@@ -67,23 +70,42 @@ class EmptySafeCollate:
         return self.collate(batch) if len(batch) else {}
 
 
-def poisson_loader(dataset: Dataset, plan: PoissonPlan, collate: Callable[[Sequence[Any]], Any], generator: Any,
-                   distributed: bool = False) -> DataLoader:
+def poisson_loader(
+    dataset: Dataset,
+    plan: PoissonPlan,
+    collate: Callable[[Sequence[Any]], Any],
+    generator: Any,
+    distributed: bool = False,
+) -> DataLoader:
     """A loader of Poisson logical batches at the plan's rate, exactly `steps_per_epoch` of them an epoch."""
     from opacus.utils.uniform_sampler import DistributedUniformWithReplacementSampler, UniformWithReplacementSampler
 
     if distributed:
-        sampler: Any = DistributedUniformWithReplacementSampler(total_size=plan.n, sample_rate=plan.sample_rate,
-                                                                steps=plan.steps_per_epoch, generator=generator)
+        sampler: Any = DistributedUniformWithReplacementSampler(
+            total_size=plan.n, sample_rate=plan.sample_rate, steps=plan.steps_per_epoch, generator=generator
+        )
     else:
-        sampler = UniformWithReplacementSampler(num_samples=plan.n, sample_rate=plan.sample_rate,
-                                                steps=plan.steps_per_epoch, generator=generator)
+        sampler = UniformWithReplacementSampler(
+            num_samples=plan.n, sample_rate=plan.sample_rate, steps=plan.steps_per_epoch, generator=generator
+        )
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=EmptySafeCollate(collate))
 
 
-def make_private(module: Any, optimizer: Any, loader: DataLoader, plan: PoissonPlan, *, noise_multiplier: float,
-                 max_grad_norm: float, accountant: str, noise: NoiseSource, device: Any, grad_sample_mode: str = "hooks",
-                 criterion: Any = None, loss_scale: float = 1.0) -> dict[str, Any]:
+def make_private(
+    module: Any,
+    optimizer: Any,
+    loader: DataLoader,
+    plan: PoissonPlan,
+    *,
+    noise_multiplier: float,
+    max_grad_norm: float,
+    accountant: str,
+    noise: NoiseSource,
+    device: Any,
+    grad_sample_mode: str = "hooks",
+    criterion: Any = None,
+    loss_scale: float = 1.0,
+) -> dict[str, Any]:
     """Opacus DP-SGD over `loader` (built by `poisson_loader`): hooks, DP optimizer, accountant and, for ghost, criterion.
 
     Returns `engine`, `hooks`, `optimizer` and `criterion` (None unless
@@ -100,16 +122,29 @@ def make_private(module: Any, optimizer: Any, loader: DataLoader, plan: PoissonP
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Secure RNG turned off")  # the secret generator is passed below
         engine = DPEngine(accountant=accountant)
-    out = engine.make_private(module=module, optimizer=optimizer, data_loader=loader, noise_multiplier=noise_multiplier,
-                              max_grad_norm=max_grad_norm, poisson_sampling=False, grad_sample_mode=grad_sample_mode,
-                              wrap_model=False, criterion=criterion, noise_generator=noise.torch("dpsgd_noise", device))
+    out = engine.make_private(
+        module=module,
+        optimizer=optimizer,
+        data_loader=loader,
+        noise_multiplier=noise_multiplier,
+        max_grad_norm=max_grad_norm,
+        poisson_sampling=False,
+        grad_sample_mode=grad_sample_mode,
+        wrap_model=False,
+        criterion=criterion,
+        noise_generator=noise.torch("dpsgd_noise", device),
+    )
     hooks, dp_optimizer = out[0], out[1]
     hooks.forbid_grad_accumulation()  # what Opacus does for its own Poisson loaders
     hooks.loss_scale = loss_scale
     dp_optimizer.expected_batch_size = plan.expected_batch  # Opacus truncates N q to an int
     dp_optimizer.secure_mode = noise.secure_mode
-    return {"engine": engine, "hooks": hooks, "optimizer": dp_optimizer,
-            "criterion": out[2] if grad_sample_mode == "ghost" else None}
+    return {
+        "engine": engine,
+        "hooks": hooks,
+        "optimizer": dp_optimizer,
+        "criterion": out[2] if grad_sample_mode == "ghost" else None,
+    }
 
 
 def charged_history(engine: Any) -> list[tuple[float, float, int]]:

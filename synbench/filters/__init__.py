@@ -7,6 +7,7 @@ the chosen documents and has the job score them again, so one job reports
 the metrics before (`utility`, `fidelity`) and after (`utility_filtered`,
 `fidelity_filtered`) the filter.
 """
+
 from __future__ import annotations
 
 import logging
@@ -25,8 +26,13 @@ SUFFIX = "_filtered"
 __all__ = ["SCORES_FILE", "SUFFIX", "Filter", "NoFilter", "Selection", "apply_filter"]
 
 
-def apply_filter(node: Mapping[str, Any], synthetic: Corpus, job_dir: Path, results: dict[str, Any],
-                 score: Callable[[Corpus], list[str]]) -> list[str]:
+def apply_filter(
+    node: Mapping[str, Any],
+    synthetic: Corpus,
+    job_dir: Path,
+    results: dict[str, Any],
+    score: Callable[[Corpus], list[str]],
+) -> list[str]:
     """Filter `synthetic` with the plugin `node` names, record what was kept in `results["filter"]`, and score the
     kept corpus.
 
@@ -41,10 +47,21 @@ def apply_filter(node: Mapping[str, Any], synthetic: Corpus, job_dir: Path, resu
         np.save(job_dir / SCORES_FILE, scores)  # scores of synthetic text: public, kept beside the synthetic corpus
     kept = synthetic.subset(chosen.keep, name=f"{synthetic.name}-filtered")
     kept_scores = scores[chosen.keep] if scores is not None else np.array([])
-    results["filter"] = {"name": name, **chosen.record, "n_before": len(synthetic), "n_kept": len(kept),
-                         "private_data_used": False,
-                         "mean_score": float(np.mean(scores)) if scores is not None and len(scores) else None,
-                         "mean_score_kept": float(np.mean(kept_scores)) if len(kept_scores) else None}
-    log.info("filter %s: kept %d of %d synthetic documents (mean score %.3f -> %.3f)", name, len(kept),
-             len(synthetic), results["filter"]["mean_score"] or 0.0, results["filter"]["mean_score_kept"] or 0.0)
+    results["filter"] = {
+        "name": name,
+        **chosen.record,
+        "n_before": len(synthetic),
+        "n_kept": len(kept),
+        "private_data_used": False,
+        "mean_score": float(np.mean(scores)) if scores is not None and len(scores) else None,
+        "mean_score_kept": float(np.mean(kept_scores)) if len(kept_scores) else None,
+    }
+    log.info(
+        "filter %s: kept %d of %d synthetic documents (mean score %.3f -> %.3f)",
+        name,
+        len(kept),
+        len(synthetic),
+        results["filter"]["mean_score"] or 0.0,
+        results["filter"]["mean_score_kept"] or 0.0,
+    )
     return score(kept)

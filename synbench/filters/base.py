@@ -1,4 +1,5 @@
 """The filter plugin kind: a `Filter` picks which synthetic documents to keep (`synbench.filters` group)."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod

@@ -9,6 +9,7 @@ next-token probabilities of the single-token spellings of "yes" ("Yes",
 batch of prompts (`synbench.lm.scoring`). The top `keep_share` is kept,
 within each label set by default so the released label distribution is unchanged.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,6 +27,7 @@ from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, torch_threads
 from synbench.lm.scoring import next_token_logprobs
 
+
 @dataclass(frozen=True)
 class PYesPNoConfig:
     """conf/filter/pyes_pno.yaml."""
@@ -33,12 +35,19 @@ class PYesPNoConfig:
     model: Mapping[str, Any]
     keep_share: float = 0.5
     per_label: bool = True
-    domain: str | None = None   # the dataset's domain word (medical, financial, legal, biomedical): what "realistic" means
+    domain: str | None = (
+        None  # the dataset's domain word (medical, financial, legal, biomedical): what "realistic" means
+    )
     prompt: str = "{text}\n\nIs this a realistic {domain} document about {label}? Answer yes or no."
     batch_size: int = 16
     max_length: int = 384
     num_threads: int | None = 1
-    yes_answers: tuple[str, ...] = ("Yes", "yes", " Yes", " yes")   # spellings of the answers (those that are one token count)
+    yes_answers: tuple[str, ...] = (
+        "Yes",
+        "yes",
+        " Yes",
+        " yes",
+    )  # spellings of the answers (those that are one token count)
     no_answers: tuple[str, ...] = ("No", "no", " No", " no")
 
     @classmethod
@@ -46,14 +55,18 @@ class PYesPNoConfig:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(node) - known)
         if unknown:
-            raise ConfigError(f"filter=pyes_pno has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"filter=pyes_pno has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
         cfg = cls(**{k: tuple(v) if k in ("yes_answers", "no_answers") else v for k, v in node.items()})
         if not 0 < cfg.keep_share <= 1:
             raise ConfigError(f"filter.keep_share={cfg.keep_share} must lie in (0, 1]")
         if not cfg.domain and "{domain}" in cfg.prompt:
-            raise ConfigError("filter.domain is not set: the filter's prompt asks whether a document is a realistic one of "
-                              "the dataset's domain; add `domain: <medical|financial|legal|...>` to the dataset's config "
-                              "(conf/dataset/<name>.yaml), or pass dataset.domain=<word> or filter.domain=<word>")
+            raise ConfigError(
+                "filter.domain is not set: the filter's prompt asks whether a document is a realistic one of "
+                "the dataset's domain; add `domain: <medical|financial|legal|...>` to the dataset's config "
+                "(conf/dataset/<name>.yaml), or pass dataset.domain=<word> or filter.domain=<word>"
+            )
         if "{text}" not in cfg.prompt:
             raise ConfigError("filter.prompt must contain {text} (and may use {domain} and {label})")
         if cfg.batch_size < 1 or cfg.max_length < 8:
@@ -74,13 +87,22 @@ def pyes_pno_scores(cfg: PYesPNoConfig, synthetic: Corpus) -> np.ndarray:
     yes, no = single_token_ids(tok, cfg.yes_answers), single_token_ids(tok, cfg.no_answers)
     if not yes or not no:
         raise ConfigError(f"model {cfg.model.get('name')!r}: no single-token spelling of yes/no; the filter needs one")
-    prompts = [chat_prompt(tok, cfg.prompt.format(text=text, domain=cfg.domain, label=", ".join(labels)))
-               for text, labels in zip(synthetic.texts, synthetic.labels)]
+    prompts = [
+        chat_prompt(tok, cfg.prompt.format(text=text, domain=cfg.domain, label=", ".join(labels)))
+        for text, labels in zip(synthetic.texts, synthetic.labels)
+    ]
     with torch_threads(cfg.num_threads):
-        logp = next_token_logprobs(loaded.model, tok, prompts, yes + no, batch_size=cfg.batch_size,
-                                   max_length=cfg.max_length, desc="filter P(yes)-P(no)")
+        logp = next_token_logprobs(
+            loaded.model,
+            tok,
+            prompts,
+            yes + no,
+            batch_size=cfg.batch_size,
+            max_length=cfg.max_length,
+            desc="filter P(yes)-P(no)",
+        )
     probs = np.exp(logp)
-    return probs[:, :len(yes)].sum(1) - probs[:, len(yes):].sum(1)
+    return probs[:, : len(yes)].sum(1) - probs[:, len(yes) :].sum(1)
 
 
 def keep_top(scores: np.ndarray, labels: Sequence[Sequence[str]], share: float, per_label: bool) -> np.ndarray:
@@ -91,7 +113,7 @@ def keep_top(scores: np.ndarray, labels: Sequence[Sequence[str]], share: float, 
     keep: list[int] = []
     for members in groups.values():
         ranked = sorted(members, key=lambda i: (-scores[i], i))
-        keep += ranked[:math.ceil(share * len(members))]
+        keep += ranked[: math.ceil(share * len(members))]
     return np.array(sorted(keep), dtype=int)
 
 
@@ -104,5 +126,8 @@ class PYesPNoFilter(Filter):
     def select(self, synthetic: Corpus) -> Selection:
         scores = pyes_pno_scores(self.cfg, synthetic)
         keep = keep_top(scores, synthetic.labels, self.cfg.keep_share, self.cfg.per_label)
-        return Selection(keep, scores, {"keep_share": self.cfg.keep_share, "per_label": self.cfg.per_label,
-                                        "domain": self.cfg.domain})
+        return Selection(
+            keep,
+            scores,
+            {"keep_share": self.cfg.keep_share, "per_label": self.cfg.per_label, "domain": self.cfg.domain},
+        )

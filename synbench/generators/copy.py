@@ -7,6 +7,7 @@ It is the benchmark's calibration point: the utility upper bound of
 "synthetic" data, and the case in which a membership attack must find
 (nearly) every member, at every nominal eps.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,16 +39,24 @@ class CopyGenerator(Generator):
             raise ConfigError("generator 'copy': sample() called before fit()")
         corpus = self._corpus
         if label_counts is not None:
-            idx = np.concatenate([
-                self._draw(np.flatnonzero([ls == labels for ls in corpus.labels]), k)
-                for labels, k in label_counts.items()
-            ]).astype(int)
+            idx = np.concatenate(
+                [
+                    self._draw(np.flatnonzero([ls == labels for ls in corpus.labels]), k)
+                    for labels, k in label_counts.items()
+                ]
+            ).astype(int)
         elif n == len(corpus):
             idx = np.arange(n)
         else:
             idx = self._draw(np.arange(len(corpus)), n)
-        return Corpus.build([corpus.texts[i] for i in idx], [corpus.labels[i] for i in idx], corpus.label_space,
-                            ids=[f"copy-{i}" for i in range(len(idx))], multi_label=corpus.multi_label, name="copy-synthetic")
+        return Corpus.build(
+            [corpus.texts[i] for i in idx],
+            [corpus.labels[i] for i in idx],
+            corpus.label_space,
+            ids=[f"copy-{i}" for i in range(len(idx))],
+            multi_label=corpus.multi_label,
+            name="copy-synthetic",
+        )
 
     def _draw(self, pool: np.ndarray, k: int) -> np.ndarray:
         """k items of `pool`, each taken floor(k/|pool|) or ceil(k/|pool|) times, in random order."""

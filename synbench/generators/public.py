@@ -9,6 +9,7 @@ the seed alone, so releasing it is (0, 0)-DP with respect to the private set:
 `epsilon_spent = 0`. A membership attack on it must find nothing (AUC near 0.5,
 empirical epsilon lower bound near 0); anything else is a bug in the audit.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -22,7 +23,7 @@ from synbench.errors import ConfigError
 from synbench.lm.backends import ChatRequest, LocalBackend
 from synbench.privacy import PrivacySpec
 
-DEFAULT_PROMPT = "Write one short text from a {domain} dataset, with the label \"{label}\". Reply with the text only."
+DEFAULT_PROMPT = 'Write one short text from a {domain} dataset, with the label "{label}". Reply with the text only.'
 
 
 class PublicGenerator(Generator):
@@ -30,8 +31,17 @@ class PublicGenerator(Generator):
 
     public_details = frozenset({"control", "model"})
 
-    def __init__(self, model: Mapping[str, Any], domain: str, prompt: str = DEFAULT_PROMPT, max_new_tokens: int = 32,
-                 temperature: float = 1.0, top_p: float = 0.95, batch_size: int = 32, num_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model: Mapping[str, Any],
+        domain: str,
+        prompt: str = DEFAULT_PROMPT,
+        max_new_tokens: int = 32,
+        temperature: float = 1.0,
+        top_p: float = 0.95,
+        batch_size: int = 32,
+        num_threads: int | None = None,
+    ) -> None:
         if max_new_tokens < 1 or batch_size < 1:
             raise ConfigError("generator.max_new_tokens and generator.batch_size must be at least 1")
         if "{label}" not in prompt:
@@ -51,13 +61,24 @@ class PublicGenerator(Generator):
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         if self._label_space is None:
             raise ConfigError("generator 'public': sample() called before fit()")
-        plan = label_sets.plan(n, label_sets.uniform(self._label_space), self._label_space, self._multi_label,
-                               np.random.default_rng(self._seed), label_counts)
+        plan = label_sets.plan(
+            n,
+            label_sets.uniform(self._label_space),
+            self._label_space,
+            self._multi_label,
+            np.random.default_rng(self._seed),
+            label_counts,
+        )
         texts = self._write(plan)
         return Corpus.build(texts, plan, self._label_space, multi_label=self._multi_label, name="public-synthetic")
 
     def _write(self, plan: list[Labels]) -> list[str]:
         """One text per label set of `plan`, from the shared batched local backend (chat template, KV cache)."""
         requests = [ChatRequest(self.prompt.format(domain=self.domain, label=", ".join(labels))) for labels in plan]
-        return self.backend.complete(requests, max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-                                     top_p=self.top_p, seed=self._seed)
+        return self.backend.complete(
+            requests,
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=self._seed,
+        )

@@ -12,6 +12,7 @@ A backend is a registry plugin (`synbench.lm_backends`), selected by the
 
 `make_backend` builds the one a node names.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,9 @@ class LMBackend(ABC):
     uses_model_group: ClassVar[bool] = False
 
     @abstractmethod
-    def complete(self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float,
-                 seed: int) -> list[str]:
+    def complete(
+        self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
+    ) -> list[str]:
         """One reply per request, in request order."""
 
 
@@ -76,8 +78,9 @@ class LocalBackend(LMBackend):
     def loaded(self) -> LoadedModel:
         return load_shared(self.model_json, "cuda" if torch.cuda.is_available() else "cpu")
 
-    def complete(self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float,
-                 seed: int) -> list[str]:
+    def complete(
+        self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
+    ) -> list[str]:
         if not requests:
             return []
         loaded = self.loaded()
@@ -87,12 +90,23 @@ class LocalBackend(LMBackend):
         out: list[str] = [""] * len(requests)
         # One generate call per max_new_tokens value, prompts sorted by length inside it (less padding).
         for j, budget in enumerate(sorted({r.max_new_tokens or max_new_tokens for r in requests})):
-            idx = sorted((i for i, r in enumerate(requests) if (r.max_new_tokens or max_new_tokens) == budget),
-                         key=lambda i: len(prompts[i]))
+            idx = sorted(
+                (i for i, r in enumerate(requests) if (r.max_new_tokens or max_new_tokens) == budget),
+                key=lambda i: len(prompts[i]),
+            )
             with torch_threads(self.num_threads):
-                texts, _ = generate(loaded.model, tok, [prompts[i] for i in idx], batch_size=self.batch_size,
-                                    max_new_tokens=budget, temperature=temperature, top_p=top_p, seed=seed + 7919 * j,
-                                    desc=f"{self.name} generate", eos_token_ids=stop)
+                texts, _ = generate(
+                    loaded.model,
+                    tok,
+                    [prompts[i] for i in idx],
+                    batch_size=self.batch_size,
+                    max_new_tokens=budget,
+                    temperature=temperature,
+                    top_p=top_p,
+                    seed=seed + 7919 * j,
+                    desc=f"{self.name} generate",
+                    eos_token_ids=stop,
+                )
             for i, text in zip(idx, texts):
                 out[i] = text
         return out
@@ -106,12 +120,16 @@ def make_backend(node: Mapping[str, Any] | LMBackend, model: Mapping[str, Any] |
     keys = dict(node)
     check_no_credentials(keys, "the backend config")  # an API key comes from the environment, never a URL
     if not keys.get(registry.PLUGIN_KEY):
-        raise ConfigError(f"the generator's backend config has no '{registry.PLUGIN_KEY}' key naming its LM backend; "
-                          f"available: {', '.join(registry.available('lm_backends'))} (conf/generator/backend/*.yaml)")
+        raise ConfigError(
+            f"the generator's backend config has no '{registry.PLUGIN_KEY}' key naming its LM backend; "
+            f"available: {', '.join(registry.available('lm_backends'))} (conf/generator/backend/*.yaml)"
+        )
     cls = registry.load("lm_backends", str(keys[registry.PLUGIN_KEY]))
     if not cls.uses_model_group:
         return registry.create("lm_backends", keys)
     if model is None:
-        raise ConfigError(f"LM backend '{keys[registry.PLUGIN_KEY]}' runs the `model` config group's LM, and none was "
-                          "given: set the generator's `model: ${model}`")
+        raise ConfigError(
+            f"LM backend '{keys[registry.PLUGIN_KEY]}' runs the `model` config group's LM, and none was "
+            "given: set the generator's `model: ${model}`"
+        )
     return registry.create("lm_backends", keys, model=model)

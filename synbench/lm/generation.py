@@ -9,6 +9,7 @@ The one copy of the loop: DP-Gen (control-code prompts), AUG-PE and the
 `backends.LocalBackend`) all sample through `generate`. Nothing is filtered: an empty output stays in the list and is
 counted, because a generator that silently drops failures looks better than it is.
 """
+
 from __future__ import annotations
 
 import time
@@ -32,8 +33,11 @@ class GenerationStats:
     generate_s: float
 
     def as_details(self) -> dict[str, Any]:
-        return {"generated_tokens": self.new_tokens, "generate_s": round(self.generate_s, 3),
-                "generate_tokens_per_s": round(self.new_tokens / max(self.generate_s, 1e-9), 2)}
+        return {
+            "generated_tokens": self.new_tokens,
+            "generate_s": round(self.generate_s, 3),
+            "generate_tokens_per_s": round(self.new_tokens / max(self.generate_s, 1e-9), 2),
+        }
 
 
 @contextmanager
@@ -112,9 +116,19 @@ def flash_autocast(model: Any, device: torch.device) -> Any:
 
 
 @torch.inference_mode()
-def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: int, max_new_tokens: int,
-             temperature: float, top_p: float, seed: int, desc: str = "generate",
-             eos_token_ids: Sequence[int] | None = None) -> tuple[list[str], GenerationStats]:
+def generate(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    *,
+    batch_size: int,
+    max_new_tokens: int,
+    temperature: float,
+    top_p: float,
+    seed: int,
+    desc: str = "generate",
+    eos_token_ids: Sequence[int] | None = None,
+) -> tuple[list[str], GenerationStats]:
     """One sampled continuation per prompt, in `batch_size` batches (left padding, KV cache), seeded by `seed`.
 
     Prompts are sent in the given order; callers that want little padding sort
@@ -134,17 +148,26 @@ def generate(model: Any, tokenizer: Any, prompts: Sequence[str], *, batch_size: 
 
     batches = range(0, len(prompts), batch_size)
     # Progress in decoding steps (an upper bound: a batch stops early when every row has ended); shown for long runs.
-    meter = Meter(desc, total=len(batches) * max_new_tokens, unit="step",
-                  enabled=len(batches) * max_new_tokens >= 1024)
+    meter = Meter(desc, total=len(batches) * max_new_tokens, unit="step", enabled=len(batches) * max_new_tokens >= 1024)
     for i in batches:
-        enc = tokenizer(list(prompts[i:i + batch_size]), return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+        enc = tokenizer(
+            list(prompts[i : i + batch_size]), return_tensors="pt", padding=True, add_special_tokens=False
+        ).to(device)
         steps = StepProgress(meter)
         with flash_autocast(model, device):
-            out = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                                 eos_token_id=eos if len(eos) > 1 else eos[0], pad_token_id=tokenizer.pad_token_id,
-                                 use_cache=True, logits_processor=LogitsProcessorList([steps]))
+            out = model.generate(
+                **enc,
+                do_sample=True,
+                temperature=temperature,
+                top_p=top_p,
+                max_new_tokens=max_new_tokens,
+                eos_token_id=eos if len(eos) > 1 else eos[0],
+                pad_token_id=tokenizer.pad_token_id,
+                use_cache=True,
+                logits_processor=LogitsProcessorList([steps]),
+            )
         meter.update(max_new_tokens - steps.steps)
-        new = out[:, enc["input_ids"].shape[1]:]
+        new = out[:, enc["input_ids"].shape[1] :]
         new_tokens += int(generated_lengths(new, tokenizer.eos_token_id).sum())
         texts.extend(t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True))
     meter.close()

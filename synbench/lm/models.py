@@ -7,6 +7,7 @@ models load by hub id and must already be in the local cache when offline.
 The attention kernel is chosen here once and reported, because it changes
 speed (and, in bf16, the last digits of results) and belongs in results.json.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -44,7 +45,9 @@ class ModelSpec:
         if spec.dtype not in DTYPES:
             raise ConfigError(f"model.dtype={spec.dtype!r} is unknown; choose one of {', '.join(DTYPES)}")
         if spec.attn_implementation not in ATTENTION:
-            raise ConfigError(f"model.attn_implementation={spec.attn_implementation!r} is unknown; choose one of {', '.join(ATTENTION)}")
+            raise ConfigError(
+                f"model.attn_implementation={spec.attn_implementation!r} is unknown; choose one of {', '.join(ATTENTION)}"
+            )
         return spec
 
 
@@ -81,7 +84,9 @@ def pick_attention(requested: str, device: torch.device, half: bool = True) -> s
     return "sdpa"
 
 
-def load_causal_lm(node: Mapping[str, Any], device: torch.device | str = "cpu", half_precision: bool | None = None) -> LoadedModel:
+def load_causal_lm(
+    node: Mapping[str, Any], device: torch.device | str = "cpu", half_precision: bool | None = None
+) -> LoadedModel:
     """Weights and tokenizer for `node`: the packaged GGUF when installed, else the hub id (cache only when offline).
 
     `half_precision`: whether attention will run in fp16/bf16 (a half dtype,
@@ -101,7 +106,12 @@ def load_causal_lm(node: Mapping[str, Any], device: torch.device | str = "cpu", 
         source, where = str(gguf), {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
     else:
         if spec.package:
-            log.info("model %s: package %s not installed; loading %s from the hub cache", spec.name, spec.package, spec.pretrained)
+            log.info(
+                "model %s: package %s not installed; loading %s from the hub cache",
+                spec.name,
+                spec.package,
+                spec.pretrained,
+            )
         source, where = spec.pretrained, {"pretrained_model_name_or_path": spec.pretrained}
     half = DTYPES[spec.dtype] != torch.float32 if half_precision is None else half_precision
     attn = pick_attention(spec.attn_implementation, device, half)

@@ -9,6 +9,7 @@ not written to results). Works with OpenAI, vLLM's, TGI's and llama.cpp's
 servers, and others that speak the same protocol. Only synthetic text and
 label names go into prompts.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,13 +27,21 @@ NO_KEY = "EMPTY"
 class OpenAIBackend(LMBackend):
     """Chat completions through `openai.OpenAI`: `max_workers` requests in flight, each retried `max_retries` times."""
 
-    def __init__(self, base_url: str, model: str, api_key_env: str | None = "OPENAI_API_KEY", timeout_s: float = 60.0,
-                 max_workers: int = 4, max_retries: int = 3) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        timeout_s: float = 60.0,
+        max_workers: int = 4,
+        max_retries: int = 3,
+    ) -> None:
         if not base_url or not model:
             raise ConfigError("LM backend 'openai' needs generator.backend.base_url and generator.backend.model")
         if max_workers < 1 or max_retries < 0 or timeout_s <= 0:
-            raise ConfigError("generator.backend: max_workers must be at least 1, max_retries at least 0 and "
-                              "timeout_s positive")
+            raise ConfigError(
+                "generator.backend: max_workers must be at least 1, max_retries at least 0 and timeout_s positive"
+            )
         self.base_url, self.model, self.name = base_url.rstrip("/"), model, model
         self.api_key_env, self.timeout_s = api_key_env, float(timeout_s)
         self.max_workers, self.max_retries = int(max_workers), int(max_retries)
@@ -44,31 +53,44 @@ class OpenAIBackend(LMBackend):
             from openai import OpenAI
 
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
-            self._client = OpenAI(base_url=self.base_url, api_key=key or NO_KEY, timeout=self.timeout_s,
-                                  max_retries=self.max_retries)
+            self._client = OpenAI(
+                base_url=self.base_url, api_key=key or NO_KEY, timeout=self.timeout_s, max_retries=self.max_retries
+            )
         return self._client
 
     def _one(self, request: ChatRequest, max_new_tokens: int, temperature: float, top_p: float, seed: int) -> str:
         from openai import APIError, APIStatusError
 
-        messages = ([{"role": "system", "content": request.system}] if request.system else []) + \
-            [{"role": "user", "content": request.user}]
+        messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
+            {"role": "user", "content": request.user}
+        ]
         try:
             reply = self.client().chat.completions.create(
-                model=self.model, messages=messages, max_tokens=request.max_new_tokens or max_new_tokens,
-                temperature=temperature, top_p=top_p, seed=seed, n=1)
+                model=self.model,
+                messages=messages,
+                max_tokens=request.max_new_tokens or max_new_tokens,
+                temperature=temperature,
+                top_p=top_p,
+                seed=seed,
+                n=1,
+            )
             return str(reply.choices[0].message.content or "").strip()
         except (APIError, IndexError) as exc:
             status = f" (HTTP {exc.status_code})" if isinstance(exc, APIStatusError) else ""
-            raise SynBenchError(f"LM API {self.base_url} (model {self.model}) failed after up to {self.max_retries + 1} "
-                                f"attempt(s): {type(exc).__name__}{status}; check generator.backend.base_url, the "
-                                f"server, and the key in ${self.api_key_env}") from None
+            raise SynBenchError(
+                f"LM API {self.base_url} (model {self.model}) failed after up to {self.max_retries + 1} "
+                f"attempt(s): {type(exc).__name__}{status}; check generator.backend.base_url, the "
+                f"server, and the key in ${self.api_key_env}"
+            ) from None
 
-    def complete(self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float,
-                 seed: int) -> list[str]:
+    def complete(
+        self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
+    ) -> list[str]:
         """Replies in request order; request i is sent with seed + i (servers that honour `seed` then reproduce)."""
         if not requests:
             return []
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(requests))) as pool:
-            futures = [pool.submit(self._one, r, max_new_tokens, temperature, top_p, seed + i) for i, r in enumerate(requests)]
+            futures = [
+                pool.submit(self._one, r, max_new_tokens, temperature, top_p, seed + i) for i, r in enumerate(requests)
+            ]
             return [f.result() for f in futures]

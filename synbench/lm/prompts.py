@@ -8,6 +8,7 @@ three templates: `random` (RANDOM_API: `{label}`, `{domain}`), `rephrase`
 `{words}`, `{label}`, `{domain}`). Templates see only synthetic text and
 public label names, never a private document.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,14 +37,21 @@ class Prompts:
         unknown = sorted(set(data) - {"domain", "system", *FIELDS})
         missing = sorted({"domain", *FIELDS} - set(data))
         if unknown or missing:
-            raise ConfigError(f"prompt set {where}: unknown keys {unknown}, missing keys {missing}; "
-                              f"a prompt file has domain, system (optional), {', '.join(FIELDS)}")
+            raise ConfigError(
+                f"prompt set {where}: unknown keys {unknown}, missing keys {missing}; "
+                f"a prompt file has domain, system (optional), {', '.join(FIELDS)}"
+            )
         for key, needed in FIELDS.items():
             absent = [f for f in needed if f not in str(data[key])]
             if absent:
                 raise ConfigError(f"prompt set {where}: template '{key}' must contain {', '.join(absent)}")
-        return cls(str(data["domain"]), str(data["random"]), str(data["rephrase"]), str(data["fill_blanks"]),
-                   None if data.get("system") is None else str(data["system"]))
+        return cls(
+            str(data["domain"]),
+            str(data["random"]),
+            str(data["rephrase"]),
+            str(data["fill_blanks"]),
+            None if data.get("system") is None else str(data["system"]),
+        )
 
     def render(self, kind: str, labels: tuple[str, ...], **fields: Any) -> tuple[str, str | None]:
         """(user turn, system turn) of template `kind` for a label set."""
@@ -60,7 +68,9 @@ def load_prompts(name_or_node: str | Mapping[str, Any]) -> Prompts:
     path = Path(name)
     if path.suffix in (".yaml", ".yml"):
         if not path.is_file():
-            raise ConfigError(f"prompt file {name} does not exist; give a YAML path or a name under conf/prompts/augpe/")
+            raise ConfigError(
+                f"prompt file {name} does not exist; give a YAML path or a name under conf/prompts/augpe/"
+            )
         return Prompts.from_mapping(yaml.safe_load(path.read_text()), name)
     folder = resources.files("synbench.conf").joinpath("prompts", "augpe")
     source = folder.joinpath(f"{name}.yaml")

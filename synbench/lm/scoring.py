@@ -5,6 +5,7 @@ at 0 in every row, and batched over texts sorted by length (little padding);
 results come back in input order. Used by the Min-K% / Min-K%++ detectors
 (`synbench.contamination.mink`) and the P(yes) - P(no) filter (`synbench.filters`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     if batch_size < 1:
         raise ConfigError("scoring batch_size must be at least 1")
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    chunks = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     return chunks
 
 
@@ -48,14 +49,15 @@ def _forward(model: Any, rows: list[list[int]], pad_id: int) -> tuple[torch.Tens
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, r in enumerate(rows):
-        ids[i, :len(r)] = torch.tensor(r, dtype=torch.long)
-        mask[i, :len(r)] = 1
+        ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+        mask[i, : len(r)] = 1
     return model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float(), mask
 
 
 @torch.inference_mode()
-def token_scores(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int, max_length: int,
-                 desc: str = "score") -> list[TokenScores]:
+def token_scores(
+    model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int, max_length: int, desc: str = "score"
+) -> list[TokenScores]:
     """Per-token scores of each text under `model` (the first token is conditioned on BOS, or EOS when there is none)."""
     model.eval()
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
@@ -76,8 +78,16 @@ def token_scores(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size
 
 
 @torch.inference_mode()
-def next_token_logprobs(model: Any, tokenizer: Any, prompts: Sequence[str], token_ids: Sequence[int], *,
-                        batch_size: int, max_length: int, desc: str = "score") -> np.ndarray:
+def next_token_logprobs(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    token_ids: Sequence[int],
+    *,
+    batch_size: int,
+    max_length: int,
+    desc: str = "score",
+) -> np.ndarray:
     """log p(token | prompt) for each prompt (rows) and each of `token_ids` (columns); prompts cut from the left."""
     model.eval()
     rows = [ids[-max_length:] for ids in _encode(tokenizer, prompts, 10**9, None)]

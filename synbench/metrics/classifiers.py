@@ -10,6 +10,7 @@ fast scikit-learn baseline here; `_plugin_: transformer`
 (synbench.metrics.transformer, imported only when chosen) fine-tunes a
 Hugging Face encoder with Lightning.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -37,14 +38,16 @@ class TfidfClassifier(Classifier):
     C: float = 10.0
     max_iter: int = 1000
 
-    def fit_predict(self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str],
-                    multi_label: bool, seed: int) -> np.ndarray:
+    def fit_predict(
+        self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str], multi_label: bool, seed: int
+    ) -> np.ndarray:
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
         from sklearn.multiclass import OneVsRestClassifier
 
-        vectorizer = TfidfVectorizer(ngram_range=(1, self.ngram_max), min_df=self.min_df,
-                                     max_features=self.max_features, sublinear_tf=True)
+        vectorizer = TfidfVectorizer(
+            ngram_range=(1, self.ngram_max), min_df=self.min_df, max_features=self.max_features, sublinear_tf=True
+        )
         x_train = vectorizer.fit_transform(train_texts)
         model = OneVsRestClassifier(LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=seed))
         with warnings.catch_warnings():

@@ -9,6 +9,7 @@ class and folder the audit uses); entity and length metrics read per-text
 results from one memo per analysis, so the reference halves and synthetic
 text that repeats real text are never processed twice.
 """
+
 from __future__ import annotations
 
 import math
@@ -104,7 +105,7 @@ def real_halves(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     metric of a job uses the same halves.
     """
     perm = np.random.default_rng(seed).permutation(n)
-    return perm[: n // 2], perm[n // 2:]
+    return perm[: n // 2], perm[n // 2 :]
 
 
 def matched_sample(n: int, k: int, seed: int) -> np.ndarray:
@@ -120,7 +121,9 @@ def take(features: Sequence[Any] | np.ndarray, idx: np.ndarray) -> Sequence[Any]
     return [features[i] for i in idx]
 
 
-def per_text(ctx: MetricContext, namespace: str, texts: Sequence[str], compute: Callable[[list[str]], Sequence[T]]) -> list[T]:
+def per_text(
+    ctx: MetricContext, namespace: str, texts: Sequence[str], compute: Callable[[list[str]], Sequence[T]]
+) -> list[T]:
     """`compute` of each text through a per-job memo: texts not seen before in `namespace` are computed in one batch."""
     memo: dict[str, T] = ctx.cache.setdefault(namespace, {})
     missing = [t for t in dict.fromkeys(texts) if t not in memo]

@@ -25,6 +25,7 @@ the SynBench paper's scale (Table 2: real-vs-real "below 2.2"): KL(real ||
 synthetic) in nats of the same smoothed distributions (`common.kl_divergence`,
 whose docstring gives the reasoning: the authors' definition is unpublished).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -54,17 +55,21 @@ class EntitiesMetric(TextFidelityMetric):
     def _extract(self, texts: list[str]) -> list[tuple[Entity, ...]]:
         """Entities of each text with one batched `nlp.pipe`, running only NER and what NER listens to."""
         nlp = load_spacy(self.model)
-        needed = {NER_COMPONENT} | {name for name, pipe in nlp.pipeline
-                                    if NER_COMPONENT in (getattr(pipe, "listening_components", None) or [])}
+        needed = {NER_COMPONENT} | {
+            name for name, pipe in nlp.pipeline if NER_COMPONENT in (getattr(pipe, "listening_components", None) or [])
+        }
         disable = [name for name in nlp.pipe_names if name not in needed]
-        return [tuple((ent.label_, _normalise(ent.text)) for ent in doc.ents)
-                for doc in nlp.pipe(texts, batch_size=self.batch_size, disable=disable)]
+        return [
+            tuple((ent.label_, _normalise(ent.text)) for ent in doc.ents)
+            for doc in nlp.pipe(texts, batch_size=self.batch_size, disable=disable)
+        ]
 
     def features(self, texts: Sequence[str], ctx: MetricContext) -> list[tuple[Entity, ...]]:
         return per_text(ctx, f"entities:{self.model}", texts, self._extract)
 
-    def compare(self, real: Sequence[tuple[Entity, ...]], synthetic: Sequence[tuple[Entity, ...]],
-                ctx: MetricContext) -> dict[str, float]:
+    def compare(
+        self, real: Sequence[tuple[Entity, ...]], synthetic: Sequence[tuple[Entity, ...]], ctx: MetricContext
+    ) -> dict[str, float]:
         def outcomes(docs: Sequence[tuple[Entity, ...]]) -> Counter[Entity]:
             return Counter(e for doc in docs for e in (doc or (NONE,)))
 

@@ -19,6 +19,7 @@ It reads the labels of the eval split and of the synthetic corpus only, never
 the private split; on a single-label task every value is trivial (all
 cardinalities 1) and `label_set_div` compares label frequencies.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -49,7 +50,9 @@ class LabelsMetric(FidelityMetric):
     def describe(self, real: Sequence[Labels], synthetic: Sequence[Labels]) -> dict[str, float]:
         def stats(sets: Sequence[Labels], side: str) -> dict[str, float]:
             sizes = np.array([len(s) for s in sets], dtype=float)
-            return {f"label_multi_share_{side}": float((sizes > 1).mean()) if len(sizes) else 0.0,
-                    f"label_cardinality_mean_{side}": float(sizes.mean()) if len(sizes) else 0.0}
+            return {
+                f"label_multi_share_{side}": float((sizes > 1).mean()) if len(sizes) else 0.0,
+                f"label_cardinality_mean_{side}": float(sizes.mean()) if len(sizes) else 0.0,
+            }
 
         return {**stats(real, "real"), **stats(synthetic, "syn")}

@@ -21,6 +21,7 @@ paper's scale (Table 2: real-vs-real "below 0.012"): KL(real || synthetic)
 in nats of the smoothed bin distributions (`common.kl_divergence`; the
 authors' definition is unpublished, the docstring there gives the reasoning).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -49,10 +50,13 @@ def quantile_bin_counts(real: np.ndarray, synthetic: np.ndarray, n_bins: int) ->
 class LengthMetric(TextFidelityMetric):
     higher_is_better = {"length_div": False, "length_div_paper": False}
 
-    def __init__(self, tokenizer: str = "spacy", spacy_model: str = "en_core_web_sm", n_bins: int = 20,
-                 alpha: float = 0.5) -> None:
+    def __init__(
+        self, tokenizer: str = "spacy", spacy_model: str = "en_core_web_sm", n_bins: int = 20, alpha: float = 0.5
+    ) -> None:
         if tokenizer not in TOKENIZERS:
-            raise ConfigError(f"metrics.length.tokenizer={tokenizer!r} is unknown; choose one of {', '.join(TOKENIZERS)}")
+            raise ConfigError(
+                f"metrics.length.tokenizer={tokenizer!r} is unknown; choose one of {', '.join(TOKENIZERS)}"
+            )
         if int(n_bins) < 1:
             raise ConfigError(f"metrics.length.n_bins={n_bins!r} must be at least 1")
         self.tokenizer = tokenizer
@@ -71,7 +75,10 @@ class LengthMetric(TextFidelityMetric):
 
     def compare(self, real: np.ndarray, synthetic: np.ndarray, ctx: MetricContext) -> dict[str, float]:
         counts = quantile_bin_counts(real, synthetic, self.n_bins)
-        return {"length_div": js_divergence(*counts, self.alpha), "length_div_paper": kl_divergence(*counts, self.alpha)}
+        return {
+            "length_div": js_divergence(*counts, self.alpha),
+            "length_div_paper": kl_divergence(*counts, self.alpha),
+        }
 
     def describe(self, real: np.ndarray, synthetic: np.ndarray) -> dict[str, float]:
         return {

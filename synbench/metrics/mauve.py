@@ -16,6 +16,7 @@ dropped as mauve-text does with raw text: a generator that collapses to empty
 output must score low, and `mauve_n_empty` counts them. A side with no
 documents at all scores 0.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -65,13 +66,23 @@ class MauveMetric(TextFidelityMetric):
         # Below 2**30: mauve adds small offsets to the seed and faiss takes a C int.
         seeds = np.random.default_rng(ctx.seed).integers(0, 2**30, size=self.kmeans_seeds)
         scores = [
-            compute_mauve(p_features=real, q_features=synthetic, num_buckets=buckets,
-                          mauve_scaling_factor=self.scaling_factor, kmeans_explained_var=self.kmeans_explained_var,
-                          kmeans_num_redo=self.kmeans_num_redo, kmeans_max_iter=self.kmeans_max_iter,
-                          seed=int(seed), verbose=False).mauve
+            compute_mauve(
+                p_features=real,
+                q_features=synthetic,
+                num_buckets=buckets,
+                mauve_scaling_factor=self.scaling_factor,
+                kmeans_explained_var=self.kmeans_explained_var,
+                kmeans_num_redo=self.kmeans_num_redo,
+                kmeans_max_iter=self.kmeans_max_iter,
+                seed=int(seed),
+                verbose=False,
+            ).mauve
             for seed in seeds
         ]
         return {"mauve": float(np.mean(scores)), "mauve_std": float(np.std(scores))}
 
     def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
-        return {**super().__call__(real, synthetic, ctx), "mauve_n_empty": sum(1 for t in synthetic.texts if not t.strip())}
+        return {
+            **super().__call__(real, synthetic, ctx),
+            "mauve_n_empty": sum(1 for t in synthetic.texts if not t.strip()),
+        }

@@ -11,6 +11,7 @@ Single-label training uses softmax cross-entropy, multi-label sigmoid binary
 cross-entropy (`problem_type`); scores come back as softmax or sigmoid
 probabilities, for the caller's argmax or threshold.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,9 @@ from synbench.errors import ConfigError
 class FineTune(pl.LightningModule):
     """AdamW with linear warm-up and decay over all steps, as the usual BERT fine-tuning recipe."""
 
-    def __init__(self, model: Any, lr: float, weight_decay: float, warmup_steps: int, total_steps: int,
-                 multi_label: bool) -> None:
+    def __init__(
+        self, model: Any, lr: float, weight_decay: float, warmup_steps: int, total_steps: int, multi_label: bool
+    ) -> None:
         super().__init__()
         self.model = model
         self.lr, self.weight_decay = lr, weight_decay
@@ -74,35 +76,56 @@ class TransformerClassifier(Classifier):
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
             model = AutoModelForSequenceClassification.from_pretrained(
-                source, num_labels=n_labels, problem_type=problem, ignore_mismatched_sizes=True)
+                source, num_labels=n_labels, problem_type=problem, ignore_mismatched_sizes=True
+            )
         except OSError as exc:
-            raise ConfigError(f"classifier '{self.name}': could not load '{source}' ({exc}); put it in the local "
-                              "Hugging Face cache, or use classifier=transformer (offline MiniLM) or classifier=tfidf") from None
+            raise ConfigError(
+                f"classifier '{self.name}': could not load '{source}' ({exc}); put it in the local "
+                "Hugging Face cache, or use classifier=transformer (offline MiniLM) or classifier=tfidf"
+            ) from None
         return tokenizer, model
 
-    def fit_predict(self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str],
-                    multi_label: bool, seed: int) -> np.ndarray:
+    def fit_predict(
+        self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str], multi_label: bool, seed: int
+    ) -> np.ndarray:
         pl.seed_everything(seed, workers=True, verbose=False)
         tokenizer, model = self._load(train_y.shape[1], multi_label)
         targets = train_y.astype(np.float32) if multi_label else train_y.argmax(axis=1)
 
         def collate(batch: list[tuple[str, Any]]) -> dict[str, torch.Tensor]:
             texts, labels = zip(*batch)
-            encoded = tokenizer(list(texts), truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
+            encoded = tokenizer(
+                list(texts), truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
+            )
             encoded["labels"] = torch.as_tensor(np.stack(labels))
             return dict(encoded)
 
         # A list of (text, target) pairs is a map-style dataset.
-        train: DataLoader[Any] = DataLoader(list(zip(train_texts, targets)), batch_size=self.batch_size,  # type: ignore[arg-type]
-                                            shuffle=True, collate_fn=collate, generator=torch.Generator().manual_seed(seed))
-        evaluate: DataLoader[Any] = DataLoader(list(zip(eval_texts, np.zeros(len(eval_texts)))),  # type: ignore[arg-type]
-                                               batch_size=self.batch_size * 2, collate_fn=collate)
+        train: DataLoader[Any] = DataLoader(
+            list(zip(train_texts, targets)),
+            batch_size=self.batch_size,  # type: ignore[arg-type]
+            shuffle=True,
+            collate_fn=collate,
+            generator=torch.Generator().manual_seed(seed),
+        )
+        evaluate: DataLoader[Any] = DataLoader(
+            list(zip(eval_texts, np.zeros(len(eval_texts)))),  # type: ignore[arg-type]
+            batch_size=self.batch_size * 2,
+            collate_fn=collate,
+        )
         total = self.epochs * math.ceil(len(train_texts) / self.batch_size)
         # from_pretrained returns the model in eval mode (dropout off) and Lightning keeps submodule modes.
         module = FineTune(model.train(), self.lr, self.weight_decay, int(self.warmup_ratio * total), total, multi_label)
-        trainer = pl.Trainer(max_epochs=self.epochs, accelerator="auto", devices=1, precision=self.precision,  # type: ignore[arg-type]
-                             logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                             enable_model_summary=False)
+        trainer = pl.Trainer(
+            max_epochs=self.epochs,
+            accelerator="auto",
+            devices=1,
+            precision=self.precision,  # type: ignore[arg-type]
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+        )
         trainer.fit(module, train)
         batches = trainer.predict(module, evaluate)
         return torch.cat(batches).cpu().numpy().astype(float)  # type: ignore[arg-type]

@@ -46,6 +46,7 @@ contains are counted (`n_missing_classes`) and simply never predicted; with
 nothing to learn from (no documents, empty texts, or no label that varies)
 the classifier predicts the label frequencies of its training data.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,7 +61,6 @@ from synbench.corpus import Corpus, Labels
 from synbench.errors import ConfigError
 from synbench.job import write_json_atomic
 from synbench.resume import resume_key
-
 
 # The dtype of every 0/1 label matrix. It must hold any column index: scikit-learn (1.9's `label_binarize`, inside
 # OneVsRestClassifier) casts the class indices 0..L-1 to the label matrix's integer dtype, so int8 wrapped at 128
@@ -98,7 +98,11 @@ def f1_micro_macro(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float
 
     micro = float(f1_score(y_true, y_pred, average="micro", zero_division=0))
     present = y_true.any(axis=0) | y_pred.any(axis=0)
-    macro = float(f1_score(y_true[:, present], y_pred[:, present], average="macro", zero_division=0)) if present.any() else 0.0
+    macro = (
+        float(f1_score(y_true[:, present], y_pred[:, present], average="macro", zero_division=0))
+        if present.any()
+        else 0.0
+    )
     return micro, macro
 
 
@@ -116,12 +120,20 @@ class UtilityMetric(Metric):
     section = "utility"
     higher_is_better = {"f1_micro": True, "f1_macro": True}
 
-    def __init__(self, classifier: Mapping[str, Any], threshold: float = 0.5, random_draws: int = 10,
-                 baselines: str = "train", baseline_folds: int = 5) -> None:
+    def __init__(
+        self,
+        classifier: Mapping[str, Any],
+        threshold: float = 0.5,
+        random_draws: int = 10,
+        baselines: str = "train",
+        baseline_folds: int = 5,
+    ) -> None:
         if not 0.0 < float(threshold) < 1.0:
             raise ConfigError(f"metrics.utility.threshold={threshold!r} must lie strictly between 0 and 1")
         if baselines not in BASELINE_MODES:
-            raise ConfigError(f"metrics.utility.baselines={baselines!r} is unknown; choose one of {', '.join(BASELINE_MODES)}")
+            raise ConfigError(
+                f"metrics.utility.baselines={baselines!r} is unknown; choose one of {', '.join(BASELINE_MODES)}"
+            )
         if isinstance(baseline_folds, bool) or not isinstance(baseline_folds, int) or baseline_folds < 2:
             raise ConfigError(f"metrics.utility.baseline_folds={baseline_folds!r} must be an integer >= 2")
         self.node = dict(classifier)
@@ -160,12 +172,19 @@ class UtilityMetric(Metric):
     def _f1(self, y_eval: np.ndarray, scores: np.ndarray, multi_label: bool) -> tuple[float, float]:
         return f1_micro_macro(y_eval, decode(scores, multi_label, self.threshold))
 
-    def _real_f1(self, fits: list[tuple[Corpus, np.ndarray]], real: Corpus, y_eval: np.ndarray,
-                 ctx: MetricContext) -> tuple[float, float]:
+    def _real_f1(
+        self, fits: list[tuple[Corpus, np.ndarray]], real: Corpus, y_eval: np.ndarray, ctx: MetricContext
+    ) -> tuple[float, float]:
         """The upper bound, read from or written to the disk memo when the job has a cache folder."""
         train_mode = self.baselines == "train"
-        payload = {"classifier": self.node, "threshold": self.threshold, "seed": ctx.seed, "v": __version__,
-                   "baselines": self.baselines, "folds": None if train_mode else self.baseline_folds}
+        payload = {
+            "classifier": self.node,
+            "threshold": self.threshold,
+            "seed": ctx.seed,
+            "v": __version__,
+            "baselines": self.baselines,
+            "folds": None if train_mode else self.baseline_folds,
+        }
         sources = (fits[0][0], real) if train_mode else (real,)  # eval mode: keyed by the eval corpus only
         key = resume_key(payload, *sources)
         path = Path(ctx.cache_dir) / "utility" / f"real_f1-{key}.json" if ctx.cache_dir else None
@@ -187,18 +206,24 @@ class UtilityMetric(Metric):
         scores, syn_y, n_unknown = self._train_and_score(synthetic, real, ctx.seed)
         f1 = self._f1(y_eval, scores, real.multi_label)
         rng = np.random.default_rng(ctx.seed)
-        random = np.mean([self._f1(y_eval, rng.random((n_eval, n_labels)), real.multi_label)
-                          for _ in range(self.random_draws)], axis=0)
+        random = np.mean(
+            [self._f1(y_eval, rng.random((n_eval, n_labels)), real.multi_label) for _ in range(self.random_draws)],
+            axis=0,
+        )
         majority_scores = np.zeros(y_eval.shape)
         for fit_on, rows in fits:
             majority_scores[rows] = majority_set(indicator(fit_on.labels, real.label_space)[0])
         majority = self._f1(y_eval, majority_scores, real.multi_label)
         real_f1 = self._real_f1(fits, real, y_eval, ctx)
         return {
-            "f1_micro": f1[0], "f1_macro": f1[1],
-            "random_f1": float(random[0]), "random_f1_macro": float(random[1]),
-            "majority_f1": majority[0], "majority_f1_macro": majority[1],
-            "real_f1": real_f1[0], "real_f1_macro": real_f1[1],
+            "f1_micro": f1[0],
+            "f1_macro": f1[1],
+            "random_f1": float(random[0]),
+            "random_f1_macro": float(random[1]),
+            "majority_f1": majority[0],
+            "majority_f1_macro": majority[1],
+            "real_f1": real_f1[0],
+            "real_f1_macro": real_f1[1],
             "n_train": len(syn_y),
             "n_unknown_labels": n_unknown,
             "n_missing_classes": int((syn_y.sum(axis=0) == 0).sum()),

@@ -35,6 +35,7 @@ attacked label by label and then averaged (our choice, documented in docs/model-
 Which reference code each setting reproduces, and the tests that check it on
 fixed inputs, are in docs/model-attacks.md.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -75,15 +76,18 @@ def _choice(value: str, allowed: tuple[str, ...], key: str) -> str:
     return value
 
 
-def _side(values: np.ndarray, mask: np.ndarray, global_variance: bool, center: str = "mean",
-          ddof: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def _side(
+    values: np.ndarray, mask: np.ndarray, global_variance: bool, center: str = "mean", ddof: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
     """Location (`center`) and standard deviation (about the mean, with `ddof`) per example and column of the
     reference values (M, n, L) where `mask` (M, n) holds."""
     m = mask[:, :, None].astype(float)
     count = m.sum(axis=0)
     if (count == 0).any():
-        raise ConfigError("LiRA needs, for every target, at least one reference model on each side it uses; "
-                          "raise model_audit.n_references")
+        raise ConfigError(
+            "LiRA needs, for every target, at least one reference model on each side it uses; "
+            "raise model_audit.n_references"
+        )
     mean = (values * m).sum(axis=0) / count
     squares = (values - mean) ** 2 * m
     if global_variance:
@@ -109,10 +113,18 @@ class LogitAttack(ModelAttack):
 class LiraAttack(ModelAttack):
     """Carlini et al. 2022: likelihood ratio of per-example Gaussians over reference-model statistics."""
 
-    def __init__(self, online: bool = True, global_variance: bool = True, center: str = "mean", ddof: int = 1,
-                 offline_test: str = "one_sided") -> None:
+    def __init__(
+        self,
+        online: bool = True,
+        global_variance: bool = True,
+        center: str = "mean",
+        ddof: int = 1,
+        offline_test: str = "one_sided",
+    ) -> None:
         if ddof not in (0, 1) or isinstance(ddof, bool):
-            raise ConfigError(f"model_attacks.lira.ddof={ddof!r} must be 0 (the authors' code) or 1 (unbiased variance)")
+            raise ConfigError(
+                f"model_attacks.lira.ddof={ddof!r} must be 0 (the authors' code) or 1 (unbiased variance)"
+            )
         self.online, self.global_variance, self.ddof = bool(online), bool(global_variance), int(ddof)
         self.center = _choice(center, LIRA_CENTERS, "lira.center")
         self.offline_test = _choice(offline_test, LIRA_OFFLINE_TESTS, "lira.offline_test")

@@ -1,4 +1,5 @@
 """`ModelAuditConfig`: the `model_audit` config node (conf/task/model_audit.yaml), checked once."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -17,8 +18,12 @@ class Regime:
 
 # SYN: the generator without DP; SYN_DP: the generator at the job's eps; PRI: the classifier on the private
 # set; PRI_DP: the classifier head trained with DP-SGD at the job's eps. Code reads the attributes, never the names.
-REGIMES: dict[str, Regime] = {"syn": Regime(private=False, dp=False), "syn_dp": Regime(private=False, dp=True),
-                              "pri": Regime(private=True, dp=False), "pri_dp": Regime(private=True, dp=True)}
+REGIMES: dict[str, Regime] = {
+    "syn": Regime(private=False, dp=False),
+    "syn_dp": Regime(private=False, dp=True),
+    "pri": Regime(private=True, dp=False),
+    "pri_dp": Regime(private=True, dp=True),
+}
 DP_REGIMES = frozenset(name for name, regime in REGIMES.items() if regime.dp)
 CLASSIFIERS = ("head", "utility")
 TARGET_CHOICES = ("random", "outliers")
@@ -57,22 +62,34 @@ class ModelAuditConfig:
     def __post_init__(self) -> None:
         bad = [r for r in self.regimes if r not in REGIMES]
         if bad or not self.regimes or len(set(self.regimes)) != len(self.regimes):
-            raise ConfigError(f"model_audit.regimes={list(self.regimes)} must be distinct names among {', '.join(REGIMES)}")
+            raise ConfigError(
+                f"model_audit.regimes={list(self.regimes)} must be distinct names among {', '.join(REGIMES)}"
+            )
         for key, allowed in (("classifier", CLASSIFIERS), ("targets", TARGET_CHOICES), ("references", REFERENCE_MODES)):
             if getattr(self, key) not in allowed:
-                raise ConfigError(f"model_audit.{key}={getattr(self, key)!r} is unknown; choose one of {', '.join(allowed)}")
+                raise ConfigError(
+                    f"model_audit.{key}={getattr(self, key)!r} is unknown; choose one of {', '.join(allowed)}"
+                )
         if self.n_targets < 4:
-            raise ConfigError(f"model_audit.n_targets={self.n_targets} is too small: members and non-members need several each")
+            raise ConfigError(
+                f"model_audit.n_targets={self.n_targets} is too small: members and non-members need several each"
+            )
         if self.max_docs is not None and self.max_docs <= self.n_targets + 3:
-            raise ConfigError(f"model_audit.max_docs={self.max_docs} must exceed n_targets={self.n_targets} "
-                              "(the rest forms the private base and the reference data); or null for the whole split")
+            raise ConfigError(
+                f"model_audit.max_docs={self.max_docs} must exceed n_targets={self.n_targets} "
+                "(the rest forms the private base and the reference data); or null for the whole split"
+            )
         if self.n_references < 2 or self.n_references % 2:
-            raise ConfigError(f"model_audit.n_references={self.n_references} must be even and at least 2: "
-                              "half of them hold each target")
+            raise ConfigError(
+                f"model_audit.n_references={self.n_references} must be even and at least 2: "
+                "half of them hold each target"
+            )
         if not 0 < self.ref_fraction <= 1:
             raise ConfigError(f"model_audit.ref_fraction={self.ref_fraction} must lie in (0, 1]")
         if self.n_synthetic is not None and self.n_synthetic < 2:
-            raise ConfigError(f"model_audit.n_synthetic={self.n_synthetic} must be at least 2, or null for the audited set's planned size")
+            raise ConfigError(
+                f"model_audit.n_synthetic={self.n_synthetic} must be at least 2, or null for the audited set's planned size"
+            )
         if self.n_population < 1:
             raise ConfigError(f"model_audit.n_population={self.n_population} must be at least 1 (RMIA's z samples)")
         if not all(0 < f <= 1 for f in self.fpr_grid):

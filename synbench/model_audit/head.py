@@ -14,6 +14,7 @@ calibrated to the job's eps, epsilon read back from the accountant) or as
 the same pipeline without noise (eps = inf), so the four regimes differ only
 in their training data and in DP, not in the classifier.
 """
+
 from __future__ import annotations
 
 import logging
@@ -59,7 +60,9 @@ class HeadSettings(DPSGDSettings):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.features not in FEATURES:
-            raise ConfigError(f"model_audit.head.features={self.features!r} is unknown; choose one of {', '.join(FEATURES)}")
+            raise ConfigError(
+                f"model_audit.head.features={self.features!r} is unknown; choose one of {', '.join(FEATURES)}"
+            )
         if self.hashing_features < 2:
             raise ConfigError(f"model_audit.head.hashing_features={self.hashing_features} must be at least 2")
 
@@ -121,8 +124,14 @@ class LogisticHead:
         hashing = HashingVectorizer(n_features=self.settings.hashing_features, ngram_range=(1, 2), alternate_sign=False)
         return hashing.transform(texts).toarray().astype(np.float32)
 
-    def fit_predict(self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str], multi_label: bool,
-                    privacy: PrivacySpec) -> tuple[np.ndarray, float]:
+    def fit_predict(
+        self,
+        train_texts: Sequence[str],
+        train_y: np.ndarray,
+        eval_texts: Sequence[str],
+        multi_label: bool,
+        privacy: PrivacySpec,
+    ) -> tuple[np.ndarray, float]:
         """Per-label probabilities (sigmoid) or class probabilities (softmax) of `eval_texts`, and the epsilon spent."""
         s = self.settings
         s.begin_fit(privacy)
@@ -131,10 +140,20 @@ class LogisticHead:
         model = torch.nn.Linear(x.shape[1], train_y.shape[1])
         torch.nn.init.zeros_(model.weight), torch.nn.init.zeros_(model.bias)  # a convex problem: a fixed start
         poisson = PoissonPlan(len(x), s.batch_size, s.epochs)
-        budget = JobBudget(0.0, None, accounting.calibrate(privacy.epsilon, privacy.delta, poisson.sample_rate,
-                                                           poisson.steps, privacy.accountant, None))
-        module = QuietHead(model, FeatureDataset(x, y), collate, s.train_config(privacy, budget),
-                           HeadLoss(multi_label, x.shape[1], train_y.shape[1]))
+        budget = JobBudget(
+            0.0,
+            None,
+            accounting.calibrate(
+                privacy.epsilon, privacy.delta, poisson.sample_rate, poisson.steps, privacy.accountant, None
+            ),
+        )
+        module = QuietHead(
+            model,
+            FeatureDataset(x, y),
+            collate,
+            s.train_config(privacy, budget),
+            HeadLoss(multi_label, x.shape[1], train_y.shape[1]),
+        )
         device = s.device()
         levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
         try:

@@ -15,6 +15,7 @@ is saved under `model_audit_runs/` in the job folder (statistics per
 document, never text; they stay on local disk), keyed by the job and the
 design's digest, so an interrupted audit resumes model by model.
 """
+
 from __future__ import annotations
 
 import logging
@@ -87,8 +88,9 @@ class ModelRunner:
         """How many models are already recorded for this job and design."""
         return sum(self.saved(regime, model_name(i)) is not None for regime in self.audit.regimes for i in self.indices)
 
-    def run_regimes(self, attacks: Mapping[str, ModelAttack],
-                    timing: Timing) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]]]:
+    def run_regimes(
+        self, attacks: Mapping[str, ModelAttack], timing: Timing
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]]]:
         """Every model of every regime (saved ones reused), then per regime each attack's figures and per-target scores.
 
         Returns (figures with each regime's epsilon_spent, scores by `<regime>.<attack>`, the models' records).
@@ -104,21 +106,32 @@ class ModelRunner:
                     for i in self.indices:
                         runs.append(self(regime, i))
                         meter.update()
-                    signals = model_signals(runs[0]["signals"], [r["signals"] for r in runs[1:]],
-                                            self.design.ref_inclusion, len(self.design.targets))
-                    figures, regime_scores = summarise_regime(regime, signals, members, attacks, self.audit,
-                                                              self.privacy.delta)
+                    signals = model_signals(
+                        runs[0]["signals"],
+                        [r["signals"] for r in runs[1:]],
+                        self.design.ref_inclusion,
+                        len(self.design.targets),
+                    )
+                    figures, regime_scores = summarise_regime(
+                        regime, signals, members, attacks, self.audit, self.privacy.delta
+                    )
                 figures_all.update(figures, **{f"{regime}.epsilon_spent": runs[0]["epsilon_spent"]})
                 scores.update({f"{regime}.{name}": s for name, s in regime_scores.items()})
                 records += runs
-                log.info("model audit %s: %s", regime,
-                         ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks))
+                log.info(
+                    "model audit %s: %s",
+                    regime,
+                    ", ".join(f"{a} AUC {figures[f'{regime}.{a}.auc']:.3f}" for a in attacks),
+                )
         return figures_all, scores, records
 
     def record(self, regime: str, name: str) -> RunRecord:
         """Where model `name` of `regime` is recorded: its figures as JSON, its statistics per document beside them."""
-        return RunRecord(self.folder / f"{regime}_{name}.json", {"job_key": self.spec.key, "design": self.design.digest()},
-                         array="signals")
+        return RunRecord(
+            self.folder / f"{regime}_{name}.json",
+            {"job_key": self.spec.key, "design": self.design.digest()},
+            array="signals",
+        )
 
     def saved(self, regime: str, name: str) -> dict[str, Any] | None:
         return self.record(regime, name).load()
@@ -142,12 +155,21 @@ class ModelRunner:
             return record.write({"n_train": len(data), "epsilon_spent": spent, "signals": signals})
         synthetic = self.folder / f"{regime}_{name}.synthetic.jsonl" if self.audit.save_synthetic else None
         # the synthetic size is fixed in advance: one that followed the set's size would reveal how many targets it holds
-        generator_run = GeneratorRun(self.generator_node, self.generator_name,
-                                     self.privacy if cell.dp else replace(self.privacy, epsilon=math.inf),
-                                     self.spec.seed, self.audit.n_synthetic or self.design.planned_private_size(),
-                                     seed_path=(run,), noise_run=run, record=record, synthetic_path=synthetic,
-                                     extra={"n_train": len(data)})
-        return generator_run.execute(data, lambda output, _: {"signals": self.signals(output, public_run, seed)[0]}).record
+        generator_run = GeneratorRun(
+            self.generator_node,
+            self.generator_name,
+            self.privacy if cell.dp else replace(self.privacy, epsilon=math.inf),
+            self.spec.seed,
+            self.audit.n_synthetic or self.design.planned_private_size(),
+            seed_path=(run,),
+            noise_run=run,
+            record=record,
+            synthetic_path=synthetic,
+            extra={"n_train": len(data)},
+        )
+        return generator_run.execute(
+            data, lambda output, _: {"signals": self.signals(output, public_run, seed)[0]}
+        ).record
 
     def signals(self, data: Corpus, privacy: PrivacySpec, seed: int) -> tuple[np.ndarray, float]:
         """Logit-scaled confidences on the evaluated documents of the classifier trained on `data`, and its epsilon spent."""

@@ -6,6 +6,7 @@ with at least `min_count` errors) and the Clopper-Pearson lower bound
 `eps_emp_lower` at `confidence`, over the audited model's targets (members:
 the targets in its training set; non-members: the others, held out).
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -18,11 +19,18 @@ from synbench.base import ModelAttack, ModelSignals
 from synbench.model_audit.config import ModelAuditConfig
 
 
-def model_signals(target: np.ndarray, references: Sequence[np.ndarray], inclusion: np.ndarray, n_targets: int) -> ModelSignals:
+def model_signals(
+    target: np.ndarray, references: Sequence[np.ndarray], inclusion: np.ndarray, n_targets: int
+) -> ModelSignals:
     """Split each model's statistics (targets first, then the population samples) into `ModelSignals`."""
     refs = np.stack(references)
-    return ModelSignals(target=target[:n_targets], references=refs[:, :n_targets], inclusion=inclusion,
-                        population_target=target[n_targets:], population_references=refs[:, n_targets:])
+    return ModelSignals(
+        target=target[:n_targets],
+        references=refs[:, :n_targets],
+        inclusion=inclusion,
+        population_target=target[n_targets:],
+        population_references=refs[:, n_targets:],
+    )
 
 
 def attack_figures(scores: np.ndarray, members: np.ndarray, audit: ModelAuditConfig, delta: float) -> dict[str, float]:
@@ -34,8 +42,14 @@ def attack_figures(scores: np.ndarray, members: np.ndarray, audit: ModelAuditCon
     return out
 
 
-def summarise_regime(regime: str, signals: ModelSignals, members: np.ndarray, attacks: Mapping[str, ModelAttack],
-                     audit: ModelAuditConfig, delta: float) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def summarise_regime(
+    regime: str,
+    signals: ModelSignals,
+    members: np.ndarray,
+    attacks: Mapping[str, ModelAttack],
+    audit: ModelAuditConfig,
+    delta: float,
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The flat result keys of one regime for every attack, and each attack's scores (for the job folder only)."""
     out: dict[str, Any] = {}
     scores: dict[str, np.ndarray] = {}

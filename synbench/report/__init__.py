@@ -10,6 +10,7 @@ files are, and it can only show what the jobs released.
 `stats` (its summary's rule for which F1 leads) does not load pandas and
 matplotlib.
 """
+
 from __future__ import annotations
 
 from typing import Any

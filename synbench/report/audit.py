@@ -16,6 +16,7 @@ empirical epsilon of the ROC points there (TPR 0.38 at FPR 0.1 is 1.34). A
 second table gives that reading from the audit's `tpr_at_fpr_<f>` for the
 grid's f in the region, as an estimate beside the bound, not as evidence.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,10 +33,19 @@ KEYS = ["dataset", "generator", "audit.mode", "epsilon"]
 LOWER = "audit.eps_emp_lower"
 TPR_PREFIX = "audit.tpr_at_fpr_"
 KINDS = ("outliers", "canaries")
-PER_KIND = ("audit.auc", "audit.eps_emp", "audit.gdp_mu_lower", LOWER)  # the keys the audit summary also reports per target kind
-HEADERS = {"audit.auc": "AUC", "audit.eps_emp_lower_holdout": "held-out bound",
-           "audit.eps_emp_lower_bonferroni": "Bonferroni bound", "audit.gdp_mu_lower": "GDP μ bound",
-           LOWER: "eps_emp_lower"}
+PER_KIND = (
+    "audit.auc",
+    "audit.eps_emp",
+    "audit.gdp_mu_lower",
+    LOWER,
+)  # the keys the audit summary also reports per target kind
+HEADERS = {
+    "audit.auc": "AUC",
+    "audit.eps_emp_lower_holdout": "held-out bound",
+    "audit.eps_emp_lower_bonferroni": "Bonferroni bound",
+    "audit.gdp_mu_lower": "GDP μ bound",
+    LOWER: "eps_emp_lower",
+}
 
 
 def audit_jobs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -44,17 +54,23 @@ def audit_jobs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def metric_columns(jobs: pd.DataFrame) -> list[str]:
     """AUC, TPR at each low FPR (numerically), then the point estimate and the lower bound of epsilon."""
-    tpr = sorted((c for c in jobs.columns if c.startswith(TPR_PREFIX)), key=lambda c: float(c[len(TPR_PREFIX):]))
+    tpr = sorted((c for c in jobs.columns if c.startswith(TPR_PREFIX)), key=lambda c: float(c[len(TPR_PREFIX) :]))
     return ["audit.auc", *tpr, "audit.eps_emp", LOWER]
 
 
-DETAIL_COLUMNS = ["audit.auc", "audit.eps_emp", "audit.eps_emp_lower_holdout", "audit.eps_emp_lower_bonferroni",
-                  "audit.gdp_mu_lower", LOWER]
+DETAIL_COLUMNS = [
+    "audit.auc",
+    "audit.eps_emp",
+    "audit.eps_emp_lower_holdout",
+    "audit.eps_emp_lower_bonferroni",
+    "audit.gdp_mu_lower",
+    LOWER,
+]
 
 
 def column_header(column: str) -> str:
     if column.startswith(TPR_PREFIX):
-        return f"TPR@FPR {column[len(TPR_PREFIX):]}"
+        return f"TPR@FPR {column[len(TPR_PREFIX) :]}"
     return HEADERS.get(column, column.split(".", 1)[1])
 
 
@@ -64,8 +80,10 @@ def repeats_cell(group: Group) -> Cell:
     if "audit.eps_emp_lower_mean" not in done or done["audit.eps_emp_lower_mean"].isna().all():
         return Cell("—")
     job = done[done["audit.eps_emp_lower_mean"].notna()].iloc[0]
-    return Cell(f"{job['audit.eps_emp_lower_mean']:.2f} [{job['audit.eps_emp_lower_ci_low']:.2f}, "
-                f"{job['audit.eps_emp_lower_ci_high']:.2f}] ({int(job['audit.repeats'])} audits)")
+    return Cell(
+        f"{job['audit.eps_emp_lower_mean']:.2f} [{job['audit.eps_emp_lower_ci_low']:.2f}, "
+        f"{job['audit.eps_emp_lower_ci_high']:.2f}] ({int(job['audit.repeats'])} audits)"
+    )
 
 
 def violations(group: Group, eps: float, column: str = LOWER) -> tuple[Cell, bool]:
@@ -98,8 +116,17 @@ def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
         cells = [metric_cell(group, c, confidence)[0] for c in columns]
         if violated:
             cells[-1] = Cell(cells[-1].text, "violation")
-        rows.append((Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)),
-                     Cell(format_eps(eps)), group.seeds_cell(), *cells, verdict))
+        rows.append(
+            (
+                Cell(str(dataset)),
+                Cell(f"{generator}{markers(group.all)}"),
+                Cell(str(mode)),
+                Cell(format_eps(eps)),
+                group.seeds_cell(),
+                *cells,
+                verdict,
+            )
+        )
     head = ("dataset", "generator", "mode", "nominal ε", "seeds")
     return Table(head + tuple(column_header(c) for c in columns) + ("violation",), tuple(rows), "privacy audit")
 
@@ -111,8 +138,8 @@ PAPER_EPS = "audit.eps_paper_region"
 def region_columns(jobs: pd.DataFrame) -> list[str]:
     """The `tpr_at_fpr_<f>` columns with f in the paper's region, by f."""
     low, high = PAPER_REGION
-    found = [c for c in jobs.columns if c.startswith(TPR_PREFIX) and low <= float(c[len(TPR_PREFIX):]) <= high]
-    return sorted(found, key=lambda c: float(c[len(TPR_PREFIX):]))
+    found = [c for c in jobs.columns if c.startswith(TPR_PREFIX) and low <= float(c[len(TPR_PREFIX) :]) <= high]
+    return sorted(found, key=lambda c: float(c[len(TPR_PREFIX) :]))
 
 
 def point_epsilon(fpr: np.ndarray, tpr: np.ndarray, delta: np.ndarray) -> np.ndarray:
@@ -137,7 +164,7 @@ def paper_region_epsilon(jobs: pd.DataFrame) -> pd.Series:
     """
     delta = jobs["delta"].fillna(0.0).to_numpy(float) if "delta" in jobs else np.zeros(len(jobs))
     tpr = np.array([jobs[c].to_numpy(float) for c in region_columns(jobs)]).reshape(-1, len(jobs))
-    fpr = np.array([float(c[len(TPR_PREFIX):]) for c in region_columns(jobs)])[:, None]
+    fpr = np.array([float(c[len(TPR_PREFIX) :]) for c in region_columns(jobs)])[:, None]
     eps = np.where(np.isnan(tpr), -np.inf, point_epsilon(fpr, np.nan_to_num(tpr), delta))
     return pd.Series(np.where(np.isnan(tpr).all(0), np.nan, eps.max(0, initial=-np.inf)), index=jobs.index)
 
@@ -153,18 +180,29 @@ def paper_region_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     for (dataset, generator, mode, eps), group in groups(jobs, KEYS):
         verdict, _ = violations(group, eps, PAPER_EPS)
         cells = [metric_cell(group, c, confidence)[0] for c in [*columns, PAPER_EPS]]
-        rows.append((Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)),
-                     Cell(format_eps(eps)), group.seeds_cell(), *cells, verdict))
+        rows.append(
+            (
+                Cell(str(dataset)),
+                Cell(f"{generator}{markers(group.all)}"),
+                Cell(str(mode)),
+                Cell(format_eps(eps)),
+                group.seeds_cell(),
+                *cells,
+                verdict,
+            )
+        )
     head = ("dataset", "generator", "mode", "nominal ε", "seeds", *map(column_header, columns), "ε at FPR 0.1–0.2")
     return Table(head + ("above nominal ε",), tuple(rows), "privacy audit: the paper's reading (FPR in [0.1, 0.2])")
 
 
 def paper_region_note() -> str:
     """What the paper's reading is, and why it is not the evidence the main table's bound is."""
-    return ("The paper reads violations in the low-FPR region FPR in [0.1, 0.2]: ε at FPR 0.1–0.2 is the largest "
-            "empirical ε, max(log((TPR - δ) / FPR), log((1 - δ - FPR) / (1 - TPR))), of the ROC points at the grid's FPRs "
-            "there (TPR 0.38 at FPR 0.1 gives 1.34). It is a point estimate without confidence, reported to compare with "
-            "the paper; a violation claim rests on eps_emp_lower in the table above.")
+    return (
+        "The paper reads violations in the low-FPR region FPR in [0.1, 0.2]: ε at FPR 0.1–0.2 is the largest "
+        "empirical ε, max(log((TPR - δ) / FPR), log((1 - δ - FPR) / (1 - TPR))), of the ROC points at the grid's FPRs "
+        "there (TPR 0.38 at FPR 0.1 gives 1.34). It is a point estimate without confidence, reported to compare with "
+        "the paper; a violation claim rests on eps_emp_lower in the table above."
+    )
 
 
 def kind_group(group: Group, kind: str) -> Group | None:
@@ -187,35 +225,52 @@ def audit_detail_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     rows = []
     for (dataset, generator, mode, eps), group in groups(jobs, KEYS):
         head = (Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)), Cell(format_eps(eps)))
-        rows.append((*head, Cell("all"), group.seeds_cell(), *(metric_cell(group, c, confidence)[0] for c in DETAIL_COLUMNS),
-                     repeats_cell(group)))
+        rows.append(
+            (
+                *head,
+                Cell("all"),
+                group.seeds_cell(),
+                *(metric_cell(group, c, confidence)[0] for c in DETAIL_COLUMNS),
+                repeats_cell(group),
+            )
+        )
         for kind in KINDS:
             part = kind_group(group, kind)
             if part is not None:
                 cells = [metric_cell(part, c, confidence)[0] if c in PER_KIND else Cell("—") for c in DETAIL_COLUMNS]
                 rows.append((*head, Cell(kind), part.seeds_cell(), *cells, Cell("—")))
     titles = ("dataset", "generator", "mode", "nominal ε", "targets", "seeds")
-    return Table(titles + tuple(column_header(c) for c in DETAIL_COLUMNS) + ("repeats: eps_emp_lower",), tuple(rows),
-                 "privacy audit: bounds, target kinds, repeats")
+    return Table(
+        titles + tuple(column_header(c) for c in DETAIL_COLUMNS) + ("repeats: eps_emp_lower",),
+        tuple(rows),
+        "privacy audit: bounds, target kinds, repeats",
+    )
 
 
 def bound_note(frame: pd.DataFrame) -> str:
     """What eps_emp_lower is, at the confidence level(s) the audits used."""
     levels = sorted(audit_jobs(frame).get("audit.confidence", pd.Series(dtype=float)).dropna().unique())
     level = " / ".join(f"{c:.0%}" for c in levels) or "stated"
-    return (f"eps_emp_lower is a one-sided {level} lower bound on epsilon, the larger of a held-out bound (choice on a "
-            "quarter of the targets, one test on the rest) and a Bonferroni bound (every choice tested), each at half "
-            "the failure probability: Clopper-Pearson on the pooled ROC in k_subsets mode, Steinke, Nasr & Jagielski's "
-            "binomial bound on the guesses in one_run mode. A violation is eps_emp_lower > nominal ε. eps_emp is an "
-            "estimate (cross-fitted: the threshold chosen on half the targets, measured on the other half), not "
-            "evidence. The GDP μ bound (Mahloujifar, Melis & Chaudhuri in one_run mode) assumes nothing, but the ε it "
-            "implies (gdp_eps_lower in results.json) is a bound only for mechanisms with a Gaussian privacy profile.")
+    return (
+        f"eps_emp_lower is a one-sided {level} lower bound on epsilon, the larger of a held-out bound (choice on a "
+        "quarter of the targets, one test on the rest) and a Bonferroni bound (every choice tested), each at half "
+        "the failure probability: Clopper-Pearson on the pooled ROC in k_subsets mode, Steinke, Nasr & Jagielski's "
+        "binomial bound on the guesses in one_run mode. A violation is eps_emp_lower > nominal ε. eps_emp is an "
+        "estimate (cross-fitted: the threshold chosen on half the targets, measured on the other half), not "
+        "evidence. The GDP μ bound (Mahloujifar, Melis & Chaudhuri in one_run mode) assumes nothing, but the ε it "
+        "implies (gdp_eps_lower in results.json) is a bound only for mechanisms with a Gaussian privacy profile."
+    )
 
 
 def roc_images(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """(path of a finished audit's ROC image relative to the sweep folder, caption), in table order."""
     jobs = audit_jobs(frame)
     done = sort_jobs(jobs[(jobs["status"] == COMPLETE) & jobs["has_roc"]], KEYS + ["seed"])
-    return [(f"{job.job}/{ROC_FILE}", f"{job.generator} on {job.dataset}, {job['audit.mode']}, "
-                                      f"nominal ε={format_eps(job.epsilon)}, seed {int(job.seed)}")
-            for _, job in done.iterrows()]
+    return [
+        (
+            f"{job.job}/{ROC_FILE}",
+            f"{job.generator} on {job.dataset}, {job['audit.mode']}, "
+            f"nominal ε={format_eps(job.epsilon)}, seed {int(job.seed)}",
+        )
+        for _, job in done.iterrows()
+    ]

@@ -10,6 +10,7 @@ majority and real-data F1, and the real-vs-real reference (`<key>_ref`) of
 each fidelity column. A baseline is the same for every generator and epsilon
 of one seed, so it is averaged per seed first and the interval is over seeds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,8 +44,10 @@ def header(column: str, directions: dict[str, bool]) -> str:
 
 def baseline_sources(columns: list[str]) -> list[tuple[str, dict[str, str]]]:
     """Baseline rows: label and, per shown column, the results column its value comes from."""
-    rows = [(label, {"utility.f1_micro": f"utility.{key}", "utility.f1_macro": f"utility.{key}_macro"})
-            for label, key in BASELINES]
+    rows = [
+        (label, {"utility.f1_micro": f"utility.{key}", "utility.f1_macro": f"utility.{key}_macro"})
+        for label, key in BASELINES
+    ]
     return rows + [(REFERENCE, {c: f"{c}_ref" for c in columns if c.startswith("fidelity.")})]
 
 
@@ -57,6 +60,7 @@ def baseline_estimate(jobs: pd.DataFrame, source: str, confidence: float) -> Est
 
 def lead(jobs: pd.DataFrame) -> tuple[str, ...]:
     """The first columns: macro F1 before micro F1 when the eval labels are imbalanced (`macro_f1_leads`)."""
+
     def mean(column: str) -> float | None:
         return float(jobs[column].mean()) if column in jobs and jobs[column].notna().any() else None
 
@@ -74,8 +78,9 @@ def split_columns(jobs: pd.DataFrame, directions: dict[str, bool]) -> tuple[list
     return main, sorted(c for c in present if c not in main and c not in used)
 
 
-def generator_rows(jobs: pd.DataFrame, columns: list[str], directions: dict[str, bool],
-                   confidence: float) -> list[tuple[Cell, ...]]:
+def generator_rows(
+    jobs: pd.DataFrame, columns: list[str], directions: dict[str, bool], confidence: float
+) -> list[tuple[Cell, ...]]:
     """One row per generator x epsilon; per epsilon, the best value of each directed column is marked (unless all tie)."""
     rows: list[tuple[float, list[Cell], list[Estimate | None]]] = []
     for (generator, eps), group in groups(jobs, ["generator", "epsilon"]):
@@ -116,10 +121,15 @@ def benchmark_tables(frame: pd.DataFrame, confidence: float) -> list[DatasetTabl
     for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
         jobs = group.all
         main, other = split_columns(group.complete, directions)
-        table = Table(HEAD + tuple(header(c, directions) for c in main),
-                      tuple(generator_rows(jobs, main, directions, confidence) + baseline_rows(jobs, main, confidence)),
-                      f"{dataset}: utility and fidelity")
-        rest = Table(HEAD + tuple(header(c, directions) for c in other),
-                     tuple(generator_rows(jobs, other, directions, confidence)), f"{dataset}: other metric keys")
+        table = Table(
+            HEAD + tuple(header(c, directions) for c in main),
+            tuple(generator_rows(jobs, main, directions, confidence) + baseline_rows(jobs, main, confidence)),
+            f"{dataset}: utility and fidelity",
+        )
+        rest = Table(
+            HEAD + tuple(header(c, directions) for c in other),
+            tuple(generator_rows(jobs, other, directions, confidence)),
+            f"{dataset}: other metric keys",
+        )
         out.append(DatasetTables(str(dataset), table, rest if other else None))
     return out

@@ -6,6 +6,7 @@ audit designs and caches in the same folders are never opened, so no private
 text can reach a report. Figures for the Markdown go to `report_figures/`;
 the HTML page embeds them.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,14 @@ import pandas as pd
 
 from synbench.job import write_text_atomic
 from synbench.report.audit import TASK as AUDIT
-from synbench.report.audit import (audit_detail_table, audit_table, bound_note, paper_region_note, paper_region_table,
-                                    roc_images)
+from synbench.report.audit import (
+    audit_detail_table,
+    audit_table,
+    bound_note,
+    paper_region_note,
+    paper_region_table,
+    roc_images,
+)
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import benchmark_tables
 from synbench.report.contamination import TASK as CONTAMINATION
@@ -65,8 +72,11 @@ def benchmark_section(doc: Document, frame: pd.DataFrame, confidence: float) -> 
         doc.blocks += [Heading(3, found.dataset), found.main]
         jobs = task_jobs(frame, BENCHMARK)
         jobs = jobs[jobs["dataset"] == found.dataset]
-        doc.figure(f"{found.dataset}: F1 and MAUVE against nominal ε per generator (horizontal lines: baselines)",
-                   metric_vs_eps(jobs, confidence), f"metrics_vs_eps_{found.dataset}")
+        doc.figure(
+            f"{found.dataset}: F1 and MAUVE against nominal ε per generator (horizontal lines: baselines)",
+            metric_vs_eps(jobs, confidence),
+            f"metrics_vs_eps_{found.dataset}",
+        )
         if found.other is not None:
             doc.blocks.append(Details("Other metric keys", (found.other,)))
 
@@ -84,8 +94,11 @@ def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: fl
     detail = audit_detail_table(frame, confidence)
     if detail is not None:
         doc.blocks.append(Details("Bounds behind eps_emp_lower, per target kind, over repeats", (detail,)))
-    doc.figure("eps_emp_lower against nominal ε (finite ε only); above the line y = x is a violation",
-               lower_bound_vs_nominal(frame, confidence), "eps_lower_vs_nominal")
+    doc.figure(
+        "eps_emp_lower against nominal ε (finite ε only); above the line y = x is a violation",
+        lower_bound_vs_nominal(frame, confidence),
+        "eps_lower_vs_nominal",
+    )
     rocs = tuple(Image(caption, (root / href).read_bytes(), href) for href, caption in roc_images(frame))
     if rocs:
         doc.blocks += [Heading(3, "ROC against the DP region, per audit job"), Gallery(rocs)]

@@ -13,6 +13,7 @@ lower is better) is the `higher_is_better` map its job wrote: the report
 never imports a task or metric class, so it reads any sweep, with or without
 the plugins that ran it installed.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ TEXT_KEYS = ("audit.mode",)
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
 COMPLETE = "complete"
 SECTION = "report_section"  # the column (and results.json field) of a job's report section
-DIRECTION = "higher_is_better"  # results.json: `<section>.<key>` -> whether higher is better; columns `DIRECTION.<column>`
+DIRECTION = (
+    "higher_is_better"  # results.json: `<section>.<key>` -> whether higher is better; columns `DIRECTION.<column>`
+)
 UNREADABLE = "unreadable"  # listed with the unfinished jobs; it names no dataset or generator to put in a table
 
 
@@ -92,7 +95,7 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
     row["reason"] = "" if row["status"] == COMPLETE else failure_reason(results)
     for section in METRIC_SECTIONS:
         values = results.get(section)
-        for key, value in (values.items() if isinstance(values, dict) else ()):
+        for key, value in values.items() if isinstance(values, dict) else ():
             column = f"{section}.{key}"
             number = to_float(value)
             if number is not None:
@@ -105,7 +108,7 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         if column not in row and configured is not None:
             row[column] = str(configured)
     directions = results.get(DIRECTION)
-    for column, up in (directions.items() if isinstance(directions, dict) else ()):
+    for column, up in directions.items() if isinstance(directions, dict) else ():
         if isinstance(up, bool):
             row[f"{DIRECTION}.{column}"] = up
     return row
@@ -119,15 +122,43 @@ def task_jobs(frame: pd.DataFrame, section: str) -> pd.DataFrame:
 def metric_directions(frame: pd.DataFrame) -> dict[str, bool]:
     """`<section>.<key>` -> whether higher is better, as the jobs' results.json declare it (their metrics' classes)."""
     prefix = f"{DIRECTION}."
-    return {column[len(prefix):]: bool(values.iloc[0]) for column in frame.columns if column.startswith(prefix)
-            for values in [frame[column].dropna()] if len(values)}
+    return {
+        column[len(prefix) :]: bool(values.iloc[0])
+        for column in frame.columns
+        if column.startswith(prefix)
+        for values in [frame[column].dropna()]
+        if len(values)
+    }
 
 
 def load_results(root: Path) -> pd.DataFrame:
     """Every `results.json` below `root`, sorted by job folder; empty (with the base columns) when there are none."""
     rows = [job_row(root, path) for path in sorted(root.rglob(RESULTS_FILE)) if path.is_file()]
-    base = ["job", "task", SECTION, "dataset", "generator", "epsilon", "seed", "status", "reason", "noise", "non_dp",
-            "label_space_inferred", "non_private_control", "has_roc"]
+    base = [
+        "job",
+        "task",
+        SECTION,
+        "dataset",
+        "generator",
+        "epsilon",
+        "seed",
+        "status",
+        "reason",
+        "noise",
+        "non_dp",
+        "label_space_inferred",
+        "non_private_control",
+        "has_roc",
+    ]
     frame = pd.DataFrame(rows, columns=list(dict.fromkeys(base + [k for r in rows for k in r])))
-    return frame.fillna({"dataset": "?", "generator": "?", "epsilon": math.nan, "seed": -1, "non_dp": "",
-                         "label_space_inferred": False, "non_private_control": False})
+    return frame.fillna(
+        {
+            "dataset": "?",
+            "generator": "?",
+            "epsilon": math.nan,
+            "seed": -1,
+            "non_dp": "",
+            "label_space_inferred": False,
+            "non_private_control": False,
+        }
+    )

@@ -5,6 +5,7 @@ PRI-DP, in that order); columns the AUC of each attack, the TPR at the
 lowest FPR measured, and the lower bound `eps_emp_lower`, each over seeds,
 beside the epsilon the regime's accountant spent (inf: no DP).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,7 @@ ATTACK_ORDER = ("logits", "lira", "rmia")  # the paper's column order
 
 def measured(jobs: pd.DataFrame) -> tuple[list[str], list[str], str | None]:
     """The regimes and attacks that have figures, and the lowest-FPR TPR key they report."""
-    parts = [c[len(PREFIX):].split(".", 2) for c in jobs.columns if c.startswith(PREFIX)]
+    parts = [c[len(PREFIX) :].split(".", 2) for c in jobs.columns if c.startswith(PREFIX)]
     regimes = [r for r in REGIME_NAMES if any(p[0] == r for p in parts)]
     found = {p[1] for p in parts if len(p) == 3}
     attacks = [a for a in ATTACK_ORDER if a in found] + sorted(found - set(ATTACK_ORDER))
@@ -50,17 +51,37 @@ def model_audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     rows = []
     for (dataset, generator, eps), group in groups(jobs, KEYS):
         for regime in regimes or list(REGIME_NAMES):
-            cells = [metric_cell(group, f"{PREFIX}{regime}.{a}.{key}", confidence)[0] for key, _ in figures for a in attacks]
-            spent = spent_cell(group.complete, f"{PREFIX}{regime}.epsilon_spent") if not group.complete.empty else group.unfinished_cell()
-            rows.append((Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(format_eps(eps)),
-                         Cell(REGIME_NAMES[regime]), group.seeds_cell(), spent, *cells))
+            cells = [
+                metric_cell(group, f"{PREFIX}{regime}.{a}.{key}", confidence)[0] for key, _ in figures for a in attacks
+            ]
+            spent = (
+                spent_cell(group.complete, f"{PREFIX}{regime}.epsilon_spent")
+                if not group.complete.empty
+                else group.unfinished_cell()
+            )
+            rows.append(
+                (
+                    Cell(str(dataset)),
+                    Cell(f"{generator}{markers(group.all)}"),
+                    Cell(format_eps(eps)),
+                    Cell(REGIME_NAMES[regime]),
+                    group.seeds_cell(),
+                    spent,
+                    *cells,
+                )
+            )
     head = ("dataset", "generator", "nominal ε", "regime", "seeds", "ε spent")
-    return Table(head + tuple(f"{label} {a}" for _, label in figures for a in attacks), tuple(rows),
-                 "membership attacks on the downstream classifier")
+    return Table(
+        head + tuple(f"{label} {a}" for _, label in figures for a in attacks),
+        tuple(rows),
+        "membership attacks on the downstream classifier",
+    )
 
 
 def model_audit_note() -> str:
-    return ("Members are the audit targets in the audited classifier's training data, non-members real documents held "
-            "out of it. SYN / SYN-DP: the classifier is trained on the generator's output at ε = ∞ / the nominal ε; "
-            "PRI: on the private data; PRI-DP: a logistic head on public features trained with DP-SGD at the nominal ε. "
-            "eps_emp_lower is the one-sided Clopper-Pearson lower bound (Bonferroni over thresholds).")
+    return (
+        "Members are the audit targets in the audited classifier's training data, non-members real documents held "
+        "out of it. SYN / SYN-DP: the classifier is trained on the generator's output at ε = ∞ / the nominal ε; "
+        "PRI: on the private data; PRI-DP: a logistic head on public features trained with DP-SGD at the nominal ε. "
+        "eps_emp_lower is the one-sided Clopper-Pearson lower bound (Bonferroni over thresholds)."
+    )

@@ -6,6 +6,7 @@ figures. Epsilon is categorical on the metric plots (the sweep's values,
 with ∞ last), since ∞ has no place on a numeric axis; error bars are the
 report's interval over seeds, dashed lines the baselines.
 """
+
 from __future__ import annotations
 
 import io
@@ -44,8 +45,16 @@ def errorbar(ax: Axes, points: list[tuple[float, Estimate]], label: str, colour:
     points = [(x, e) for x, e in points if math.isfinite(e.mean)]
     if points:
         xs, found = zip(*points)
-        ax.errorbar(xs, [e.mean for e in found], yerr=np.nan_to_num([e.half_width for e in found]), marker="o",
-                    capsize=3, lw=1.5, label=label, color=colour)
+        ax.errorbar(
+            xs,
+            [e.mean for e in found],
+            yerr=np.nan_to_num([e.half_width for e in found]),
+            marker="o",
+            capsize=3,
+            lw=1.5,
+            label=label,
+            color=colour,
+        )
 
 
 def metric_vs_eps(jobs: pd.DataFrame, confidence: float) -> bytes | None:
@@ -72,8 +81,13 @@ def metric_vs_eps(jobs: pd.DataFrame, confidence: float) -> bytes | None:
             if found is not None:
                 ax.axhline(found.mean, color=colour, ls=style, lw=1.2, label=label)
         ax.set_xticks(range(len(eps_values)), [format_eps(e) for e in eps_values])
-        ax.set(xlabel="nominal ε", ylabel=column.split(".", 1)[1], title=f"{column.split('.', 1)[1]} vs ε",
-               ylim=(-0.02, 1.02), xlim=(-0.4, len(eps_values) - 0.6))
+        ax.set(
+            xlabel="nominal ε",
+            ylabel=column.split(".", 1)[1],
+            title=f"{column.split('.', 1)[1]} vs ε",
+            ylim=(-0.02, 1.02),
+            xlim=(-0.4, len(eps_values) - 0.6),
+        )
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
     return to_png(fig)
@@ -95,8 +109,13 @@ def lower_bound_vs_nominal(frame: pd.DataFrame, confidence: float) -> bytes | No
     top = 1.1 * top or 1.0
     ax.plot([0, top], [0, top], color="black", ls="--", lw=1, label="y = x (nominal ε)")
     ax.fill_between([0, top], [0, top], top, color="crimson", alpha=0.12, label="violation: bound > nominal ε")
-    ax.set(xlim=(0, top), ylim=(0, top), xlabel="nominal ε", ylabel="eps_emp_lower",
-           title="empirical lower bound vs nominal ε")
+    ax.set(
+        xlim=(0, top),
+        ylim=(0, top),
+        xlabel="nominal ε",
+        ylabel="eps_emp_lower",
+        title="empirical lower bound vs nominal ε",
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()

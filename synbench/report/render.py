@@ -5,6 +5,7 @@ differ in styling only. The HTML page has its CSS inline and its images as
 base64 PNG, so it can be mailed or archived as one file. All text is escaped:
 error messages and plugin names come from files, not from us.
 """
+
 from __future__ import annotations
 
 import base64
@@ -142,7 +143,9 @@ def html_table(table: Table) -> str:
 def html_image(image: Image) -> str:
     data = base64.b64encode(image.png).decode("ascii")
     caption = html.escape(image.caption)
-    return f'<figure><figcaption>{caption}</figcaption><img src="data:image/png;base64,{data}" alt="{caption}"></figure>'
+    return (
+        f'<figure><figcaption>{caption}</figcaption><img src="data:image/png;base64,{data}" alt="{caption}"></figure>'
+    )
 
 
 def html_block(block: Block) -> str:
@@ -164,5 +167,7 @@ def html_block(block: Block) -> str:
 
 def to_html(blocks: list[Block], title: str) -> str:
     body = "\n".join(map(html_block, blocks))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<style>{CSS}</style></head>\n<body>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{CSS}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )

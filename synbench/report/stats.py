@@ -5,6 +5,7 @@ values: sweeps have few seeds (2 to 10), where a normal interval would be
 too narrow. With two seeds t is 12.7 at 95%, so the interval is honest
 about how little two seeds say. A cell with one seed shows its value alone.
 """
+
 from __future__ import annotations
 
 import math
@@ -76,5 +77,7 @@ def format_eps(eps: float) -> str:
 
 def interval_note(confidence: float) -> str:
     """The sentence every report states once, so no reader guesses what ± means."""
-    return (f"Cells with several seeds show mean ± the half-width of the two-sided {confidence:.0%} Student t "
-            f"interval over seeds (n = the seeds column); a cell with one seed shows its value.")
+    return (
+        f"Cells with several seeds show mean ± the half-width of the two-sided {confidence:.0%} Student t "
+        f"interval over seeds (n = the seeds column); a cell with one seed shows its value."
+    )

@@ -5,6 +5,7 @@ Markdown and HTML renderers show the same content and differ only in
 styling. A cell with no value says why: its jobs failed or are still
 running, or the metric was not measured.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -82,14 +83,26 @@ def metric_cell(group: Group, column: str, confidence: float) -> tuple[Cell, Est
 
 # Marks on a row whose release is not (fully) DP: symbol, which jobs, footnote.
 MARKERS: tuple[tuple[str, Callable[[pd.DataFrame], pd.Series], str], ...] = (
-    ("†", lambda jobs: jobs["non_dp"].fillna("") != "",
-     "not DP: the job released statistics of private data without noise (its non_dp_outputs name them)"),
-    ("¶", lambda jobs: jobs["non_private_control"].astype(bool),
-     "non-private control (such as copy): releases private data at any ε, so its audit has no DP claim to violate"),
-    ("‡", lambda jobs: jobs["noise"] == "seeded",
-     "seeded noise: privacy noise reproducible from privacy.noise_seed, so not DP against anyone who knows that seed"),
-    ("§", lambda jobs: jobs["label_space_inferred"].astype(bool),
-     "label space read off the private data (label_space_inferred): a non-noisy function of it"),
+    (
+        "†",
+        lambda jobs: jobs["non_dp"].fillna("") != "",
+        "not DP: the job released statistics of private data without noise (its non_dp_outputs name them)",
+    ),
+    (
+        "¶",
+        lambda jobs: jobs["non_private_control"].astype(bool),
+        "non-private control (such as copy): releases private data at any ε, so its audit has no DP claim to violate",
+    ),
+    (
+        "‡",
+        lambda jobs: jobs["noise"] == "seeded",
+        "seeded noise: privacy noise reproducible from privacy.noise_seed, so not DP against anyone who knows that seed",
+    ),
+    (
+        "§",
+        lambda jobs: jobs["label_space_inferred"].astype(bool),
+        "label space read off the private data (label_space_inferred): a non-noisy function of it",
+    ),
 )
 
 
@@ -109,9 +122,20 @@ def incomplete_table(frame: pd.DataFrame) -> Table | None:
     if jobs.empty:
         return None
     rows = tuple(
-        (Cell(job.job), Cell(str(job.task)), Cell(str(job.dataset)), Cell(str(job.generator)), Cell(format_eps(job.epsilon)),
-         Cell(str(int(job.seed)) if job.seed >= 0 else "?"), Cell(str(job.status), "missing"), Cell(str(job.reason)))
+        (
+            Cell(job.job),
+            Cell(str(job.task)),
+            Cell(str(job.dataset)),
+            Cell(str(job.generator)),
+            Cell(format_eps(job.epsilon)),
+            Cell(str(int(job.seed)) if job.seed >= 0 else "?"),
+            Cell(str(job.status), "missing"),
+            Cell(str(job.reason)),
+        )
         for job in sort_jobs(jobs, ["job"]).itertuples()
     )
-    return Table(("job folder", "task", "dataset", "generator", "ε", "seed", "status", "reason"), rows,
-                 "jobs without final results")
+    return Table(
+        ("job folder", "task", "dataset", "generator", "ε", "seed", "status", "reason"),
+        rows,
+        "jobs without final results",
+    )

@@ -4,6 +4,7 @@ A task's module is imported only when a job runs it, so `task=plugins` does
 not import torch. Adding a task is its class, its `conf/task/<name>.yaml`
 and one entry point; nothing here lists them.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -11,6 +11,7 @@ interrupted audit resumes where it stopped. Only scores and metrics leave this
 module: no private text, target or canary is logged, tracked, or put in an
 error message.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,8 +34,8 @@ from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.job import derive_seed, save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec
-from synbench.tasks.base import Task
 from synbench.run import GeneratorRun
+from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "audit_design.npz"
@@ -47,15 +48,31 @@ def select_outliers(cfg: DictConfig, audit: AuditConfig, train: Corpus) -> np.nd
     if not audit.outliers:
         return np.zeros(0, dtype=np.int64)
     cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
-    return select_targets(cache.embed(train.texts), max_targets=audit.n_targets, far_fraction=audit.far_fraction,
-                          lof_neighbors=audit.lof_neighbors, lof_contamination=audit.lof_contamination)
+    return select_targets(
+        cache.embed(train.texts),
+        max_targets=audit.n_targets,
+        far_fraction=audit.far_fraction,
+        lof_neighbors=audit.lof_neighbors,
+        lof_contamination=audit.lof_contamination,
+    )
 
 
 class AuditTask(Task):
     """`task=audit` (conf/task/audit.yaml): the membership audit of released text; its figures go to `audit`."""
 
-    generation_fields = frozenset({"n_runs", "runs_resumed", "n_private", "n_aux", "n_synthetic", "n_empty",
-                                   "n_degenerate", "degenerate_share", "planned_private_size"})
+    generation_fields = frozenset(
+        {
+            "n_runs",
+            "runs_resumed",
+            "n_private",
+            "n_aux",
+            "n_synthetic",
+            "n_empty",
+            "n_degenerate",
+            "degenerate_share",
+            "planned_private_size",
+        }
+    )
     report_section = "audit"
 
     def body(self, job: JobRun) -> None:
@@ -75,11 +92,20 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
         design.save(job_dir / DESIGN_FILE.replace(".npz", f"{suffix}.npz"))
     attacks = attacks_from_node(node(cfg, "attack"))
     size = design.planned_private_size()  # the job's delta comes from it, resolved once, never from a run's own set
-    base = GeneratorRun(node(cfg, "generator"), spec.generator, privacy_spec(cfg, size), spec.seed, audit.n_synthetic or size)
+    base = GeneratorRun(
+        node(cfg, "generator"), spec.generator, privacy_spec(cfg, size), spec.seed, audit.n_synthetic or size
+    )
     runs = private_set_runs(design, base, job_dir / RUNS_DIR, spec.key, attacks, repeat, audit.save_synthetic)
     resumed = sum(run.saved() is not None for run in runs)
-    log.info("audit (%s, repeat %d): %d outlier targets, %d canaries, %d private set(s), %d already done", audit.mode,
-             repeat, int((design.kinds == 0).sum()), int((design.kinds == 1).sum()), len(design.inclusion), resumed)
+    log.info(
+        "audit (%s, repeat %d): %d outlier targets, %d canaries, %d private set(s), %d already done",
+        audit.mode,
+        repeat,
+        int((design.kinds == 0).sum()),
+        int((design.kinds == 1).sum()),
+        len(design.inclusion),
+        resumed,
+    )
     with job.timing("runs"):
         records = run_private_sets(design, pool, runs, attacks)
     scores = {name: np.array([r["scores"][name] for r in records], dtype=float) for name in attacks}
@@ -87,16 +113,40 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     with job.timing("summary"):
         summary, roc, point = summarise(scores, design.inclusion, audit, delta, design.kinds, seed)
         if repeat == 0:
-            save_arrays_atomic(job_dir / SCORES_FILE, **{f"scores_{n}": s for n, s in scores.items()},
-                               members=design.inclusion, kinds=design.kinds,
-                               thresholds=roc.thresholds, tp=roc.tp, fp=roc.fp, fpr=roc.fpr, tpr=roc.tpr)
+            save_arrays_atomic(
+                job_dir / SCORES_FILE,
+                **{f"scores_{n}": s for n, s in scores.items()},
+                members=design.inclusion,
+                kinds=design.kinds,
+                thresholds=roc.thresholds,
+                tp=roc.tp,
+                fp=roc.fp,
+                fpr=roc.fpr,
+                tpr=roc.tpr,
+            )
             if audit.mode == "k_subsets" and len(records) >= 4:
                 chosen = scores[summary.get("attack_chosen", next(iter(scores)))]
-                summary.update(block_bootstrap(chosen, design.inclusion, 2, audit.bootstrap_samples, seed, audit.confidence))
-            plot_roc(roc, job_dir / PLOT_FILE, nominal_eps=float(cfg.eps), delta=delta, eps_grid=audit.eps_grid, point=point,
-                     title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}")
-    return {"summary": summary, "runs": records, "resumed": resumed, "base": base, "design": design, "delta": delta,
-            "scores": scores}
+                summary.update(
+                    block_bootstrap(chosen, design.inclusion, 2, audit.bootstrap_samples, seed, audit.confidence)
+                )
+            plot_roc(
+                roc,
+                job_dir / PLOT_FILE,
+                nominal_eps=float(cfg.eps),
+                delta=delta,
+                eps_grid=audit.eps_grid,
+                point=point,
+                title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}",
+            )
+    return {
+        "summary": summary,
+        "runs": records,
+        "resumed": resumed,
+        "base": base,
+        "design": design,
+        "delta": delta,
+        "scores": scores,
+    }
 
 
 def audit_job(job: JobRun) -> None:
@@ -111,21 +161,47 @@ def audit_job(job: JobRun) -> None:
     if audit.repeats > 1:
         summary.update(repeat_summary([a["summary"] for a in audits], audit.confidence))
     if audit.repeats > 1 and audit.mode == "one_run":
-        summary.update(pooled_summary([a["scores"] for a in audits], [a["design"].inclusion for a in audits],
-                                      [a["design"].kinds for a in audits], [a["summary"]["eps_emp_lower"] for a in audits],
-                                      audit, first["delta"], spec.seed))
+        summary.update(
+            pooled_summary(
+                [a["scores"] for a in audits],
+                [a["design"].inclusion for a in audits],
+                [a["design"].kinds for a in audits],
+                [a["summary"]["eps_emp_lower"] for a in audits],
+                audit,
+                first["delta"],
+                spec.seed,
+            )
+        )
     base, design = first["base"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
     generator = registry.load("generators", str(node(cfg, "generator")["_plugin_"]))
     control = release.is_control(generator) and math.isinf(epsilon_spent)  # copy: releases private data at any eps
-    job.record_release(splits, privacy=base.privacy, epsilon_spent=epsilon_spent, non_private_control=control, generation={
-        "n_runs": len(runs), "runs_resumed": sum(a["resumed"] for a in audits), "n_private": len(design.private),
-        "n_aux": len(design.aux), "planned_private_size": design.planned_private_size(), "n_synthetic": base.n_synthetic,
-        "n_empty": sum(r["n_empty"] for r in runs), "n_degenerate": sum(r.get("n_degenerate", 0) for r in runs),
-        "degenerate_share": float(np.mean([r.get("degenerate_share", 0.0) for r in runs]))})
+    job.record_release(
+        splits,
+        privacy=base.privacy,
+        epsilon_spent=epsilon_spent,
+        non_private_control=control,
+        generation={
+            "n_runs": len(runs),
+            "runs_resumed": sum(a["resumed"] for a in audits),
+            "n_private": len(design.private),
+            "n_aux": len(design.aux),
+            "planned_private_size": design.planned_private_size(),
+            "n_synthetic": base.n_synthetic,
+            "n_empty": sum(r["n_empty"] for r in runs),
+            "n_degenerate": sum(r.get("n_degenerate", 0) for r in runs),
+            "degenerate_share": float(np.mean([r.get("degenerate_share", 0.0) for r in runs])),
+        },
+    )
     job.results["audit"].update(summary)
     job.tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
     job.tracker.log_image("audit/roc", job.job_dir / PLOT_FILE)
-    log.info("audit: AUC %.3f, eps_emp %.3f (estimate), eps_emp_lower %.3f (%.0f%% bound; nominal eps %s), gdp_mu_lower %.3f",
-             summary["auc"], summary["eps_emp"], summary["eps_emp_lower"], 100 * audit.confidence, cfg.eps,
-             summary["gdp_mu_lower"])
+    log.info(
+        "audit: AUC %.3f, eps_emp %.3f (estimate), eps_emp_lower %.3f (%.0f%% bound; nominal eps %s), gdp_mu_lower %.3f",
+        summary["auc"],
+        summary["eps_emp"],
+        summary["eps_emp_lower"],
+        100 * audit.confidence,
+        cfg.eps,
+        summary["gdp_mu_lower"],
+    )

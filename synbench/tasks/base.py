@@ -19,6 +19,7 @@ A job task implements `body(job)`, which `run` wraps in the task wrapper
 `results.json` (a listing, a scaffold, the report) sets `writes_results =
 False` and overrides `run`.
 """
+
 from __future__ import annotations
 
 from abc import ABC
@@ -51,11 +52,14 @@ class Task(ABC):  # noqa: B024 (no abstract method: a job task implements body, 
         if cls.report_section is not None and not isinstance(cls.report_section, str):
             raise PluginError(f"task plugin '{name}': `report_section` must be a string or None")
         if cls.writes_results and cls.body is Task.body:
-            raise PluginError(f"task plugin '{name}' writes results but does not implement body(job); implement it, "
-                              "or set writes_results = False and override run(cfg, spec, job_dir)")
+            raise PluginError(
+                f"task plugin '{name}' writes results but does not implement body(job); implement it, "
+                "or set writes_results = False and override run(cfg, spec, job_dir)"
+            )
 
     def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> Any:
         """The job in `job_dir` through the task wrapper; its results.json names the report section it belongs to."""
+
         def body(job: JobRun) -> None:
             job.results[REPORT_SECTION] = self.report_section
             self.body(job)

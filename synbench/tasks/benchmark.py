@@ -1,4 +1,5 @@
 """`task=benchmark`: fit a generator on the private split, sample, score the output."""
+
 from __future__ import annotations
 
 import logging
@@ -22,8 +23,9 @@ class BenchmarkTask(Task):
     """`task=benchmark` (conf/task/benchmark.yaml): one generator run, scored by the metrics (and the filter)."""
 
     results_sections = frozenset({"filter", "utility_filtered", "fidelity_filtered", "higher_is_better"})
-    generation_fields = frozenset({"n_private", "n_eval", "n_synthetic", "n_empty", "n_degenerate", "empty_share",
-                                   "degenerate_share"})
+    generation_fields = frozenset(
+        {"n_private", "n_eval", "n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share"}
+    )
     report_section = "benchmark"
 
     def body(self, job: JobRun) -> None:
@@ -33,7 +35,9 @@ class BenchmarkTask(Task):
 run = BenchmarkTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
 
 
-def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricContext, opt_in: bool, suffix: str = "") -> list[str]:
+def score_metrics(
+    job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricContext, opt_in: bool, suffix: str = ""
+) -> list[str]:
     """Every configured metric of `synthetic` into `results[<section><suffix>]`; returns the non-DP keys written
     (a metric's diagnostic keys always, its other non-DP keys on opt-in)."""
     metrics = node(job.cfg, "metrics")
@@ -46,13 +50,17 @@ def score_metrics(job: JobRun, real: Corpus, synthetic: Corpus, ctx: MetricConte
         for key in values:
             other = written_by.setdefault(f"{metric.section}.{key}", name)
             if other != name:
-                raise PluginError(f"metrics '{other}' and '{name}' both report {metric.section}.{key}; "
-                                  "rename the key in one of them")
+                raise PluginError(
+                    f"metrics '{other}' and '{name}' both report {metric.section}.{key}; rename the key in one of them"
+                )
         private = metric.non_dp_keys() & set(values)
-        job.results.setdefault(metric.section + suffix, {}).update({k: v for k, v in values.items() if opt_in or k not in private})
+        job.results.setdefault(metric.section + suffix, {}).update(
+            {k: v for k, v in values.items() if opt_in or k not in private}
+        )
         # the metric's directions go with its figures, so the report reads them from results.json, not from its class
         job.results.setdefault("higher_is_better", {}).update(
-            {f"{metric.section}{suffix}.{k}": bool(up) for k, up in metric.higher_is_better.items() if k in values})
+            {f"{metric.section}{suffix}.{k}": bool(up) for k, up in metric.higher_is_better.items() if k in values}
+        )
         declared = (metric.diagnostic_keys() & set(values)) | (private if opt_in else set())
         non_dp += [f"{metric.section}{suffix}.{k}" for k in sorted(declared)]
     return non_dp
@@ -63,34 +71,64 @@ def benchmark(job: JobRun) -> None:
     opt_in = log_private_stats(cfg)
     splits = job.load_splits()
     privacy = privacy_spec(cfg, len(splits.train))
-    run = GeneratorRun(node(cfg, "generator"), spec.generator, privacy, spec.seed, int(cfg.task.n_synthetic or len(splits.train)),
-                       synthetic_path=job.job_dir / "synthetic.jsonl" if cfg.task.save_synthetic else None)
-    log.info("fitting generator '%s' on %d private documents (eps=%s)", spec.generator, len(splits.train), privacy.epsilon)
+    run = GeneratorRun(
+        node(cfg, "generator"),
+        spec.generator,
+        privacy,
+        spec.seed,
+        int(cfg.task.n_synthetic or len(splits.train)),
+        synthetic_path=job.job_dir / "synthetic.jsonl" if cfg.task.save_synthetic else None,
+    )
+    log.info(
+        "fitting generator '%s' on %d private documents (eps=%s)", spec.generator, len(splits.train), privacy.epsilon
+    )
     done = run.execute(splits.train, timing=timing)  # the job's one run: results.json is its record
     generator, report, synthetic = done.generator, done.report, done.synthetic
     assert generator is not None and report is not None and synthetic is not None
     private_scalars, private_curves = release.split_private_stats(report.private_stats if opt_in else {})
     health = {k: done.record[k] for k in ("n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share")}
-    job.record_release(splits, privacy=privacy, epsilon_spent=report.epsilon_spent,
-                       non_private_control=done.record["non_private_control"], generation={
-        "n_private": len(splits.train), "n_eval": len(splits.eval), **health,
-        **release.public_details(generator, spec.generator, {**report.details, **generator.sampling_details()}),
-        **private_scalars})
+    job.record_release(
+        splits,
+        privacy=privacy,
+        epsilon_spent=report.epsilon_spent,
+        non_private_control=done.record["non_private_control"],
+        generation={
+            "n_private": len(splits.train),
+            "n_eval": len(splits.eval),
+            **health,
+            **release.public_details(generator, spec.generator, {**report.details, **generator.sampling_details()}),
+            **private_scalars,
+        },
+    )
     non_dp = [f"generation.{k}" for k in private_scalars] + [f"{release.TRACKER_PREFIX}fit/{k}" for k in private_curves]
     results["non_dp_outputs"] = sorted(non_dp)
     job.save()
-    ctx = MetricContext(seed=spec.seed, job_dir=str(job.job_dir), train=splits.train, cache_dir=cfg.get("cache_dir"),
-                        encoder=EncoderSpec(**node(cfg, "encoder")) if cfg.get("encoder") else None)
+    ctx = MetricContext(
+        seed=spec.seed,
+        job_dir=str(job.job_dir),
+        train=splits.train,
+        cache_dir=cfg.get("cache_dir"),
+        encoder=EncoderSpec(**node(cfg, "encoder")) if cfg.get("encoder") else None,
+    )
     non_dp += score_metrics(job, splits.eval, synthetic, ctx, opt_in)
-    non_dp += apply_filter(node(cfg, "filter"), synthetic, job.job_dir, results,
-                           lambda kept: score_metrics(job, splits.eval, kept, ctx, opt_in, suffix=FILTERED))
+    non_dp += apply_filter(
+        node(cfg, "filter"),
+        synthetic,
+        job.job_dir,
+        results,
+        lambda kept: score_metrics(job, splits.eval, kept, ctx, opt_in, suffix=FILTERED),
+    )
     results["non_dp_outputs"] = sorted(non_dp)
-    job.tracker.log_metrics({f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results[s].items()}
-                            | {"epsilon_spent": report.epsilon_spent})
+    job.tracker.log_metrics(
+        {f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results[s].items()}
+        | {"epsilon_spent": report.epsilon_spent}
+    )
     for curve, values in private_curves.items():
         for step, value in enumerate(values):
             job.tracker.log_metrics({f"fit/{curve}": value}, step=step)
     job.tracker.log_samples(synthetic, report)
     if opt_in:
-        log.warning("tracking.log_private_stats=true: this job released statistics of private data without noise "
-                    "(listed in results.json under non_dp_outputs); its output is not DP")
+        log.warning(
+            "tracking.log_private_stats=true: this job released statistics of private data without noise "
+            "(listed in results.json under non_dp_outputs); its output is not DP"
+        )

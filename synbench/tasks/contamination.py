@@ -11,6 +11,7 @@ the utility metric re-run per repetition; each run is saved under
 resumes. The shares are statistics of the private set without noise (the
 operator's own diagnostic, like the audit): results list them in `non_dp_outputs`.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,10 +31,10 @@ from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.job import save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec
-from synbench.tasks.base import Task
 from synbench.lm.backends import load_shared
 from synbench.report.stats import estimate
 from synbench.run import GeneratorRun
+from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
 SCORES_FILE = "contamination_scores.npz"
@@ -66,8 +67,13 @@ def ablation_section(job: JobRun, splits: Splits, cc: ContaminationConfig, flagg
     if "utility" not in metrics:
         raise ConfigError("the contamination ablation measures utility: keep `utility` in metrics (metrics=[utility])")
     folder = job.job_dir / "ablation"
-    base = GeneratorRun(node(cfg, "generator"), spec.generator, privacy_spec(cfg, len(splits.train)), spec.seed,
-                        cc.ablation.n_synthetic or len(splits.train))
+    base = GeneratorRun(
+        node(cfg, "generator"),
+        spec.generator,
+        privacy_spec(cfg, len(splits.train)),
+        spec.seed,
+        cc.ablation.n_synthetic or len(splits.train),
+    )
 
     def utility(private: Corpus, synthetic: Corpus) -> dict[str, float]:
         ctx = MetricContext(seed=spec.seed, job_dir=str(folder), train=private, cache_dir=cfg.get("cache_dir"))
@@ -78,14 +84,35 @@ def ablation_section(job: JobRun, splits: Splits, cc: ContaminationConfig, flagg
     for arm, step in dict.fromkeys((r["arm"], r["step"]) for r in runs):
         group = [r for r in runs if r["arm"] == arm and r["step"] == step]
         f1 = estimate([r["f1_micro"] for r in group], 0.95)
-        table.append({"arm": arm, "step": step, "n_removed": group[0]["n_removed"], "reps": len(group),
-                      "f1_micro_mean": f1.mean, "f1_micro_ci95": f1.half_width})
+        table.append(
+            {
+                "arm": arm,
+                "step": step,
+                "n_removed": group[0]["n_removed"],
+                "reps": len(group),
+                "f1_micro_mean": f1.mean,
+                "f1_micro_ci95": f1.half_width,
+            }
+        )
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    job.record_release(splits, {"n_private": len(splits.train), "n_eval": len(splits.eval)}, privacy=base.privacy,
-                       epsilon_spent=epsilon_spent, non_private_control=any(r.get("non_private_control", False) for r in runs))
-    return {"detector": cc.ablation.detector, "n_flagged": int(flagged.sum()), "reps": cc.ablation.reps,
-            "steps": list(cc.ablation.steps), "n_runs": len(runs), "runs_resumed": resumed, "epsilon_spent": epsilon_spent,
-            "table": table, "runs": [{k: r[k] for k in ("arm", "step", "rep", "n_removed", "f1_micro", "f1_macro")} for r in runs]}
+    job.record_release(
+        splits,
+        {"n_private": len(splits.train), "n_eval": len(splits.eval)},
+        privacy=base.privacy,
+        epsilon_spent=epsilon_spent,
+        non_private_control=any(r.get("non_private_control", False) for r in runs),
+    )
+    return {
+        "detector": cc.ablation.detector,
+        "n_flagged": int(flagged.sum()),
+        "reps": cc.ablation.reps,
+        "steps": list(cc.ablation.steps),
+        "n_runs": len(runs),
+        "runs_resumed": resumed,
+        "epsilon_spent": epsilon_spent,
+        "table": table,
+        "runs": [{k: r[k] for k in ("arm", "step", "rep", "n_removed", "f1_micro", "f1_macro")} for r in runs],
+    }
 
 
 def contamination_job(job: JobRun) -> None:
@@ -94,7 +121,9 @@ def contamination_job(job: JobRun) -> None:
     cache_dir = Path(str(cfg.cache_dir))
     splits = job.load_splits()
     with timing("load_model"):
-        loaded = load_shared(json.dumps(node(cfg, "model"), sort_keys=True), "cuda" if torch.cuda.is_available() else "cpu")
+        loaded = load_shared(
+            json.dumps(node(cfg, "model"), sort_keys=True), "cuda" if torch.cuda.is_available() else "cpu"
+        )
     section: dict[str, Any] = {"n_documents": len(splits.train), "model": str(node(cfg, "model").get("name"))}
     arrays: dict[str, np.ndarray] = {}
     if cc.exact.enabled:
@@ -103,7 +132,9 @@ def contamination_job(job: JobRun) -> None:
         arrays |= found
     if cc.mink.enabled:
         with timing("mink"):
-            found_sections, found = mink_sections(cc.mink, node(cfg, "model"), loaded, splits.train, splits.eval, cache_dir)
+            found_sections, found = mink_sections(
+                cc.mink, node(cfg, "model"), loaded, splits.train, splits.eval, cache_dir
+            )
         section |= found_sections
         arrays |= found
     if cc.save_scores:  # per-document scores stay in the job folder: never logged, tracked or put in results
@@ -114,17 +145,35 @@ def contamination_job(job: JobRun) -> None:
     job.save()
     for name in ("exact", "mink", "minkpp"):
         if name in section:
-            log.info("contamination (%s): %.1f%% of %d private documents flagged", name,
-                     100 * section[name]["exposed_share"], len(splits.train))
+            log.info(
+                "contamination (%s): %.1f%% of %d private documents flagged",
+                name,
+                100 * section[name]["exposed_share"],
+                len(splits.train),
+            )
     if cc.ablation.enabled:
         flag_key = "exact_flagged" if cc.ablation.detector == "exact" else f"{cc.ablation.detector}_flagged"
         if flag_key not in arrays:
-            raise ConfigError(f"contamination.ablation.detector={cc.ablation.detector} is not enabled; enable it or pick another")
+            raise ConfigError(
+                f"contamination.ablation.detector={cc.ablation.detector} is not enabled; enable it or pick another"
+            )
         with timing("ablation"):
             section["ablation"] = ablation_section(job, splits, cc, arrays[flag_key])
         job.results["non_dp_outputs"] = [k for k in NON_DP if k.split(".")[1] in section]
         for row in section["ablation"]["table"]:
-            log.info("ablation %-7s %4.0f%% removed (%d docs): F1 %.4f ± %.4f over %d reps", row["arm"], 100 * row["step"],
-                     row["n_removed"], row["f1_micro_mean"], row["f1_micro_ci95"], row["reps"])
-    job.tracker.log_metrics({f"contamination/{name}_exposed_share": section[name]["exposed_share"]
-                             for name in ("exact", "mink", "minkpp") if name in section})
+            log.info(
+                "ablation %-7s %4.0f%% removed (%d docs): F1 %.4f ± %.4f over %d reps",
+                row["arm"],
+                100 * row["step"],
+                row["n_removed"],
+                row["f1_micro_mean"],
+                row["f1_micro_ci95"],
+                row["reps"],
+            )
+    job.tracker.log_metrics(
+        {
+            f"contamination/{name}_exposed_share": section[name]["exposed_share"]
+            for name in ("exact", "mink", "minkpp")
+            if name in section
+        }
+    )

@@ -12,6 +12,7 @@ audited and the reference models are trained the same way
 audit's ROC and epsilon code gives the figures. Scores and statistics per
 document stay in the job folder; results hold only the aggregate figures.
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,10 +33,10 @@ from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
 from synbench.job import save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec
-from synbench.tasks.base import Task
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import HeadSettings, LogisticHead
 from synbench.model_audit.runs import ModelRunner
+from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "model_audit_design.npz"
@@ -46,8 +47,19 @@ class ModelAuditTask(Task):
     """`task=model_audit` (conf/task/model_audit.yaml): membership attacks on downstream classifiers, per regime."""
 
     results_sections = frozenset({"model_audit"})
-    generation_fields = frozenset({"n_models", "models_resumed", "n_pool", "n_private", "n_aux",
-                                   "planned_private_size", "n_synthetic", "n_empty", "n_degenerate"})
+    generation_fields = frozenset(
+        {
+            "n_models",
+            "models_resumed",
+            "n_pool",
+            "n_private",
+            "n_aux",
+            "planned_private_size",
+            "n_synthetic",
+            "n_empty",
+            "n_degenerate",
+        }
+    )
     report_section = "model_audit"
 
     def body(self, job: JobRun) -> None:
@@ -64,30 +76,43 @@ def make_attacks(cfg: DictConfig, audit: ModelAuditConfig) -> dict[str, ModelAtt
         raise ConfigError("model_attacks is empty; choose some, e.g. model_attacks=[logits,lira,rmia]")
     for name, attack in attacks.items():
         if audit.references == "out" and getattr(attack, "online", False):
-            raise ConfigError(f"model_audit.references=out trains no reference model on a target, so online attacks "
-                              f"cannot run: set model_attacks.{name}.online=false")
+            raise ConfigError(
+                f"model_audit.references=out trains no reference model on a target, so online attacks "
+                f"cannot run: set model_attacks.{name}.online=false"
+            )
     return attacks
 
 
-def build_design(audit: ModelAuditConfig, train: Corpus, cache: EmbeddingCache, seed: int) -> tuple[Corpus, AuditDesign]:
+def build_design(
+    audit: ModelAuditConfig, train: Corpus, cache: EmbeddingCache, seed: int
+) -> tuple[Corpus, AuditDesign]:
     """The pool (a seeded subset of the training split) and the one-run design over it."""
     rng = np.random.default_rng([seed, 0x30DE1])
     size = len(train) if audit.max_docs is None else min(audit.max_docs, len(train))
     pool = train.subset(np.sort(rng.permutation(len(train))[:size]), name=f"{train.name}-model-audit")
     if audit.n_targets >= len(pool) - 3:
-        raise ConfigError(f"model_audit.n_targets={audit.n_targets} leaves too few of the {len(pool)} pooled documents "
-                          "for the private base and the references; lower it or raise model_audit.max_docs")
+        raise ConfigError(
+            f"model_audit.n_targets={audit.n_targets} leaves too few of the {len(pool)} pooled documents "
+            "for the private base and the references; lower it or raise model_audit.max_docs"
+        )
     if audit.targets == "outliers":  # the audit's outlier rule with its default settings (conf/task/audit.yaml)
         rule = AuditConfig()
-        targets = select_targets(cache.embed(pool.texts), max_targets=audit.n_targets, far_fraction=rule.far_fraction,
-                                 lof_neighbors=rule.lof_neighbors, lof_contamination=rule.lof_contamination)
+        targets = select_targets(
+            cache.embed(pool.texts),
+            max_targets=audit.n_targets,
+            far_fraction=rule.far_fraction,
+            lof_neighbors=rule.lof_neighbors,
+            lof_contamination=rule.lof_contamination,
+        )
         if len(targets) < audit.n_targets:
-            log.warning("model audit: only %d outlier targets found of model_audit.n_targets=%d", len(targets),
-                        audit.n_targets)
+            log.warning(
+                "model audit: only %d outlier targets found of model_audit.n_targets=%d", len(targets), audit.n_targets
+            )
     else:
         targets = np.sort(rng.permutation(len(pool))[: audit.n_targets])
-    design = make_design(len(pool), targets, mode="one_run", seed=seed, n_references=audit.n_references,
-                         ref_fraction=audit.ref_fraction)
+    design = make_design(
+        len(pool), targets, mode="one_run", seed=seed, n_references=audit.n_references, ref_fraction=audit.ref_fraction
+    )
     if audit.references == "out":
         design = replace(design, ref_inclusion=np.zeros_like(design.ref_inclusion))
     return pool, design
@@ -97,8 +122,10 @@ def model_audit_job(job: JobRun) -> None:
     cfg, spec, timing = job.cfg, job.spec, job.timing
     audit = ModelAuditConfig.from_node(node(cfg, "model_audit"))
     if math.isinf(float(cfg.eps)) and DP_REGIMES & set(audit.regimes):
-        raise ConfigError(f"eps=inf, but model_audit.regimes includes {sorted(DP_REGIMES & set(audit.regimes))}; "
-                          "set a finite eps, or list only syn and pri")
+        raise ConfigError(
+            f"eps=inf, but model_audit.regimes includes {sorted(DP_REGIMES & set(audit.regimes))}; "
+            "set a finite eps, or list only syn and pri"
+        )
     attacks = make_attacks(cfg, audit)
     head = HeadSettings.from_node(node(cfg, "model_audit.head"))
     cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
@@ -108,30 +135,70 @@ def model_audit_job(job: JobRun) -> None:
         design.save(job.job_dir / DESIGN_FILE)
     members = design.inclusion[0]
     if min(members.sum(), (~members).sum()) < 2:
-        raise ConfigError(f"the design put {members.sum()} of {len(members)} targets in the audited set; an ROC needs "
-                          "at least 2 members and 2 non-members: raise model_audit.n_targets or change the seed")
+        raise ConfigError(
+            f"the design put {members.sum()} of {len(members)} targets in the audited set; an ROC needs "
+            "at least 2 members and 2 non-members: raise model_audit.n_targets or change the seed"
+        )
     order = np.random.default_rng([spec.seed, 0x909]).permutation(len(splits.eval))
     population = splits.eval.subset(order[: audit.n_population])
     targets = pool.subset(design.targets)
-    evaluate = Corpus.build(targets.texts + population.texts, targets.labels + population.labels, pool.label_space,
-                            multi_label=pool.multi_label, name="model-audit-evaluated")
+    evaluate = Corpus.build(
+        targets.texts + population.texts,
+        targets.labels + population.labels,
+        pool.label_space,
+        multi_label=pool.multi_label,
+        name="model-audit-evaluated",
+    )
     utility = registry.create("classifiers", node(cfg, "classifier")) if audit.classifier == "utility" else None
-    runner = ModelRunner(spec, job.job_dir, audit, pool, design, evaluate, privacy_spec(cfg, design.planned_private_size()),
-                         node(cfg, "generator"), spec.generator, LogisticHead(head, cache.embed), utility)
+    runner = ModelRunner(
+        spec,
+        job.job_dir,
+        audit,
+        pool,
+        design,
+        evaluate,
+        privacy_spec(cfg, design.planned_private_size()),
+        node(cfg, "generator"),
+        spec.generator,
+        LogisticHead(head, cache.embed),
+        utility,
+    )
     resumed = runner.resumable()
-    log.info("model audit: %d targets, %d regime(s) x %d models, %d already done", len(design.targets),
-             len(audit.regimes), len(runner.indices), resumed)
+    log.info(
+        "model audit: %d targets, %d regime(s) x %d models, %d already done",
+        len(design.targets),
+        len(audit.regimes),
+        len(runner.indices),
+        resumed,
+    )
     results, scores, records = runner.run_regimes(attacks, timing)
     save_arrays_atomic(job.job_dir / SCORES_FILE, members=members, **scores)  # per-target scores: job folder only
-    results.update(n_targets=len(design.targets), n_members=int(members.sum()), n_references=audit.n_references,
-                   n_population=len(population), references=audit.references, confidence=audit.confidence)
+    results.update(
+        n_targets=len(design.targets),
+        n_members=int(members.sum()),
+        n_references=audit.n_references,
+        n_population=len(population),
+        references=audit.references,
+        confidence=audit.confidence,
+    )
     dp_spent = [results[f"{r}.epsilon_spent"] for r in audit.regimes if r in DP_REGIMES]
     synthetic = [r for r in records if "n_synthetic" in r]
     job.results["model_audit"] = results
-    job.record_release(splits, privacy=runner.privacy, epsilon_spent=max(dp_spent) if dp_spent else math.inf,
-                       non_private_control=any(r.get("non_private_control", False) for r in records), generation={
-        "n_models": len(records), "models_resumed": resumed, "n_pool": len(pool), "n_private": len(design.private),
-        "n_aux": len(design.aux), "planned_private_size": design.planned_private_size(),
-        "n_synthetic": sum(r["n_synthetic"] for r in synthetic), "n_empty": sum(r["n_empty"] for r in synthetic),
-        "n_degenerate": sum(r.get("n_degenerate", 0) for r in synthetic)})
+    job.record_release(
+        splits,
+        privacy=runner.privacy,
+        epsilon_spent=max(dp_spent) if dp_spent else math.inf,
+        non_private_control=any(r.get("non_private_control", False) for r in records),
+        generation={
+            "n_models": len(records),
+            "models_resumed": resumed,
+            "n_pool": len(pool),
+            "n_private": len(design.private),
+            "n_aux": len(design.aux),
+            "planned_private_size": design.planned_private_size(),
+            "n_synthetic": sum(r["n_synthetic"] for r in synthetic),
+            "n_empty": sum(r["n_empty"] for r in synthetic),
+            "n_degenerate": sum(r.get("n_degenerate", 0) for r in synthetic),
+        },
+    )
     job.tracker.log_metrics({f"model_audit/{k}": v for k, v in results.items() if isinstance(v, (int, float))})

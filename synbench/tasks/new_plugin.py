@@ -8,6 +8,7 @@ its Hydra config file, the two entry points (its kind's group and
 (`synbench.testing`) on it. After `pip install -e <dest>` the core finds it by
 name, with no change to SynBench. The scaffold never overwrites a file.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -63,9 +64,16 @@ def template_values(kind: str, name: str) -> dict[str, str]:
     spec = kinds()[kind]
     package = f"synbench_{name}"
     return {
-        "kind": kind, "name": name, "package": package, "dist": package.replace("_", "-"), "module": kind,
+        "kind": kind,
+        "name": name,
+        "package": package,
+        "dist": package.replace("_", "-"),
+        "module": kind,
         "class_name": "".join(part.capitalize() for part in name.split("_")) + kind.capitalize(),
-        "group": spec.group, "conf_group": spec.conf_group, "check": spec.check, "select": spec.select.format(name=name),
+        "group": spec.group,
+        "conf_group": spec.conf_group,
+        "check": spec.check,
+        "select": spec.select.format(name=name),
     }
 
 
@@ -75,18 +83,24 @@ def check_request(kind: str, name: object, dest: Path) -> None:
     if kind not in known:
         raise ConfigError(f"plugin.kind={kind!r} is not supported; choose one of {', '.join(known)}")
     if not isinstance(name, str) or not NAME.fullmatch(name) or keyword.iskeyword(name):
-        raise ConfigError(f"plugin.name={name!r} is invalid: use a lowercase Python identifier (letters, digits, "
-                          "underscores; a letter first), for example plugin.name=mygen")
+        raise ConfigError(
+            f"plugin.name={name!r} is invalid: use a lowercase Python identifier (letters, digits, "
+            "underscores; a letter first), for example plugin.name=mygen"
+        )
     taken = registry.available(known[kind].registry_kind).get(name)
     if taken is not None:
-        raise ConfigError(f"a {kind} plugin named '{name}' is already registered by package '{taken.package}'; "
-                          "choose another plugin.name")
+        raise ConfigError(
+            f"a {kind} plugin named '{name}' is already registered by package '{taken.package}'; "
+            "choose another plugin.name"
+        )
     package = template_values(kind, name)["package"]
     if importlib.util.find_spec(package) is not None:
         raise ConfigError(f"a Python package '{package}' is already installed; choose another plugin.name")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise ConfigError(f"plugin.dest={dest} already exists and is not an empty folder; the scaffold never "
-                          "overwrites files: choose a new folder with plugin.dest=..., or remove that one")
+        raise ConfigError(
+            f"plugin.dest={dest} already exists and is not an empty folder; the scaffold never "
+            "overwrites files: choose a new folder with plugin.dest=..., or remove that one"
+        )
 
 
 def _templates(folder: Traversable, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Traversable]]:
@@ -128,4 +142,6 @@ class NewPluginTask(Task):
         values = template_values(str(plugin.kind), str(name))
         print(f"wrote the {plugin.kind} plugin '{name}' (package {values['dist']}) to {dest}:")
         print("\n".join(f"  {path.relative_to(dest)}" for path in written))
-        print(f"next:\n  pip install -e {dest}\n  python -m pytest {dest / 'tests'}\n  python -m synbench {values['select']}")
+        print(
+            f"next:\n  pip install -e {dest}\n  python -m pytest {dest / 'tests'}\n  python -m synbench {values['select']}"
+        )

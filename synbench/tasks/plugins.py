@@ -1,4 +1,5 @@
 """`task=plugins`: every registered plugin by group, with the package that provides it."""
+
 from __future__ import annotations
 
 from pathlib import Path

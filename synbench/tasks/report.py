@@ -1,4 +1,5 @@
 """`task=report`: `report.md` and `report.html` of a sweep, from the `results.json` files under its folder."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +8,8 @@ from omegaconf import DictConfig
 
 from synbench.errors import ConfigError
 from synbench.job import RESULTS_FILE, JobSpec
-from synbench.report import write_report
 from synbench.lifecycle import node
+from synbench.report import write_report
 from synbench.tasks.base import Task
 
 
@@ -21,8 +22,10 @@ class ReportTask(Task):
         options = node(cfg, "task")
         root = Path(str(options["root"]))
         if not any(root.rglob(RESULTS_FILE)):  # the folder itself may exist: Hydra makes this job's folder inside it
-            raise ConfigError(f"task=report: no {RESULTS_FILE} under {root}; name the sweep with sweep=<name> (and "
-                              f"output_root=<folder> if its outputs are elsewhere), or set task.root=<folder>")
+            raise ConfigError(
+                f"task=report: no {RESULTS_FILE} under {root}; name the sweep with sweep=<name> (and "
+                f"output_root=<folder> if its outputs are elsewhere), or set task.root=<folder>"
+            )
         confidence = float(options["confidence"])
         if not 0 < confidence < 1:
             raise ConfigError(f"task.confidence={confidence} must be between 0 and 1 (0.95 for a 95% interval)")

@@ -26,18 +26,30 @@ planted in the private corpus must never come out of `sample()`, and with
 The kit treats plugins as black boxes; it complements, not replaces, the
 author's own tests of their privacy argument (sensitivity, calibration).
 """
+
 from __future__ import annotations
 
 from synbench.testing.attack import check_attack
+from synbench.testing.checks import ConformanceError, Failure
 from synbench.testing.corpora import LABELS, plant_sentinels, public_corpus, sentinel_word
 from synbench.testing.dataset import check_dataset
-from synbench.testing.checks import ConformanceError, Failure
 from synbench.testing.generator import GeneratorKit, check_generator, generator_checks, parametrize_with_checks
 from synbench.testing.metric import check_metric
 from synbench.testing.model_attack import check_model_attack
 
 __all__ = [
-    "LABELS", "ConformanceError", "Failure", "GeneratorKit", "check_attack", "check_dataset", "check_generator",
-    "check_metric", "check_model_attack", "generator_checks", "parametrize_with_checks", "plant_sentinels",
-    "public_corpus", "sentinel_word",
+    "LABELS",
+    "ConformanceError",
+    "Failure",
+    "GeneratorKit",
+    "check_attack",
+    "check_dataset",
+    "check_generator",
+    "check_metric",
+    "check_model_attack",
+    "generator_checks",
+    "parametrize_with_checks",
+    "plant_sentinels",
+    "public_corpus",
+    "sentinel_word",
 ]

@@ -19,6 +19,7 @@ bound with probability at most 1 - confidence (5 % at 95 %); in practice far
 less, as one-run bounds are loose. A generator that copies half its private
 documents verbatim is bounded far above any eps it could claim.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -60,13 +61,21 @@ class CanaryAudit:
         design = make_design(len(base), np.zeros(0, dtype=np.int64), mode="one_run", seed=seed, n_canaries=n_canaries)
         pool = with_canaries(base, make_canaries(base.subset(design.aux), n_canaries, seed))
         references = tuple(pool.subset(design.reference_set(m)) for m in range(len(design.ref_base)))
-        return cls(private=pool.subset(design.private_set(0), name="synbench-testing-audit-private"),
-                   planned_size=design.planned_private_size(), targets=pool.subset(design.targets).texts,
-                   members=design.inclusion, kinds=design.kinds, references=references, seed=seed)
+        return cls(
+            private=pool.subset(design.private_set(0), name="synbench-testing-audit-private"),
+            planned_size=design.planned_private_size(),
+            targets=pool.subset(design.targets).texts,
+            members=design.inclusion,
+            kinds=design.kinds,
+            references=references,
+            seed=seed,
+        )
 
     def bound(self, synthetic: Corpus, delta: float, confidence: float = AUDIT_CONFIDENCE) -> dict[str, Any]:
         """The one-run audit's figures for `synthetic` (`eps_emp_lower` is the bound at `confidence`)."""
         scores = NgramAttack(n=2, tokenizer="whitespace").score(self.targets, synthetic, self.references)
         cfg = AuditConfig(mode="one_run", targets="canaries", n_canaries=len(self.targets), confidence=confidence)
-        summary, _, _ = summarise(np.asarray(scores, dtype=float)[None, :], self.members, cfg, delta, self.kinds, self.seed)
+        summary, _, _ = summarise(
+            np.asarray(scores, dtype=float)[None, :], self.members, cfg, delta, self.kinds, self.seed
+        )
         return summary

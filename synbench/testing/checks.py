@@ -7,6 +7,7 @@ raises one `ConformanceError` at the end; only a failure that makes the rest
 meaningless (a `fit` that returns no `FitReport`, a plugin that raises) stops it
 early.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -88,8 +89,12 @@ class Checks:
         except ConformanceError:
             raise
         except Exception as exc:  # the plugin's own error, whatever it is
-            self.stop(contract, f"{where} raised {type(exc).__name__}: {exc}",
-                      "see the traceback above this message (the plugin's exception is chained as its cause)", exc)
+            self.stop(
+                contract,
+                f"{where} raised {type(exc).__name__}: {exc}",
+                "see the traceback above this message (the plugin's exception is chained as its cause)",
+                exc,
+            )
 
 
 def begin(kind: str, factory: Callable[[], P], base: type) -> tuple[P, Checks]:
@@ -102,8 +107,11 @@ def begin(kind: str, factory: Callable[[], P], base: type) -> tuple[P, Checks]:
     first = factory()
     checks = Checks(kind, describe(first))
     if not isinstance(first, base):
-        checks.stop("subclass", f"factory() returned a {type(first).__name__}, not a synbench.base.{base.__name__}",
-                    f"subclass synbench.base.{base.__name__} and pass the class (or a function building a fresh instance)")
+        checks.stop(
+            "subclass",
+            f"factory() returned a {type(first).__name__}, not a synbench.base.{base.__name__}",
+            f"subclass synbench.base.{base.__name__} and pass the class (or a function building a fresh instance)",
+        )
     declared = getattr(type(first), "check_plugin_class", None)
     if declared is not None:
         try:
@@ -116,9 +124,16 @@ def begin(kind: str, factory: Callable[[], P], base: type) -> tuple[P, Checks]:
 def checked_scores(out: object, n: int, checks: Checks, call: str, shape_fix: str, finite_fix: str) -> np.ndarray:
     """An attack's output as `n` finite float scores, or stop with the `scores` contract broken (an ROC needs them)."""
     if not isinstance(out, np.ndarray) or out.shape != (n,) or out.dtype.kind not in "fiu":
-        checks.stop("scores", f"{call} of {n} items returned {type(out).__name__} {getattr(out, 'shape', '')} "
-                    f"{getattr(out, 'dtype', '')}", f"return a 1-d numpy array of floats, {shape_fix}")
+        checks.stop(
+            "scores",
+            f"{call} of {n} items returned {type(out).__name__} {getattr(out, 'shape', '')} "
+            f"{getattr(out, 'dtype', '')}",
+            f"return a 1-d numpy array of floats, {shape_fix}",
+        )
     if not np.all(np.isfinite(out)):
-        checks.stop("scores", f"{call} returned {int(np.sum(~np.isfinite(out)))} non-finite score(s)",
-                    f"return finite scores ({finite_fix}): ROC thresholds need an order")
+        checks.stop(
+            "scores",
+            f"{call} returned {int(np.sum(~np.isfinite(out)))} non-finite score(s)",
+            f"return finite scores ({finite_fix}): ROC thresholds need an order",
+        )
     return out.astype(float)

@@ -9,6 +9,7 @@ afresh from the operating system's entropy (`secrets`) on every call: if one
 turns up where only public values may go (a fit report, or the output of a
 DP generator), private text has leaked; no generator can know them in advance.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,12 +23,20 @@ from synbench.corpus import Corpus
 
 LABELS = ("relief", "side_effect", "no_effect")
 _SUBJECTS = ("the new dose", "this tablet", "the evening pill", "my inhaler", "the cream", "the syrup")
-_RELIEF = (("eased", "cleared up", "calmed"), ("my headache", "the joint pain", "my cough", "the itching"),
-           ("within a day", "after a week", "by the morning"))
-_SIDE_EFFECT = (("made me dizzy", "gave me a rash", "upset my stomach", "kept me awake"),
-                ("every night", "for two days", "after each dose"))
-_NO_EFFECT = (("did nothing for", "barely touched", "never helped"), ("my headache", "the joint pain", "my cough", "the itching"),
-              ("even at full strength", "after a month", "at all"))
+_RELIEF = (
+    ("eased", "cleared up", "calmed"),
+    ("my headache", "the joint pain", "my cough", "the itching"),
+    ("within a day", "after a week", "by the morning"),
+)
+_SIDE_EFFECT = (
+    ("made me dizzy", "gave me a rash", "upset my stomach", "kept me awake"),
+    ("every night", "for two days", "after each dose"),
+)
+_NO_EFFECT = (
+    ("did nothing for", "barely touched", "never helped"),
+    ("my headache", "the joint pain", "my cough", "the itching"),
+    ("even at full strength", "after a month", "at all"),
+)
 # A sentinel word: a fixed prefix (so the kit's own tests can look for any sentinel in a message) and 20 random
 # lowercase letters, 26^20 (about 2^94) equally likely values; lowercase, so a generator that lowercases its
 # output (an uncased tokenizer) is searched as well.
@@ -64,7 +73,9 @@ def public_corpus(*, multi_label: bool = False, per_label: int = 12, part: int =
         groups.append((("relief", "side_effect"), _sentences("relief+side_effect")))
     smallest = min(len(texts) for _, texts in groups)
     if per_label < 1 or (part + 1) * per_label > smallest:
-        raise ValueError(f"public_corpus has {smallest} documents per label: part={part} x per_label={per_label} does not fit")
+        raise ValueError(
+            f"public_corpus has {smallest} documents per label: part={part} x per_label={per_label} does not fit"
+        )
     texts: list[str] = []
     labels: list[tuple[str, ...]] = []
     for i in range(part * per_label, (part + 1) * per_label):
@@ -92,6 +103,12 @@ def plant_sentinels(corpus: Corpus, every: int = 4) -> tuple[Corpus, tuple[str, 
     for i in range(0, len(texts), every):
         sentinels.append(sentinel_word())
         texts[i] = f"{texts[i]} {sentinels[-1]}"
-    planted = Corpus(ids=corpus.ids, texts=tuple(texts), labels=corpus.labels, label_space=corpus.label_space,
-                     multi_label=corpus.multi_label, name=corpus.name)
+    planted = Corpus(
+        ids=corpus.ids,
+        texts=tuple(texts),
+        labels=corpus.labels,
+        label_space=corpus.label_space,
+        multi_label=corpus.multi_label,
+        name=corpus.name,
+    )
     return planted, tuple(sentinels)

@@ -6,6 +6,7 @@ one label space. So the kit checks that both splits are non-empty corpora
 over the same label space, that every label is in it, and that the same seed
 loads the same splits (resume and sweeps rely on it).
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -22,27 +23,46 @@ def check_dataset(factory: Callable[[], DatasetLoader], *, seed: int = 0) -> Non
         splits = first.load(seed)
     fix = "return synbench.base.Splits(train=<Corpus>, eval=<Corpus>) with documents in both"
     if not isinstance(splits, Splits) or not all(isinstance(c, Corpus) for c in (splits.train, splits.eval)):
-        checks.stop("splits", f"load(seed={seed}) returned a {type(splits).__name__}, not Splits of two Corpus objects", fix)
+        checks.stop(
+            "splits", f"load(seed={seed}) returned a {type(splits).__name__}, not Splits of two Corpus objects", fix
+        )
     if not (len(splits.train) and len(splits.eval)):
-        checks.fail("splits", f"load(seed={seed}) returned {len(splits.train)} train and {len(splits.eval)} eval documents", fix)
+        checks.fail(
+            "splits", f"load(seed={seed}) returned {len(splits.train)} train and {len(splits.eval)} eval documents", fix
+        )
     train, eval_ = splits.train, splits.eval
     if not train.label_space or (train.label_space, train.multi_label) != (eval_.label_space, eval_.multi_label):
-        checks.fail("label-space", f"train has label space {train.label_space} (multi_label={train.multi_label}), "
-                    f"eval {eval_.label_space} (multi_label={eval_.multi_label})",
-                    "give both splits the one configured, non-empty label space and multi_label flag")
+        checks.fail(
+            "label-space",
+            f"train has label space {train.label_space} (multi_label={train.multi_label}), "
+            f"eval {eval_.label_space} (multi_label={eval_.multi_label})",
+            "give both splits the one configured, non-empty label space and multi_label flag",
+        )
     for name, corpus in (("train", train), ("eval", eval_)):
         outside = sorted({label for ls in corpus.labels for label in ls} - set(corpus.label_space))
         if outside or not all(corpus.labels):
-            checks.fail("labels", f"{name} has documents with no label or with labels outside its label space "
-                        f"({len(outside)} such label(s))", "label every document from the label space, or reject "
-                        "the record with a synbench.errors.DataError naming its file and line")
+            checks.fail(
+                "labels",
+                f"{name} has documents with no label or with labels outside its label space "
+                f"({len(outside)} such label(s))",
+                "label every document from the label space, or reject "
+                "the record with a synbench.errors.DataError naming its file and line",
+            )
     with checks.running("deterministic", f"a second load(seed={seed})"):
         again = factory().load(seed)
     if not all(_same(getattr(splits, s), getattr(again, s, None)) for s in ("train", "eval")):
-        checks.fail("deterministic", f"two loads with seed={seed} gave different splits",
-                    "draw every random choice of loading (shuffles, the eval hold-out) from `seed`")
+        checks.fail(
+            "deterministic",
+            f"two loads with seed={seed} gave different splits",
+            "draw every random choice of loading (shuffles, the eval hold-out) from `seed`",
+        )
     checks.done()
 
 
 def _same(a: Corpus, b: object) -> bool:
-    return isinstance(b, Corpus) and (a.ids, a.texts, a.labels, a.label_space) == (b.ids, b.texts, b.labels, b.label_space)
+    return isinstance(b, Corpus) and (a.ids, a.texts, a.labels, a.label_space) == (
+        b.ids,
+        b.texts,
+        b.labels,
+        b.label_space,
+    )

@@ -33,6 +33,7 @@ A built-in non-private control (`copy`, `public`) is checked only on the
 contracts that do not involve a budget or noise: its `no-dp`, `sentinels`,
 `noise` and `audit` checks pass without running.
 """
+
 from __future__ import annotations
 
 import math
@@ -108,21 +109,30 @@ class GeneratorKit:
         if not (math.isfinite(self.epsilon) and self.epsilon > 0):
             raise ValueError(f"epsilon={self.epsilon} must be a finite positive budget for the private fits")
         if self.audit_canaries < 2 or not 0 < self.audit_confidence < 1:
-            raise ValueError(f"audit_canaries={self.audit_canaries} must be at least 2 and audit_confidence="
-                             f"{self.audit_confidence} lie strictly between 0 and 1")
+            raise ValueError(
+                f"audit_canaries={self.audit_canaries} must be at least 2 and audit_confidence="
+                f"{self.audit_confidence} lie strictly between 0 and 1"
+            )
 
     def checks(self) -> Iterator[tuple[str, GeneratorCheck]]:
         """(name, check) for each named check; a check raises `ConformanceError` naming what it found broken."""
         yield "api", self.check_api
         yield "fit-sample", lambda: self.run(lambda run: run.corpus_contracts(self.first_corpus()))
         if self.corpus is None and self.multi_label:
-            yield "fit-sample-multi-label", lambda: self.run(lambda run: run.corpus_contracts(public_corpus(multi_label=True)))
+            yield (
+                "fit-sample-multi-label",
+                lambda: self.run(lambda run: run.corpus_contracts(public_corpus(multi_label=True))),
+            )
         yield "no-dp", lambda: self.run(lambda run: run.no_dp(self.first_corpus()), private_only=True)
         yield "sentinels", lambda: self.run(lambda run: run.sentinel_check(self.first_corpus()), private_only=True)
         yield "noise", lambda: self.run(lambda run: run.noise_contracts(self.first_corpus()), private_only=True)
         if self.audit:
-            yield "audit", lambda: self.run(lambda run: run.canary_audit(self.audit_canaries, self.audit_confidence),
-                                            private_only=True)
+            yield (
+                "audit",
+                lambda: self.run(
+                    lambda run: run.canary_audit(self.audit_canaries, self.audit_confidence), private_only=True
+                ),
+            )
 
     def first_corpus(self) -> Corpus:
         """The corpus of the single-corpus checks: the caller's, or the kit's single-label one."""
@@ -139,8 +149,11 @@ class GeneratorKit:
         first = self.factory()
         checks = Checks("generator", describe(first))
         if not isinstance(first, Generator):
-            checks.stop("subclass", f"factory() returned a {type(first).__name__}, not a synbench.base.Generator",
-                        "subclass synbench.base.Generator and pass the class (or a function building a fresh instance)")
+            checks.stop(
+                "subclass",
+                f"factory() returned a {type(first).__name__}, not a synbench.base.Generator",
+                "subclass synbench.base.Generator and pass the class (or a function building a fresh instance)",
+            )
         private = self.is_private(first)
         if private or not private_only:
             body(_GeneratorRun(checks, self, private))
@@ -204,7 +217,9 @@ def parametrize_with_checks(factories: Sequence[Callable[[], Generator]], **opti
     for i, factory in enumerate(factories):
         name = getattr(factory, "__name__", "")
         name = name if name.isidentifier() else f"generator{i}"
-        params += [pytest.param(check, id=f"{name}-{check_name}") for check_name, check in generator_checks(factory, **options)]
+        params += [
+            pytest.param(check, id=f"{name}-{check_name}") for check_name, check in generator_checks(factory, **options)
+        ]
     return pytest.mark.parametrize("check", params)
 
 
@@ -216,15 +231,20 @@ class _GeneratorRun:
         self.epsilon = kit.epsilon if private else math.inf
 
     def sample_before_fit(self, generator: Generator) -> None:
-        fix = ("raise synbench.errors.SynBenchError (or a subclass such as ConfigError) saying that fit() must come "
-               "first: the app prints those as a one-line error, anything else as a traceback")
+        fix = (
+            "raise synbench.errors.SynBenchError (or a subclass such as ConfigError) saying that fit() must come "
+            "first: the app prints those as a one-line error, anything else as a traceback"
+        )
         try:
             generator.sample(3)
         except SynBenchError:
             return
         except Exception as exc:
-            self.checks.fail("sample-before-fit", f"sample(3) before fit() raised {type(exc).__name__}, not a "
-                             "synbench.errors.SynBenchError", fix)
+            self.checks.fail(
+                "sample-before-fit",
+                f"sample(3) before fit() raised {type(exc).__name__}, not a synbench.errors.SynBenchError",
+                fix,
+            )
         else:
             self.checks.fail("sample-before-fit", "sample(3) before fit() returned instead of raising", fix)
 
@@ -277,11 +297,13 @@ class _GeneratorRun:
         hits = private.sentinel_hits("\n".join(out.texts))  # distinct sentinels, however often each came out
         if hits:
             self.checks.fail(
-                "sample-leak", f"sample({len(corpus)}) after fit() {where} wrote {hits} of the {len(private.sentinels)} "
+                "sample-leak",
+                f"sample({len(corpus)}) after fit() {where} wrote {hits} of the {len(private.sentinels)} "
                 f"random {SENTINEL_LETTERS}-letter sentinel words planted one per private document: a DP generator "
                 "writes a word it could only have read in one document with probability below 1e-7",
                 "never copy private text into the output (documents, phrases or rare words): everything sample() "
-                "writes must come from what the DP mechanism released (a noisy model, noisy votes, noisy decoding)")
+                "writes must come from what the DP mechanism released (a noisy model, noisy votes, noisy decoding)",
+            )
 
     def canary_audit(self, n_canaries: int, confidence: float) -> None:
         """The one-run canary audit: its lower bound on eps must not exceed the eps the fit reports."""
@@ -293,10 +315,12 @@ class _GeneratorRun:
         bound = float(audit.bound(out, privacy.delta, confidence)["eps_emp_lower"])
         if bound > report.epsilon_spent * (1 + EPS_TOLERANCE):
             self.checks.fail(
-                "audit", f"a one-run canary audit {where} bounds epsilon below by {bound:.3g} at {confidence:.0%} "
+                "audit",
+                f"a one-run canary audit {where} bounds epsilon below by {bound:.3g} at {confidence:.0%} "
                 f"confidence, above the epsilon_spent={report.epsilon_spent:.3g} the fit reports",
                 "the generator leaks more than its accounting claims: check that every read of private data goes "
-                "through a calibrated mechanism and that the sensitivity the noise is calibrated to holds")
+                "through a calibrated mechanism and that the sensitivity the noise is calibrated to holds",
+            )
 
     def noise_contracts(self, corpus: Corpus) -> None:
         """Replication with a noise seed, then secret noise: it must change what two fits with one `seed` release.
@@ -312,7 +336,9 @@ class _GeneratorRun:
         where = f"on corpus '{corpus.name}' at eps={self.epsilon:g}"
 
         def fingerprint(noise: NoiseSource) -> tuple[FitReport, tuple[Any, ...], dict[str, Any]]:
-            generator, report = self.fit(private, PrivacySpec.for_private_set(len(corpus), self.epsilon, noise=noise), where)
+            generator, report = self.fit(
+                private, PrivacySpec.for_private_set(len(corpus), self.epsilon, noise=noise), where
+            )
             out = self.sample(generator, corpus, FINGERPRINT_DOCS, where)
             return report, (out.texts, out.labels), {k: canonical(v) for k, v in report.details.items()}
 
@@ -320,10 +346,12 @@ class _GeneratorRun:
         _, text_again, details_again = fingerprint(NoiseSource(seed=NOISE_SEED))
         if text != text_again:
             self.checks.fail(
-                "replication", f"two fits {where} with seed={self.seed} and the same replication noise "
+                "replication",
+                f"two fits {where} with seed={self.seed} and the same replication noise "
                 f"NoiseSource(seed={NOISE_SEED}) sampled different documents",
                 "draw privacy noise only from privacy.noise and every other random choice (sampling, decoding, "
-                "subsampling) from `seed`, so that privacy.noise_seed replicates a run")
+                "subsampling) from `seed`, so that privacy.noise_seed replicates a run",
+            )
         if not 0 < report.epsilon_spent < math.inf:
             return  # 0: it reads no private data, so it has no noise to draw; inf: no DP (a budget failure already)
         # Details that a replication seed reproduces (not wall-clock times) show noise when they differ.
@@ -334,26 +362,36 @@ class _GeneratorRun:
             if other_text != first_text or any(other_details.get(k) != first_details.get(k) for k in stable):
                 return
         self.checks.fail(
-            "noise-source", f"{SECRET_TRIES} fits {where} with seed={self.seed} and secret noise (NoiseSource()) "
+            "noise-source",
+            f"{SECRET_TRIES} fits {where} with seed={self.seed} and secret noise (NoiseSource()) "
             "sampled the same documents and released the same statistics: the output is a function of the public "
             "seed and the data alone, so the privacy noise does not come from privacy.noise",
             "draw every bit of privacy noise from privacy.noise (privacy.noise.numpy('<mechanism>') "
             "or privacy.noise.torch('<mechanism>')), never from `seed` or a fixed RNG: noise that the published "
-            "seed determines is known to an attacker, and the output is then not DP")
+            "seed determines is known to an attacker, and the output is then not DP",
+        )
 
-    def fit(self, private: _Private, privacy: PrivacySpec, where: str, contract: str = "fit") -> tuple[Generator, FitReport]:
+    def fit(
+        self, private: _Private, privacy: PrivacySpec, where: str, contract: str = "fit"
+    ) -> tuple[Generator, FitReport]:
         """A fresh generator fitted on the private corpus, with its report's budget and release checked."""
         generator = self.factory()
         with self.checks.running(contract, f"fit() {where}"):
             report = generator.fit(private.corpus, privacy, self.seed)
         if not isinstance(report, FitReport):
-            self.checks.stop("fit-report", f"fit() {where} returned a {type(report).__name__}, not a synbench.base.FitReport",
-                             "return FitReport(epsilon_spent=<what your accountant computed>, delta=privacy.delta, details={...})")
+            self.checks.stop(
+                "fit-report",
+                f"fit() {where} returned a {type(report).__name__}, not a synbench.base.FitReport",
+                "return FitReport(epsilon_spent=<what your accountant computed>, delta=privacy.delta, details={...})",
+            )
         for key in ("epsilon_spent", "delta"):
             value = getattr(report, key)
             if not is_number(value) or math.isnan(value):
-                self.checks.stop("fit-report", f"fit() {where} reported {key}={value!r}, not a number",
-                                 "report the epsilon and delta your accountant computed, as floats (inf for no DP)")
+                self.checks.stop(
+                    "fit-report",
+                    f"fit() {where} reported {key}={value!r}, not a number",
+                    "report the epsilon and delta your accountant computed, as floats (inf for no DP)",
+                )
         self.budget(report, privacy, where)
         self.release(generator, report, private, where)
         return generator, report
@@ -363,59 +401,93 @@ class _GeneratorRun:
             return
         eps, delta = report.epsilon_spent, report.delta
         if not math.isfinite(eps) or eps < 0:
-            self.checks.fail("budget-epsilon", f"fit() {where} reported epsilon_spent={eps} for a private request",
-                             "meet a private request with the finite epsilon your accountant computed; only the core's "
-                             "built-in controls (copy, public) may report inf, and a plugin cannot declare itself one")
+            self.checks.fail(
+                "budget-epsilon",
+                f"fit() {where} reported epsilon_spent={eps} for a private request",
+                "meet a private request with the finite epsilon your accountant computed; only the core's "
+                "built-in controls (copy, public) may report inf, and a plugin cannot declare itself one",
+            )
         elif eps > privacy.epsilon * (1 + EPS_TOLERANCE):
-            self.checks.fail("budget-epsilon", f"fit() {where} reported epsilon_spent={eps:.6g}, more than eps={privacy.epsilon:g}",
-                             "calibrate the noise so that all mechanisms that read private data together (composition "
-                             "included) meet privacy.epsilon; the core fails a job that reports more")
+            self.checks.fail(
+                "budget-epsilon",
+                f"fit() {where} reported epsilon_spent={eps:.6g}, more than eps={privacy.epsilon:g}",
+                "calibrate the noise so that all mechanisms that read private data together (composition "
+                "included) meet privacy.epsilon; the core fails a job that reports more",
+            )
         if delta < 0 or delta > privacy.delta * (1 + EPS_TOLERANCE):
-            self.checks.fail("budget-delta", f"fit() {where} reported delta={delta:.3g}, not within the delta="
-                             f"{privacy.delta:.3g} it was given", "use privacy.delta as given (the core resolves one "
-                             "delta for every generator on a dataset), never a default of your own")
+            self.checks.fail(
+                "budget-delta",
+                f"fit() {where} reported delta={delta:.3g}, not within the delta={privacy.delta:.3g} it was given",
+                "use privacy.delta as given (the core resolves one "
+                "delta for every generator on a dataset), never a default of your own",
+            )
 
     def release(self, generator: Generator, report: FitReport, private: _Private, where: str) -> None:
         """`details` keys declared public; no private text in details or private_stats; private_stats numeric."""
         declared = type(generator).public_details
         undeclared = sorted(set(report.details) - set(declared))
         if undeclared:
-            self.checks.fail("public-details", f"FitReport.details has key(s) {undeclared} that "
-                             f"{type(generator).__name__}.public_details does not declare (the core drops them)",
-                             "declare in public_details the keys that are public plan values or statistics of DP "
-                             "output, and move statistics of private data to FitReport.private_stats")
+            self.checks.fail(
+                "public-details",
+                f"FitReport.details has key(s) {undeclared} that "
+                f"{type(generator).__name__}.public_details does not declare (the core drops them)",
+                "declare in public_details the keys that are public plan values or statistics of DP "
+                "output, and move statistics of private data to FitReport.private_stats",
+            )
         for path, text in [*_strings(report.details, "details"), *_strings(report.private_stats, "private_stats")]:
             if private.leaks(text):
-                self.checks.fail("private-text", f"FitReport.{path} after fit() {where} holds text of the private "
-                                 "corpus (a planted sentinel word or a whole document)",
-                                 "details go to results.json and private_stats to trackers: put only numbers and "
-                                 "public plan values there, never words or documents read off private data")
+                self.checks.fail(
+                    "private-text",
+                    f"FitReport.{path} after fit() {where} holds text of the private "
+                    "corpus (a planted sentinel word or a whole document)",
+                    "details go to results.json and private_stats to trackers: put only numbers and "
+                    "public plan values there, never words or documents read off private data",
+                )
                 break
         for key, value in report.private_stats.items():
             per_step = isinstance(value, (list, tuple)) and all(is_number(v) for v in value)
             if not (is_number(value) or per_step):
-                self.checks.fail("private-stats", f"FitReport.private_stats[{key!r}] is a {type(value).__name__}",
-                                 "a private_stats value is a number or a per-step list of numbers")
+                self.checks.fail(
+                    "private-stats",
+                    f"FitReport.private_stats[{key!r}] is a {type(value).__name__}",
+                    "a private_stats value is a number or a per-step list of numbers",
+                )
 
-    def sample(self, generator: Generator, corpus: Corpus, n: int, where: str, label_counts: Mapping[Labels, int] | None = None,
-               contract: str = "sample-output") -> Corpus:
+    def sample(
+        self,
+        generator: Generator,
+        corpus: Corpus,
+        n: int,
+        where: str,
+        label_counts: Mapping[Labels, int] | None = None,
+        contract: str = "sample-output",
+    ) -> Corpus:
         """`sample(n[, label_counts])`: a Corpus of exactly n str documents, labelled from the label space."""
         call = f"sample({n})" if label_counts is None else f"sample({n}, label_counts={_show(label_counts)})"
         with self.checks.running(contract, f"{call} after fit() {where}"):
             out = generator.sample(n) if label_counts is None else generator.sample(n, label_counts)
         fix = "return Corpus.build(texts, labels, corpus.label_space, multi_label=corpus.multi_label) with exactly n documents"
         if not isinstance(out, Corpus):
-            self.checks.stop("sample-output", f"{call} {where} returned a {type(out).__name__}, not a synbench.corpus.Corpus", fix)
+            self.checks.stop(
+                "sample-output", f"{call} {where} returned a {type(out).__name__}, not a synbench.corpus.Corpus", fix
+            )
         if len(out) != n or not all(isinstance(t, str) for t in out.texts):
-            self.checks.fail("sample-output", f"{call} {where} returned {len(out)} documents "
-                             f"({sum(not isinstance(t, str) for t in out.texts)} of them not str)", fix)
+            self.checks.fail(
+                "sample-output",
+                f"{call} {where} returned {len(out)} documents "
+                f"({sum(not isinstance(t, str) for t in out.texts)} of them not str)",
+                fix,
+            )
         space = set(corpus.label_space)
         wrong = [ls for ls in out.labels if not ls or not set(ls) <= space or (not corpus.multi_label and len(ls) != 1)]
         if wrong:
-            self.checks.fail("labels", f"{call} {where}: {len(wrong)} document(s) labelled {wrong[0]!r}, outside the "
-                             f"label space {corpus.label_space}{'' if corpus.multi_label else ' (one label each)'}",
-                             "label each synthetic document from the fitted corpus' label_space: one label on a "
-                             "single-label task, at least one on a multi-label task")
+            self.checks.fail(
+                "labels",
+                f"{call} {where}: {len(wrong)} document(s) labelled {wrong[0]!r}, outside the "
+                f"label space {corpus.label_space}{'' if corpus.multi_label else ' (one label each)'}",
+                "label each synthetic document from the fitted corpus' label_space: one label on a "
+                "single-label task, at least one on a multi-label task",
+            )
         return out
 
     def label_counts(self, generator: Generator, corpus: Corpus, where: str) -> None:
@@ -424,9 +496,12 @@ class _GeneratorRun:
         out = self.sample(generator, corpus, sum(wanted.values()), where, wanted, contract="label-counts")
         got = Counter(_ordered(ls, corpus) for ls in out.labels)
         if got != Counter({_ordered(k, corpus): v for k, v in wanted.items()}):
-            self.checks.fail("label-counts", f"sample({len(out)}, label_counts={_show(wanted)}) {where} returned the "
-                             f"label counts {_show(got)}", "when label_counts is given, write exactly that many documents "
-                             "of each label set: the caller, not the generator's label histogram, sets the distribution")
+            self.checks.fail(
+                "label-counts",
+                f"sample({len(out)}, label_counts={_show(wanted)}) {where} returned the label counts {_show(got)}",
+                "when label_counts is given, write exactly that many documents "
+                "of each label set: the caller, not the generator's label histogram, sets the distribution",
+            )
 
 
 def _label_request(corpus: Corpus) -> dict[Labels, int]:

@@ -10,6 +10,7 @@ reproducible from `ctx.seed`, and that every value the metric does not
 declare non-DP stays the same when only the private split (`ctx.train`)
 changes: otherwise a statistic of private data would reach results.json.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -18,9 +19,10 @@ from typing import Any, Callable
 from synbench.base import Metric, MetricContext
 from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
-from synbench.testing.corpora import public_corpus
 from synbench.testing.checks import begin
+from synbench.testing.corpora import public_corpus
 from synbench.testing.values import canonical, is_number
+
 
 def check_metric(factory: Callable[[], Metric], *, encoder: EncoderSpec | None = None, seed: int = 0) -> None:
     """Check that the metrics `factory()` builds keep the `Metric` contracts; raise `ConformanceError` if not.
@@ -41,24 +43,42 @@ def check_metric(factory: Callable[[], Metric], *, encoder: EncoderSpec | None =
 
     train = public_corpus(part=2, name="private")
     values = score(train)
-    if not isinstance(values, dict) or not values or not all(isinstance(k, str) and is_number(v) for k, v in values.items()):
-        checks.stop("values", f"metric(real, synthetic, ctx) returned {type(values).__name__} "
-                    f"{sorted(map(repr, values))[:5] if isinstance(values, dict) else ''}",
-                    "return a non-empty flat dict of str keys to numbers (float or int): results.json sections are flat")
+    if (
+        not isinstance(values, dict)
+        or not values
+        or not all(isinstance(k, str) and is_number(v) for k, v in values.items())
+    ):
+        checks.stop(
+            "values",
+            f"metric(real, synthetic, ctx) returned {type(values).__name__} "
+            f"{sorted(map(repr, values))[:5] if isinstance(values, dict) else ''}",
+            "return a non-empty flat dict of str keys to numbers (float or int): results.json sections are flat",
+        )
     changed = _differing(values, score(train))
     non_dp = first.non_dp_keys() | first.diagnostic_keys()
     if changed:
-        checks.fail("deterministic", f"two calls with the same ctx.seed={seed} gave different {changed}",
-                    "draw every random choice (shuffles, k-means seeds, subsamples) from ctx.seed")
-    elif moved := [k for k in _differing(values, score(public_corpus(part=3, name="private-other"))) if k not in non_dp]:
-        checks.fail("private-split", f"{moved} changed when only the private training split ctx.train changed",
-                    "compute released values from the real eval split and the synthetic corpus only, or name the keys "
-                    "computed from ctx.train in non_dp_keys() (written only on the user's opt-in) or, for the "
-                    "operator's own reference, diagnostic_keys() (always written, named in non_dp_outputs)")
+        checks.fail(
+            "deterministic",
+            f"two calls with the same ctx.seed={seed} gave different {changed}",
+            "draw every random choice (shuffles, k-means seeds, subsamples) from ctx.seed",
+        )
+    elif moved := [
+        k for k in _differing(values, score(public_corpus(part=3, name="private-other"))) if k not in non_dp
+    ]:
+        checks.fail(
+            "private-split",
+            f"{moved} changed when only the private training split ctx.train changed",
+            "compute released values from the real eval split and the synthetic corpus only, or name the keys "
+            "computed from ctx.train in non_dp_keys() (written only on the user's opt-in) or, for the "
+            "operator's own reference, diagnostic_keys() (always written, named in non_dp_outputs)",
+        )
     undeclared = sorted(set(non_dp) - set(values))
     if undeclared:
-        checks.fail("non-dp-keys", f"non_dp_keys()/diagnostic_keys() name {undeclared}, which the metric does not return",
-                    "return from non_dp_keys() and diagnostic_keys() only keys that this configuration of the metric returns")
+        checks.fail(
+            "non-dp-keys",
+            f"non_dp_keys()/diagnostic_keys() name {undeclared}, which the metric does not return",
+            "return from non_dp_keys() and diagnostic_keys() only keys that this configuration of the metric returns",
+        )
     checks.done()
 
 

@@ -9,6 +9,7 @@ example, for one label column and for several, that permuting the examples
 permutes the scores and nothing else, and that members score above
 non-members on average ("larger means member").
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -39,24 +40,38 @@ def model_signals(n_labels: int, seed: int = 0) -> tuple[ModelSignals, np.ndarra
     references = noisy(hardness[None] + SHIFT * inclusion[:, :, None])
     target = noisy(hardness + SHIFT * members[:, None])
     population = rng.normal(size=(N_POPULATION, n_labels))
-    signals = ModelSignals(target=target, references=references, inclusion=inclusion,
-                           population_target=noisy(population),
-                           population_references=noisy(np.broadcast_to(population, (N_REFERENCES, *population.shape))))
+    signals = ModelSignals(
+        target=target,
+        references=references,
+        inclusion=inclusion,
+        population_target=noisy(population),
+        population_references=noisy(np.broadcast_to(population, (N_REFERENCES, *population.shape))),
+    )
     return signals, members
 
 
 def permuted(signals: ModelSignals, order: np.ndarray) -> ModelSignals:
     """The same signals with the examples (not the population) in `order`."""
-    return ModelSignals(target=signals.target[order], references=signals.references[:, order],
-                        inclusion=signals.inclusion[:, order], population_target=signals.population_target,
-                        population_references=signals.population_references)
+    return ModelSignals(
+        target=signals.target[order],
+        references=signals.references[:, order],
+        inclusion=signals.inclusion[:, order],
+        population_target=signals.population_target,
+        population_references=signals.population_references,
+    )
 
 
 def _scores(factory: Callable[[], ModelAttack], signals: ModelSignals, checks: Checks, what: str) -> np.ndarray:
     with checks.running("score", f"score_models(signals) {what}"):
         out = factory().score_models(signals)
-    return checked_scores(out, len(signals.target), checks, f"score_models() {what}",
-                          "one score per example (average over label columns)", "floor variances, clip log-likelihoods")
+    return checked_scores(
+        out,
+        len(signals.target),
+        checks,
+        f"score_models() {what}",
+        "one score per example (average over label columns)",
+        "floor variances, clip log-likelihoods",
+    )
 
 
 def check_model_attack(factory: Callable[[], ModelAttack]) -> None:
@@ -67,12 +82,20 @@ def check_model_attack(factory: Callable[[], ModelAttack]) -> None:
         signals, members = model_signals(n_labels)
         scores = _scores(factory, signals, checks, what)
         order = np.random.default_rng(1).permutation(N_EXAMPLES)
-        if not np.allclose(_scores(factory, permuted(signals, order), checks, what), scores[order], rtol=1e-6, atol=1e-9):
-            checks.fail("example-order", f"{what}, permuting the examples changed their scores",
-                        "score each example from its own statistics (and the population's), not from its position")
+        if not np.allclose(
+            _scores(factory, permuted(signals, order), checks, what), scores[order], rtol=1e-6, atol=1e-9
+        ):
+            checks.fail(
+                "example-order",
+                f"{what}, permuting the examples changed their scores",
+                "score each example from its own statistics (and the population's), not from its position",
+            )
         member_mean, non_member_mean = scores[members].mean(), scores[~members].mean()
         if not member_mean > non_member_mean:
-            checks.fail("direction", f"{what}, on a model over-fitted to its members, members scored "
-                        f"{member_mean:.4g} on average and non-members {non_member_mean:.4g}",
-                        "return larger scores for likelier members (the model audit reads larger as member)")
+            checks.fail(
+                "direction",
+                f"{what}, on a model over-fitted to its members, members scored "
+                f"{member_mean:.4g} on average and non-members {non_member_mean:.4g}",
+                "return larger scores for likelier members (the model audit reads larger as member)",
+            )
     checks.done()

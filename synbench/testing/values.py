@@ -1,4 +1,5 @@
 """Comparing what plugins return: numbers, and values compared in full (a NaN equal to itself)."""
+
 from __future__ import annotations
 
 import numbers

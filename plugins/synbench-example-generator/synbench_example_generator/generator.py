@@ -27,6 +27,7 @@ The tokenizer and vocabulary are public (never fitted on private data);
 everything after the noise (clipping at 0, normalising, sampling, decoding)
 is post-processing and costs no budget.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from synbench.api import ConfigError, Corpus, FitReport, Generator, LabelSetConfig, LabelSetRelease, Labels, PrivacySpec
-from synbench.api import gaussian_sigma, gdp_epsilon, release_label_sets
+from synbench.api import (
+    ConfigError,
+    Corpus,
+    FitReport,
+    Generator,
+    Labels,
+    LabelSetConfig,
+    LabelSetRelease,
+    PrivacySpec,
+    gaussian_sigma,
+    gdp_epsilon,
+    release_label_sets,
+)
 from synbench.api import plan_label_sets as label_plan
 
 TEXT_MECHANISMS = 2  # the token matrix and the length histogram; the label sets add theirs
@@ -93,18 +105,36 @@ class DPUnigramGenerator(Generator):
     is the shared label-set mechanism's config (delta split, tail).
     """
 
-    public_details = frozenset({
-        "sigma", "mechanisms", "vocab_size",  # plan values
-        "label_noise_std", "label_mechanisms", "label_delta_select", "label_threshold", "label_tail",  # of the label sets
-        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",  # the release (DP)
-    })
+    public_details = frozenset(
+        {
+            "sigma",
+            "mechanisms",
+            "vocab_size",  # plan values
+            "label_noise_std",
+            "label_mechanisms",
+            "label_delta_select",
+            "label_threshold",
+            "label_tail",  # of the label sets
+            "label_prior",
+            "label_sets_released",
+            "label_multi_sets_released",
+            "label_head_share",  # the release (DP)
+        }
+    )
 
-    def __init__(self, max_tokens_per_doc: int = 64, max_length: int = 128, min_length: int = 5,
-                 label_sets: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        max_tokens_per_doc: int = 64,
+        max_length: int = 128,
+        min_length: int = 5,
+        label_sets: Mapping[str, Any] | None = None,
+    ) -> None:
         if max_tokens_per_doc < 1:
             raise ConfigError(f"generator.max_tokens_per_doc={max_tokens_per_doc} is invalid: use a positive integer")
         if not 1 <= min_length <= max_length:
-            raise ConfigError(f"generator.min_length={min_length}, max_length={max_length} are invalid: need 1 <= min_length <= max_length")
+            raise ConfigError(
+                f"generator.min_length={min_length}, max_length={max_length} are invalid: need 1 <= min_length <= max_length"
+            )
         self.max_tokens_per_doc = int(max_tokens_per_doc)
         self.max_length = int(max_length)
         self.min_length = int(min_length)
@@ -135,13 +165,22 @@ class DPUnigramGenerator(Generator):
         noisy_tokens = release(tokens)
         # A label whose noisy row is all zero borrows the pooled unigram of all labels.
         pooled = normalise(noisy_tokens.sum(axis=0))
-        token_probs = np.array([normalise(row) if row.sum() > 0 else pooled for row in noisy_tokens]).reshape(tokens.shape)
-        self._model = _Model(corpus.label_space, multi, labels, token_probs, normalise(release(length_hist)), np.random.default_rng(seed))
+        token_probs = np.array([normalise(row) if row.sum() > 0 else pooled for row in noisy_tokens]).reshape(
+            tokens.shape
+        )
+        self._model = _Model(
+            corpus.label_space, multi, labels, token_probs, normalise(release(length_hist)), np.random.default_rng(seed)
+        )
         return FitReport(
             epsilon_spent=gdp_epsilon(math.sqrt(mechanisms) / sigma, at_delta) if sigma > 0 else math.inf,
             delta=delta,
-            details={"sigma": sigma, "mechanisms": mechanisms, "vocab_size": tokens.shape[1], **budget.details(),
-                     **labels.details()},
+            details={
+                "sigma": sigma,
+                "mechanisms": mechanisms,
+                "vocab_size": tokens.shape[1],
+                **budget.details(),
+                **labels.details(),
+            },
         )
 
     def exact_statistics(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
@@ -153,7 +192,13 @@ class DPUnigramGenerator(Generator):
         tokenizer, vocab_ids, column_of = public_vocabulary()
         label_row = {label: j for j, label in enumerate(corpus.label_space)}
         tokens = np.zeros((len(corpus.label_space), len(vocab_ids)))
-        encoded = tokenizer(list(corpus.texts), add_special_tokens=False, truncation=True, max_length=self.max_length)["input_ids"] if len(corpus) else []
+        encoded = (
+            tokenizer(list(corpus.texts), add_special_tokens=False, truncation=True, max_length=self.max_length)[
+                "input_ids"
+            ]
+            if len(corpus)
+            else []
+        )
         for ids, labels in zip(encoded, corpus.labels):
             cols = [c for c in dict.fromkeys(column_of[ids].tolist()) if c >= 0][: self.max_tokens_per_doc]
             rows = [label_row[label] for label in dict.fromkeys(labels)]
@@ -172,8 +217,12 @@ class DPUnigramGenerator(Generator):
         model = self._model
         if model is None:
             raise ConfigError("generator 'example': sample() called before fit()")
-        plan = [(labels, len(list(group))) for labels, group in
-                groupby(label_plan(n, model.labels, model.label_space, model.multi_label, model.rng, label_counts))]
+        plan = [
+            (labels, len(list(group)))
+            for labels, group in groupby(
+                label_plan(n, model.labels, model.label_space, model.multi_label, model.rng, label_counts)
+            )
+        ]
         tokenizer, vocab_ids, _ = public_vocabulary()
         lengths = self.min_length + model.rng.choice(len(model.length_probs), size=n, p=model.length_probs)
         label_row = {label: j for j, label in enumerate(model.label_space)}

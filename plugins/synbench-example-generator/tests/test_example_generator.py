@@ -1,4 +1,5 @@
 """Tests of `DPUnigramGenerator`; they need the plugin installed (`pip install -e plugins/synbench-example-generator`)."""
+
 from __future__ import annotations
 
 import inspect
@@ -10,11 +11,11 @@ from typing import Callable
 import numpy as np
 import pytest
 import yaml
+from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
 
 from synbench.api import ConfigError, Corpus, NoiseSource, PrivacySpec
 from synbench.api import create_plugin as create
 from synbench.testing import parametrize_with_checks
-from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
 
 POS = ["the movie was great and fun", "a great film with a fun plot", "i loved the great acting"]
 NEG = ["the food was cold and bad", "bad service and a cold room", "i hated the bad smell"]
@@ -113,7 +114,9 @@ def test_multi_label_sets_draw_from_their_labels(corpus: Corpus) -> None:
 def test_multi_label_data_gets_a_dp_plan_of_label_sets() -> None:
     """Sets from partition selection (4 Gaussian mechanisms with the tail's marginals), charged at delta - delta_select."""
     texts = POS * 20 + NEG * 20 + [f"{p} but {n}" for p, n in zip(POS, NEG)] * 20
-    multi = Corpus.build(texts, [["pos"]] * 60 + [["neg"]] * 60 + [["pos", "neg"]] * 60, ["pos", "neg"], multi_label=True)
+    multi = Corpus.build(
+        texts, [["pos"]] * 60 + [["neg"]] * 60 + [["pos", "neg"]] * 60, ["pos", "neg"], multi_label=True
+    )
     gen = DPUnigramGenerator()
     report = gen.fit(multi, spec(4.0, delta=1e-4), seed=0)
     d = report.details
@@ -127,6 +130,7 @@ def test_multi_label_data_gets_a_dp_plan_of_label_sets() -> None:
 
 def test_noise_is_secret_unless_seeded(corpus: Corpus) -> None:
     """The published seed does not fix the noise; a replication noise_seed does (together with the seed)."""
+
     def run(seed: int, noise_seed: int | None) -> tuple[str, ...]:
         gen = DPUnigramGenerator()
         gen.fit(corpus, spec(1.0, noise_seed), seed=seed)

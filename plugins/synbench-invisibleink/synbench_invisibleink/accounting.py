@@ -17,6 +17,7 @@ delta(eps) = min_{alpha > 1} exp((alpha - 1)(alpha rho - eps)) / (alpha - 1) * (
 A Gaussian mechanism of L2 sensitivity 1 and std sigma is 1/(2 sigma^2)-zCDP,
 so the DP label histogram joins the same ledger.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,7 +52,9 @@ def zcdp_delta(rho: float, eps: float) -> float:
     # The exponent's derivative in alpha, (2 alpha - 1) rho - eps + log(1 - 1/alpha), increases: one root.
     slope = lambda a: (2.0 * a - 1.0) * rho - eps + math.log1p(-1.0 / a)  # noqa: E731
     lo, hi = 1.0 + 1e-12, max(2.0, (eps + 1.0) / (2.0 * rho) + 2.0)
-    alpha = brentq(slope, lo, hi, xtol=1e-14, rtol=1e-14) if slope(lo) < 0 < slope(hi) else (lo if slope(lo) >= 0 else hi)
+    alpha = (
+        brentq(slope, lo, hi, xtol=1e-14, rtol=1e-14) if slope(lo) < 0 < slope(hi) else (lo if slope(lo) >= 0 else hi)
+    )
     return min(1.0, math.exp(_log_delta_at(alpha, rho, eps)))
 
 
@@ -91,6 +94,8 @@ def clip_for(rho: float, tokens: int, batch_size: int, temperature: float, passe
     return temperature * batch_size * math.sqrt(2.0 * rho / (tokens * passes))
 
 
-def document_epsilon(tokens: int, clip: float, batch_size: int, temperature: float, delta: float, passes: int = 1) -> float:
+def document_epsilon(
+    tokens: int, clip: float, batch_size: int, temperature: float, delta: float, passes: int = 1
+) -> float:
     """(eps at delta) of `passes` x `tokens` tokens at clip C: invink's `get_epsilon` (its batch_size is our B + 1)."""
     return zcdp_epsilon(passes * tokens * token_rho(clip, batch_size, temperature), delta)

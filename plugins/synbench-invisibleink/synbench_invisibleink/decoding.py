@@ -10,6 +10,7 @@ document draws its token with the mechanism of `mechanism.py`, and all its
 rows are fed that token. A document stops at a stop token or after
 `max_new_tokens` (the T of the accounting, which covers the longest case).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
-from synbench.api import Meter
 
+from synbench.api import Meter
 from synbench_invisibleink.mechanism import outside_top_k, sample_tokens, token_distribution
 
 
@@ -71,8 +72,15 @@ def chunks(requests: Sequence[Request], max_rows: int) -> list[list[int]]:
 
 
 @torch.inference_mode()
-def decode(model: Any, tokenizer: Any, requests: Sequence[Request], mechanism: Mechanism, generator: torch.Generator,
-           stop_ids: Sequence[int], max_rows: int = 64) -> tuple[list[list[int]], DecodeStats]:
+def decode(
+    model: Any,
+    tokenizer: Any,
+    requests: Sequence[Request],
+    mechanism: Mechanism,
+    generator: torch.Generator,
+    stop_ids: Sequence[int],
+    max_rows: int = 64,
+) -> tuple[list[list[int]], DecodeStats]:
     """The generated token ids of every request (stop token excluded), and the call's counts."""
     model.eval()
     stats = DecodeStats()
@@ -84,16 +92,27 @@ def decode(model: Any, tokenizer: Any, requests: Sequence[Request], mechanism: M
     packed = [[order[j] for j in chunk] for chunk in chunks([requests[i] for i in order], max_rows)]
     with Meter("invisibleink decode", total=len(requests), unit="doc", enabled=len(packed) > 1) as meter:
         for chunk in packed:
-            for i, ids in zip(chunk, _decode_chunk(model, tokenizer, [requests[i] for i in chunk], mechanism, generator,
-                                                   set(stop_ids), stats)):
+            for i, ids in zip(
+                chunk,
+                _decode_chunk(
+                    model, tokenizer, [requests[i] for i in chunk], mechanism, generator, set(stop_ids), stats
+                ),
+            ):
                 out[i] = ids
             meter.update(len(chunk))
     stats.seconds = time.perf_counter() - start
     return out, stats
 
 
-def _decode_chunk(model: Any, tokenizer: Any, requests: list[Request], mech: Mechanism, generator: torch.Generator,
-                  stop: set[int], stats: DecodeStats) -> list[list[int]]:
+def _decode_chunk(
+    model: Any,
+    tokenizer: Any,
+    requests: list[Request],
+    mech: Mechanism,
+    generator: torch.Generator,
+    stop: set[int],
+    stats: DecodeStats,
+) -> list[list[int]]:
     device = next(model.parameters()).device
     prompts: list[str] = []
     owner: list[int] = []  # the document of each private row
@@ -117,8 +136,13 @@ def _decode_chunk(model: Any, tokenizer: Any, requests: list[Request], mech: Mec
     positions = (enc["attention_mask"].cumsum(-1) - 1).clamp(min=0)
     # transformers renamed `past_key_values` to `cache` (5.x); take whichever this version's forward has.
     cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    result = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], position_ids=positions,
-                   use_cache=True, logits_to_keep=1)
+    result = model(
+        input_ids=enc["input_ids"],
+        attention_mask=enc["attention_mask"],
+        position_ids=positions,
+        use_cache=True,
+        logits_to_keep=1,
+    )
     cache, logits = getattr(result, cache_arg), result.logits[rows, -1, :]
     cache.reorder_cache(rows)
     mask, positions = enc["attention_mask"][rows], positions[rows]
@@ -127,8 +151,15 @@ def _decode_chunk(model: Any, tokenizer: Any, requests: list[Request], mech: Mec
     tokens: list[list[int]] = [[] for _ in requests]
     for _ in range(mech.max_new_tokens):
         public = logits[pub_t].float()
-        probs, candidates = token_distribution(logits[priv_t], public, owner_t, clip=mech.clip, batch_size=mech.batch_size,
-                                               temperature=mech.temperature, top_k=mech.top_k)
+        probs, candidates = token_distribution(
+            logits[priv_t],
+            public,
+            owner_t,
+            clip=mech.clip,
+            batch_size=mech.batch_size,
+            temperature=mech.temperature,
+            top_k=mech.top_k,
+        )
         chosen = sample_tokens(probs, generator)
         expansion = outside_top_k(public, chosen, mech.top_k).tolist()
         sizes = candidates.sum(-1).tolist()
@@ -147,7 +178,12 @@ def _decode_chunk(model: Any, tokenizer: Any, requests: list[Request], mech: Mec
             break
         mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=1)
         position = position + 1
-        result = model(input_ids=chosen[doc_of_row][:, None], attention_mask=mask, position_ids=position,
-                       use_cache=True, **{cache_arg: cache})
+        result = model(
+            input_ids=chosen[doc_of_row][:, None],
+            attention_mask=mask,
+            position_ids=position,
+            use_cache=True,
+            **{cache_arg: cache},
+        )
         cache, logits = getattr(result, cache_arg), result.logits[:, -1, :]
     return tokens

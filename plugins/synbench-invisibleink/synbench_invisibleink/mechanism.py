@@ -25,6 +25,7 @@ With C = inf (eps = inf) the set is the whole vocabulary and the score is
 the mean of the B contexts' logits: ordinary sampling at temperature tau from
 the private contexts' (logit-averaged) next-token distribution.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,7 +33,9 @@ import math
 import torch
 
 
-def dclip_scores(private: torch.Tensor, public: torch.Tensor, owner: torch.Tensor, clip: float, batch_size: int) -> torch.Tensor:
+def dclip_scores(
+    private: torch.Tensor, public: torch.Tensor, owner: torch.Tensor, clip: float, batch_size: int
+) -> torch.Tensor:
     """Scores (docs, vocab): public logits plus the sum of each doc's clipped private differences over B.
 
     `private` is (rows, vocab), `public` (docs, vocab), and `owner[r]` the
@@ -51,8 +54,16 @@ def topk_plus(public: torch.Tensor, k: int, clip: float, batch_size: int) -> tor
     return public >= kth - 2.0 * clip / batch_size
 
 
-def token_distribution(private: torch.Tensor, public: torch.Tensor, owner: torch.Tensor, *, clip: float, batch_size: int,
-                       temperature: float, top_k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def token_distribution(
+    private: torch.Tensor,
+    public: torch.Tensor,
+    owner: torch.Tensor,
+    *,
+    clip: float,
+    batch_size: int,
+    temperature: float,
+    top_k: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(probabilities, top-k+ mask), both (docs, vocab): the exponential mechanism of one token per document."""
     scores = dclip_scores(private.float(), public.float(), owner, clip, batch_size)
     mask = topk_plus(public.float(), top_k, clip, batch_size)

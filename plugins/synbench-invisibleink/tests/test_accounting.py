@@ -6,12 +6,12 @@ it is B + 1 here). The first rows are the paper's experiment grid
 (InvisibleInk-Experiments/scripts/invink.sh: T=500, tau=1.1-1.2, batch 8-32,
 delta=1e-6).
 """
+
 from __future__ import annotations
 
 import math
 
 import pytest
-
 from synbench_invisibleink import accounting
 
 # (eps, T, tau, invink batch_size = B + 1, delta) -> invink's clip C and rho

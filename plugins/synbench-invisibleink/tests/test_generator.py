@@ -1,4 +1,5 @@
 """`InvisibleInkGenerator` end to end on a tiny chat LM: contract, budget, disjoint batches, eps=inf decoding."""
+
 from __future__ import annotations
 
 import inspect
@@ -11,19 +12,28 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from synbench_invisibleink import accounting
+from synbench_invisibleink import generator as module
+from synbench_invisibleink.generator import InvisibleInkGenerator
 
 from synbench.api import ConfigError, Corpus, NoiseSource, PrivacySpec, chat_prompt, load_causal_lm
 from synbench.api import create_plugin as create
 from synbench.api import label_sets as lsets
 from synbench.testing import check_generator, public_corpus
-from synbench_invisibleink import accounting, generator as module
-from synbench_invisibleink.generator import InvisibleInkGenerator
 
 # Short prompts (the byte-level tiny model spends a token per character) and few tokens keep the kit's ~100 fits
 # and samples quick; the shipped templates are checked by test_config_file_matches_constructor.
 SHORT = {"domain": "review", "random": "{label}", "rephrase": "{text} {label}", "fill_blanks": "{masked} {label}"}
-SMALL = {"batch_size": 2, "max_new_tokens": 3, "max_context_tokens": 8, "top_k": 8, "max_rows": 64, "prompts": SHORT,
-         "private_prompt": "{label} {domain}: {text}\n{label} {domain}:", "public_prompt": "{label} {domain}:"}
+SMALL = {
+    "batch_size": 2,
+    "max_new_tokens": 3,
+    "max_context_tokens": 8,
+    "top_k": 8,
+    "max_rows": 64,
+    "prompts": SHORT,
+    "private_prompt": "{label} {domain}: {text}\n{label} {domain}:",
+    "public_prompt": "{label} {domain}:",
+}
 
 
 def make(model: dict[str, Any], **kw: Any) -> InvisibleInkGenerator:
@@ -57,7 +67,10 @@ def test_spends_the_budget_with_the_papers_accounting(chat_model: dict[str, Any]
     assert d["rho_text"] == pytest.approx(2 * 5 * d["clip"] ** 2 / (2 * 2**2 * 1.0**2))
     assert d["label_noise_std"] == pytest.approx(math.sqrt(1 / (2 * 0.2 * rho)))
     uniform = make(chat_model, label_prior="uniform", max_new_tokens=5).fit(corpus, spec, seed=0)
-    assert uniform.details["clip"] == pytest.approx(accounting.clip_for(rho, 5, 2, 1.0)) and "label_noise_std" not in uniform.details
+    assert (
+        uniform.details["clip"] == pytest.approx(accounting.clip_for(rho, 5, 2, 1.0))
+        and "label_noise_std" not in uniform.details
+    )
 
 
 def test_multi_label_reads_epsilon_at_delta_less_the_selections(chat_model: dict[str, Any]) -> None:
@@ -66,8 +79,9 @@ def test_multi_label_reads_epsilon_at_delta_less_the_selections(chat_model: dict
     assert report.details["label_mechanisms"] == 2 and report.epsilon_spent == pytest.approx(2.0, abs=1e-6)
 
 
-def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(chat_model: dict[str, Any],
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(
+    chat_model: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Across several sample() calls, each private document serves in at most `passes` batches, all of its own label."""
     corpus = public_corpus(per_label=7)
     seen: list[Any] = []
@@ -80,7 +94,9 @@ def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(cha
     monkeypatch.setattr(module, "decode", spy)
     for passes in (1, 2):
         seen.clear()
-        gen = make(chat_model, batch_size=3, passes=passes, max_new_tokens=2, max_context_tokens=200, batching="sequential")
+        gen = make(
+            chat_model, batch_size=3, passes=passes, max_new_tokens=2, max_context_tokens=200, batching="sequential"
+        )
         gen.fit(corpus, PrivacySpec(2.0, 1e-5), seed=0)
         out = [gen.sample(4), gen.sample(30), gen.sample(9, {("relief",): 9})]
         labels = [ls for o in out for ls in o.labels]
@@ -104,8 +120,9 @@ def test_hashed_batches_change_in_one_batch_per_pass_when_a_document_is_added(ch
     gen = make(chat_model, batch_size=4, passes=2, batching="hashed")
     full = gen._batches(corpus, np.random.default_rng(0), released, seed=5)
     for drop in (0, 17, len(corpus) - 1):
-        fewer = gen._batches(corpus.subset([i for i in range(len(corpus)) if i != drop]), np.random.default_rng(0),
-                             released, seed=5)
+        fewer = gen._batches(
+            corpus.subset([i for i in range(len(corpus)) if i != drop]), np.random.default_rng(0), released, seed=5
+        )
         assert full.keys() == fewer.keys()
         changed = [(ls, a, b) for ls in full for a, b in zip(full[ls], fewer[ls], strict=True) if a != b]
         assert len(changed) == 2  # one batch per pass
@@ -127,16 +144,24 @@ def test_hashed_batching_is_the_default_and_results_name_each_batchings_adjacenc
     assert report.epsilon_spent == pytest.approx(2.0, abs=1e-6) and report.details["batching"] == "hashed"
     assert report.details["adjacency"] == "add_remove" and "adjacency" in InvisibleInkGenerator.public_details
     assert len(gen.sample(8)) == 8
-    sequential = make(chat_model, batch_size=3, batching="sequential").fit(public_corpus(per_label=7),
-                                                                          PrivacySpec(2.0, 1e-5), seed=0)
+    sequential = make(chat_model, batch_size=3, batching="sequential").fit(
+        public_corpus(per_label=7), PrivacySpec(2.0, 1e-5), seed=0
+    )
     assert sequential.details["batching"] == "sequential" and sequential.details["adjacency"] == "replace"
 
 
 def test_eps_inf_with_one_reference_is_ordinary_decoding_from_the_private_context(chat_model: dict[str, Any]) -> None:
     """B = 1, C = inf, tau -> 0: the mechanism is argmax of the private context's logits, i.e. greedy decoding."""
     corpus = Corpus.build(["the cream calmed the itching by the morning"], [["relief"]], ["relief", "side_effect"])
-    gen = make(chat_model, batch_size=1, max_new_tokens=12, max_context_tokens=64, temperature=1e-4, top_k=-1,
-               label_prior="uniform")
+    gen = make(
+        chat_model,
+        batch_size=1,
+        max_new_tokens=12,
+        max_context_tokens=64,
+        temperature=1e-4,
+        top_k=-1,
+        label_prior="uniform",
+    )
     assert math.isinf(gen.fit(corpus, PrivacySpec(math.inf, 1e-5), seed=0).epsilon_spent)
     text = gen.sample(1, {("relief",): 1}).texts[0]
     loaded = load_causal_lm(chat_model)
@@ -145,13 +170,22 @@ def test_eps_inf_with_one_reference_is_ordinary_decoding_from_the_private_contex
     prompt = chat_prompt(tok, gen.private_prompt.format(text=corpus.texts[0], **fields), gen.prompts.system)
     ids = tok(prompt, return_tensors="pt", add_special_tokens=False)
     stop = [tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")]
-    greedy = loaded.model.generate(**ids, do_sample=False, max_new_tokens=12, eos_token_id=stop, pad_token_id=tok.pad_token_id)
-    assert text == tok.decode(greedy[0, ids["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+    greedy = loaded.model.generate(
+        **ids, do_sample=False, max_new_tokens=12, eos_token_id=stop, pad_token_id=tok.pad_token_id
+    )
+    assert text == tok.decode(greedy[0, ids["input_ids"].shape[1] :], skip_special_tokens=True).strip()
 
 
 def test_invalid_settings_are_config_errors(chat_model: dict[str, Any]) -> None:
-    for bad in ({"batch_size": 0}, {"temperature": 0.0}, {"label_prior": "x"}, {"max_rows": 2, "batch_size": 4},
-                {"public_prompt": "Write {label} like {text}"}, {"private_prompt": "no fields"}, {"batching": "random"}):
+    for bad in (
+        {"batch_size": 0},
+        {"temperature": 0.0},
+        {"label_prior": "x"},
+        {"max_rows": 2, "batch_size": 4},
+        {"public_prompt": "Write {label} like {text}"},
+        {"private_prompt": "no fields"},
+        {"batching": "random"},
+    ):
         with pytest.raises(ConfigError):
             make(chat_model, **bad)
     with pytest.raises(ConfigError, match="before fit"):

@@ -1,11 +1,11 @@
 """DClip bounds the sensitivity as the paper states; top-k+ is public; eps=inf is plain sampling."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-
 from synbench_invisibleink.mechanism import dclip_scores, outside_top_k, sample_tokens, token_distribution, topk_plus
 
 VOCAB, B = 200, 5
@@ -29,7 +29,9 @@ def test_replacing_one_reference_by_the_empty_one_moves_every_score_by_at_most_c
             assert gap <= clip / B + 1e-6
             for tau in (0.5, 1.0):
                 p, _ = token_distribution(private, public, owner, clip=clip, batch_size=B, temperature=tau, top_k=0)
-                q, _ = token_distribution(private[keep], public, owner[keep], clip=clip, batch_size=B, temperature=tau, top_k=0)
+                q, _ = token_distribution(
+                    private[keep], public, owner[keep], clip=clip, batch_size=B, temperature=tau, top_k=0
+                )
                 assert (p.log() - q.log()).abs().max().item() <= 2 * clip / (B * tau) + 1e-5
     # the bound is tight: one reference far above the public logits moves its scores by exactly C/B
     private = public.repeat(B, 1)

@@ -12,6 +12,7 @@ mu = sqrt(T / sigma^2 + g / sigma_label^2) (Dong, Roth & Su 2019); RANDOM_API
 and VARIATION_API read no private data and cost nothing, and so does every
 step after the noise (threshold, selection), which is post-processing.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,14 @@ class AugPEBudget:
         return gdp_epsilon(self.mu, self.delta_at)
 
 
-def calibrate(epsilon: float, delta: float, iterations: int, label_config: LabelSetConfig | None, multi_label: bool,
-              label_mu_share: float | None = None) -> AugPEBudget:
+def calibrate(
+    epsilon: float,
+    delta: float,
+    iterations: int,
+    label_config: LabelSetConfig | None,
+    multi_label: bool,
+    label_mu_share: float | None = None,
+) -> AugPEBudget:
     """Noise for T vote rounds (and the label release) to meet (epsilon, delta) together.
 
     `label_config=None` is the public label prior (nothing charged).
@@ -90,13 +97,14 @@ def nearest(queries: np.ndarray, points: np.ndarray) -> np.ndarray:
     sq = (points**2).sum(axis=1)
     out = np.empty(len(queries), dtype=np.int64)
     for i in range(0, len(queries), CHUNK):
-        q = np.asarray(queries[i:i + CHUNK], dtype=np.float64)
-        out[i:i + CHUNK] = np.argmin(sq[None, :] - 2.0 * q @ points.T, axis=1)  # |q|^2 is constant per row
+        q = np.asarray(queries[i : i + CHUNK], dtype=np.float64)
+        out[i : i + CHUNK] = np.argmin(sq[None, :] - 2.0 * q @ points.T, axis=1)  # |q|^2 is constant per row
     return out
 
 
-def vote_histogram(private: np.ndarray, private_class: Sequence[int], candidates: np.ndarray,
-                   candidate_class: Sequence[int]) -> np.ndarray:
+def vote_histogram(
+    private: np.ndarray, private_class: Sequence[int], candidates: np.ndarray, candidate_class: Sequence[int]
+) -> np.ndarray:
     """The exact vote count of every candidate: one vote per private document (the mechanism's private input).
 
     `private_class[i]` is document i's class, or -1 when its label set is not
@@ -121,8 +129,9 @@ def noisy_histogram(counts: np.ndarray, sigma: float, rng: np.random.Generator, 
     return np.maximum(noisy - threshold, 0.0)
 
 
-def select(noisy: np.ndarray, candidate_class: Sequence[int], keep: Sequence[int], mode: str,
-           rng: np.random.Generator) -> np.ndarray:
+def select(
+    noisy: np.ndarray, candidate_class: Sequence[int], keep: Sequence[int], mode: str, rng: np.random.Generator
+) -> np.ndarray:
     """Survivors per class c: the `keep[c]` highest noisy counts (`rank`) or `keep[c]` draws by noisy count (`sample`).
 
     `sample` draws with replacement (uniformly when a class's counts are all 0);
@@ -165,6 +174,11 @@ def target_words(parent_words: int, jitter: float, rng: np.random.Generator, min
 
 def describe(budget: AugPEBudget) -> dict[str, Any]:
     """Public plan values of the budget (fixed before the data is read)."""
-    return {"sigma": budget.sigma, "mu": budget.mu if math.isfinite(budget.mu) else None,
-            "vote_mechanisms": budget.iterations, "mechanisms": budget.mechanisms, "votes_per_document": 1,
-            "delta_accounted": budget.delta_at}
+    return {
+        "sigma": budget.sigma,
+        "mu": budget.mu if math.isfinite(budget.mu) else None,
+        "vote_mechanisms": budget.iterations,
+        "mechanisms": budget.mechanisms,
+        "votes_per_document": 1,
+        "delta_accounted": budget.delta_at,
+    }

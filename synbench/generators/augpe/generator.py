@@ -25,6 +25,7 @@ comes from `privacy.noise` (streams `augpe_votes`, `label_sets`,
 `sample` selection draws only. Private embeddings are computed once per fit
 and kept in memory only.
 """
+
 from __future__ import annotations
 
 import logging
@@ -42,8 +43,8 @@ from synbench.dp import label_sets as lsets
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
 from synbench.generators.augpe import evolution
-from synbench.lm.prompts import Prompts, load_prompts
 from synbench.lm.backends import ChatRequest, LMBackend, make_backend
+from synbench.lm.prompts import Prompts, load_prompts
 from synbench.privacy import PrivacySpec
 
 log = logging.getLogger(__name__)
@@ -58,27 +59,77 @@ BUDGET_STEP = 16  # token budgets are rounded up to multiples of this (fewer, fu
 class AugPEGenerator(Generator):
     """AUG-PE. Constructor keywords are the keys of conf/generator/augpe.yaml."""
 
-    public_details = frozenset({
-        "sigma", "mu", "iterations", "variations", "population", "classes", "threshold", "selection", "lookahead",
-        "vote_mechanisms", "mechanisms", "votes_per_document", "delta_accounted", "blank_share",
-        "backend", "model", "encoder", "lm_calls", "lm_s", "embed_s", "n_empty_candidates",
-        "label_noise_std", "label_mechanisms", "label_delta_select", "label_threshold", "label_tail",
-        "label_prior", "label_sets_released", "label_multi_sets_released", "label_head_share",
-        "sample_lm_calls", "sample_from_population", "sample_lm_s",
-    })
+    public_details = frozenset(
+        {
+            "sigma",
+            "mu",
+            "iterations",
+            "variations",
+            "population",
+            "classes",
+            "threshold",
+            "selection",
+            "lookahead",
+            "vote_mechanisms",
+            "mechanisms",
+            "votes_per_document",
+            "delta_accounted",
+            "blank_share",
+            "backend",
+            "model",
+            "encoder",
+            "lm_calls",
+            "lm_s",
+            "embed_s",
+            "n_empty_candidates",
+            "label_noise_std",
+            "label_mechanisms",
+            "label_delta_select",
+            "label_threshold",
+            "label_tail",
+            "label_prior",
+            "label_sets_released",
+            "label_multi_sets_released",
+            "label_head_share",
+            "sample_lm_calls",
+            "sample_from_population",
+            "sample_lm_s",
+        }
+    )
 
-    def __init__(self, model: Mapping[str, Any] | None = None, encoder: Mapping[str, Any] | Any = None,
-                 prompts: str | Mapping[str, Any] = "default", backend: Mapping[str, Any] | LMBackend | None = None,
-                 iterations: int = 2, variations: int = 3, population: int = 30, selection: str = "rank",
-                 threshold: float = 0.0, lookahead: int = 0, blank_share: float = 0.5, length_jitter: float = 0.3,
-                 variation_kinds: Mapping[str, float] | None = None, max_new_tokens: int = 64, temperature: float = 1.0,
-                 top_p: float = 0.95, fill: str = "vary", label_prior: str = "dp", label_mu_share: float | None = None,
-                 label_sets: Mapping[str, Any] | None = None, min_words: int = 5) -> None:
+    def __init__(
+        self,
+        model: Mapping[str, Any] | None = None,
+        encoder: Mapping[str, Any] | Any = None,
+        prompts: str | Mapping[str, Any] = "default",
+        backend: Mapping[str, Any] | LMBackend | None = None,
+        iterations: int = 2,
+        variations: int = 3,
+        population: int = 30,
+        selection: str = "rank",
+        threshold: float = 0.0,
+        lookahead: int = 0,
+        blank_share: float = 0.5,
+        length_jitter: float = 0.3,
+        variation_kinds: Mapping[str, float] | None = None,
+        max_new_tokens: int = 64,
+        temperature: float = 1.0,
+        top_p: float = 0.95,
+        fill: str = "vary",
+        label_prior: str = "dp",
+        label_mu_share: float | None = None,
+        label_sets: Mapping[str, Any] | None = None,
+        min_words: int = 5,
+    ) -> None:
         if iterations < 1 or variations < 1 or population < 1 or lookahead < 0 or max_new_tokens < 1:
-            raise ConfigError("generator.iterations, variations, population and max_new_tokens must be at least 1, "
-                              "lookahead at least 0")
+            raise ConfigError(
+                "generator.iterations, variations, population and max_new_tokens must be at least 1, "
+                "lookahead at least 0"
+            )
         if selection not in evolution.SELECTIONS:
-            raise ConfigError(f"generator.selection={selection!r} is unknown; choose one of {', '.join(evolution.SELECTIONS)}")
+            raise ConfigError(
+                f"generator.selection={selection!r} is unknown; choose one of {', '.join(evolution.SELECTIONS)}"
+            )
         if fill not in FILLS or label_prior not in LABEL_PRIORS:
             raise ConfigError(f"generator.fill must be one of {FILLS} and generator.label_prior one of {LABEL_PRIORS}")
         if not 0.0 <= blank_share < 1.0 or not 0.0 <= length_jitter < 1.0 or threshold < 0:
@@ -128,8 +179,13 @@ class AugPEGenerator(Generator):
         """The LM's replies; each call gets its own seed derived from the fit's `seed` (LM sampling only)."""
         self._calls += 1
         start = time.perf_counter()
-        out = self.backend().complete(requests, max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-                                      top_p=self.top_p, seed=(self._seed * 1_000_003 + self._calls * 7_919) % 2**31)
+        out = self.backend().complete(
+            requests,
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=(self._seed * 1_000_003 + self._calls * 7_919) % 2**31,
+        )
         self._lm_calls += len(requests)
         self._lm_s += time.perf_counter() - start
         return [clean(t) for t in out]
@@ -140,16 +196,20 @@ class AugPEGenerator(Generator):
         """One text per label set of `plan`, from the label-aware RANDOM_API prompt."""
         return self._complete([ChatRequest(*self.prompts.render("random", tuple(labels))) for labels in plan])
 
-    def variation_api(self, parents: Sequence[str], labels: Sequence[Labels], per_parent: int,
-                      rng: np.random.Generator) -> list[str]:
+    def variation_api(
+        self, parents: Sequence[str], labels: Sequence[Labels], per_parent: int, rng: np.random.Generator
+    ) -> list[str]:
         """`per_parent` variations of each parent (parent-major order): rephrased or blanks filled, length around the parent's."""
         requests: list[ChatRequest] = []
         for text, ls in zip(parents, labels):
             for _ in range(per_parent):
                 words = evolution.target_words(len(text.split()), self.length_jitter, rng, self.min_words)
                 kind = self.kinds[int(rng.choice(len(self.kinds), p=self.kind_p))]
-                fields = ({"text": text} if kind == "rephrase"
-                          else {"masked": evolution.blank_words(text, self.blank_share, rng)})
+                fields = (
+                    {"text": text}
+                    if kind == "rephrase"
+                    else {"masked": evolution.blank_words(text, self.blank_share, rng)}
+                )
                 user, system = self.prompts.render(kind, tuple(ls), words=words, **fields)
                 budget = min(self.max_new_tokens, BUDGET_STEP * math.ceil((words * TOKENS_PER_WORD + 8) / BUDGET_STEP))
                 requests.append(ChatRequest(user, system, budget))
@@ -163,10 +223,17 @@ class AugPEGenerator(Generator):
         multi, space = corpus.multi_label, corpus.label_space
         self._seed, self._calls, self._lm_calls, self._lm_s, self._state = seed, 0, 0, 0.0, None
         rng = np.random.default_rng([seed, 1])  # post-processing and prompting choices (not a privacy mechanism)
-        budget = evolution.calibrate(privacy.epsilon, privacy.delta, self.iterations,
-                                     self.label_config if self.label_prior == "dp" else None, multi, self.label_mu_share)
-        released = (lsets.release(corpus, budget.labels, privacy.noise) if budget.labels is not None
-                    else lsets.uniform(space))
+        budget = evolution.calibrate(
+            privacy.epsilon,
+            privacy.delta,
+            self.iterations,
+            self.label_config if self.label_prior == "dp" else None,
+            multi,
+            self.label_mu_share,
+        )
+        released = (
+            lsets.release(corpus, budget.labels, privacy.noise) if budget.labels is not None else lsets.uniform(space)
+        )
         # Classes and N_c: the DP label-set plan for a population of `population` texts (post-processing).
         class_plan = lsets.plan(self.population, released, space, multi, rng)
         sizes = Counter(class_plan)
@@ -199,24 +266,43 @@ class AugPEGenerator(Generator):
         # The release: the last vote's survivors with their noisy counts (DP), strongest first per class.
         order = sorted(range(len(survivors)), key=lambda i: (index[survivor_labels[i]], -noisy[i], i))
         self._state = {
-            "label_space": space, "multi_label": multi, "released": released, "position": lsets.positions(space), "classes": classes,
+            "label_space": space,
+            "multi_label": multi,
+            "released": released,
+            "position": lsets.positions(space),
+            "classes": classes,
             "pool": {c: [survivors[i] for i in order if survivor_labels[i] == c] for c in classes},
             "weights": {c: np.array([noisy[i] for i in order if survivor_labels[i] == c]) for c in classes},
         }
         details = {
-            **evolution.describe(budget), "iterations": self.iterations, "variations": self.variations,
-            "population": self.population, "classes": len(classes), "threshold": self.threshold,
-            "selection": self.selection, "lookahead": self.lookahead, "blank_share": self.blank_share,
-            "backend": getattr(self.backend(), "name", "custom"), "model": (self.model or {}).get("name") if isinstance(self.model, Mapping) else None,
-            "encoder": dict(self.encoder).get("name") if isinstance(self.encoder, Mapping) else type(self.encoder).__name__,
-            "lm_calls": self._lm_calls, "lm_s": round(self._lm_s, 3), "embed_s": round(embed_s, 3),
+            **evolution.describe(budget),
+            "iterations": self.iterations,
+            "variations": self.variations,
+            "population": self.population,
+            "classes": len(classes),
+            "threshold": self.threshold,
+            "selection": self.selection,
+            "lookahead": self.lookahead,
+            "blank_share": self.blank_share,
+            "backend": getattr(self.backend(), "name", "custom"),
+            "model": (self.model or {}).get("name") if isinstance(self.model, Mapping) else None,
+            "encoder": dict(self.encoder).get("name")
+            if isinstance(self.encoder, Mapping)
+            else type(self.encoder).__name__,
+            "lm_calls": self._lm_calls,
+            "lm_s": round(self._lm_s, 3),
+            "embed_s": round(embed_s, 3),
             "n_empty_candidates": sum(1 for t in survivors if not t),
-            **(budget.labels.details() if budget.labels is not None else {}), **released.details(),
+            **(budget.labels.details() if budget.labels is not None else {}),
+            **released.details(),
         }
-        return FitReport(epsilon_spent=budget.epsilon() if privacy.is_private else math.inf, delta=privacy.delta,
-                         details=details)
+        return FitReport(
+            epsilon_spent=budget.epsilon() if privacy.is_private else math.inf, delta=privacy.delta, details=details
+        )
 
-    def _grow(self, parents: list[str], labels: list[Labels], rng: np.random.Generator) -> tuple[list[str], list[Labels]]:
+    def _grow(
+        self, parents: list[str], labels: list[Labels], rng: np.random.Generator
+    ) -> tuple[list[str], list[Labels]]:
         """The parents followed by L-1 variations of each: a population of L x parents."""
         if self.variations == 1:
             return list(parents), list(labels)
@@ -266,10 +352,14 @@ class AugPEGenerator(Generator):
                 take = take + self.variation_api(parents, [ls] * rest, 1, rng)
             texts.extend(take)
             labels.extend([ls] * k)
-        self._sampled = {"sample_lm_calls": self._lm_calls - calls, "sample_from_population": from_population,
-                         "sample_lm_s": round(self._lm_s - lm_s, 3)}
-        return Corpus.build(texts, labels, space, ids=[f"augpe-{i}" for i in range(n)], multi_label=multi,
-                            name="augpe-synthetic")
+        self._sampled = {
+            "sample_lm_calls": self._lm_calls - calls,
+            "sample_from_population": from_population,
+            "sample_lm_s": round(self._lm_s - lm_s, 3),
+        }
+        return Corpus.build(
+            texts, labels, space, ids=[f"augpe-{i}" for i in range(n)], multi_label=multi, name="augpe-synthetic"
+        )
 
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(getattr(self, "_sampled", {}))

@@ -19,6 +19,7 @@ document's presence never moves another's masks, so the per-sample gradient
 of a document is a function of that document alone, as the DP-SGD bound
 needs, and the public `seed` says nothing about them.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -63,11 +64,16 @@ class SequenceDataset(Dataset):
         if max_seq_len < 3:
             raise ConfigError(f"generator.max_seq_len={max_seq_len} must be at least 3 ([CLS], a token, [SEP])")
         position = positions(corpus.label_space)
-        bodies = tokenizer(list(corpus.texts), add_special_tokens=False, truncation=True,
-                           max_length=max_seq_len)["input_ids"] if len(corpus) else []
+        bodies = (
+            tokenizer(list(corpus.texts), add_special_tokens=False, truncation=True, max_length=max_seq_len)[
+                "input_ids"
+            ]
+            if len(corpus)
+            else []
+        )
         self.examples: list[Example] = []
         for body, labels, doc_id in zip(bodies, label_sets(corpus), corpus.ids):
-            body = body[:max_seq_len - 2]
+            body = body[: max_seq_len - 2]
             ids = [tokenizer.cls_token_id, *body] + [tokenizer.sep_token_id] * (max_seq_len - 1 - len(body))
             code = torch.zeros(len(corpus.label_space))
             code[[position[label] for label in labels]] = 1.0
@@ -81,8 +87,12 @@ class SequenceDataset(Dataset):
 
 
 def collate(batch: Sequence[Example]) -> dict[str, torch.Tensor]:
-    return {"input_ids": torch.stack([e.input_ids for e in batch]), "labels": torch.stack([e.labels for e in batch]),
-            "weight": torch.ones(len(batch)), "doc": torch.tensor([e.doc for e in batch], dtype=torch.long)}
+    return {
+        "input_ids": torch.stack([e.input_ids for e in batch]),
+        "labels": torch.stack([e.labels for e in batch]),
+        "weight": torch.ones(len(batch)),
+        "doc": torch.tensor([e.doc for e in batch], dtype=torch.long),
+    }
 
 
 def label_codes(plan: Sequence[Sequence[str]], label_space: Sequence[str]) -> torch.Tensor:
@@ -99,7 +109,9 @@ def layout(batch_size: int, length: int, draws: int, device: Any) -> tuple[torch
     pos = torch.arange(length, device=device).repeat(draws).unsqueeze(0).expand(batch_size, -1).contiguous()
     if draws == 1:
         return pos, None
-    blocks = torch.arange(draws, device=device).repeat_interleave(length).unsqueeze(0).expand(batch_size, -1).contiguous()
+    blocks = (
+        torch.arange(draws, device=device).repeat_interleave(length).unsqueeze(0).expand(batch_size, -1).contiguous()
+    )
     return pos, blocks
 
 
@@ -110,7 +122,9 @@ class MaskedDiffusionLoss(PerSampleLoss):
     `noise` (`DocumentNoise`, stream `dpdiffusion_masks`), never from `seed`.
     """
 
-    def __init__(self, mask_id: int, seq_len: int, n_labels: int, *, t_min: float, draws: int, noise: NoiseSource) -> None:
+    def __init__(
+        self, mask_id: int, seq_len: int, n_labels: int, *, t_min: float, draws: int, noise: NoiseSource
+    ) -> None:
         if not 0.0 < t_min < 1.0 or draws < 1:
             raise ConfigError(f"generator.t_min={t_min} must lie in (0, 1) and generator.noise_draws={draws} be >= 1")
         self.mask_id, self.seq_len, self.n_labels, self.t_min, self.draws = mask_id, seq_len, n_labels, t_min, draws
@@ -137,16 +151,20 @@ class MaskedDiffusionLoss(PerSampleLoss):
         noisy = torch.where(masked, torch.full_like(clean, self.mask_id), clean)
         pos, blocks = layout(b, length, k, ids.device)
         logits = model(noisy.reshape(b, k * length), pos, batch["labels"], blocks)
-        ce = torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), clean.reshape(b, k * length),
-                                               reduction="none").view(b, k, length)
+        ce = torch.nn.functional.cross_entropy(
+            logits.float().transpose(1, 2), clean.reshape(b, k * length), reduction="none"
+        ).view(b, k, length)
         per_draw = (ce * masked).sum(dim=2) / t.squeeze(2) / (length - 1)
         return per_draw.mean(dim=1) * batch["weight"]
 
     def null_batch(self) -> Batch:
         """One all-[MASK] row with weight 0: exactly zero gradient."""
-        return {"input_ids": torch.full((1, self.seq_len), self.mask_id, dtype=torch.long),
-                "labels": torch.zeros(1, self.n_labels), "weight": torch.zeros(1),
-                "doc": torch.full((1,), -1, dtype=torch.long)}  # no document's key (those are >= 0)
+        return {
+            "input_ids": torch.full((1, self.seq_len), self.mask_id, dtype=torch.long),
+            "labels": torch.zeros(1, self.n_labels),
+            "weight": torch.zeros(1),
+            "doc": torch.full((1,), -1, dtype=torch.long),
+        }  # no document's key (those are >= 0)
 
     def count(self, batch: Batch) -> tuple[int, int]:
         examples = int(batch["weight"].sum())

@@ -7,6 +7,7 @@ label-set plan of `synbench.dp.label_sets`, its share set by
 The model is trained from scratch (random init from `seed`) over MiniLM's
 public WordPiece vocabulary; results say so in `init`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -46,8 +47,17 @@ class DPDiffusionSettings(DPSGDSettings):
     sample_batch_size: int = 64
 
     def positive_keys(self) -> tuple[str, ...]:
-        return (*super().positive_keys(), "d_model", "n_layers", "n_heads", "d_ff", "max_seq_len", "noise_draws",
-                "sample_steps", "sample_batch_size")
+        return (
+            *super().positive_keys(),
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "d_ff",
+            "max_seq_len",
+            "noise_draws",
+            "sample_steps",
+            "sample_batch_size",
+        )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -58,18 +68,30 @@ class DPDiffusionSettings(DPSGDSettings):
 
 
 class DPDiffusionGenerator(Generator):
-    public_details = DPSGD_DETAILS | frozenset({
-        "denoiser", "init", "tokenizer", "max_seq_len", "noise_draws", "t_min",
-        # statistics of the synthetic text (a DP output); nothing is filtered
-        "sample_steps", "temperature",
-        "generated_tokens", "generate_s", "generate_tokens_per_s",
-    })
+    public_details = DPSGD_DETAILS | frozenset(
+        {
+            "denoiser",
+            "init",
+            "tokenizer",
+            "max_seq_len",
+            "noise_draws",
+            "t_min",
+            # statistics of the synthetic text (a DP output); nothing is filtered
+            "sample_steps",
+            "temperature",
+            "generated_tokens",
+            "generate_s",
+            "generate_tokens_per_s",
+        }
+    )
 
     def __init__(self, **settings: Any) -> None:
         try:
             self.settings = DPDiffusionSettings(**settings)
         except TypeError as exc:
-            raise ConfigError(f"generator 'dpdiffusion': {exc}; see conf/generator/dpdiffusion.yaml for its keys") from None
+            raise ConfigError(
+                f"generator 'dpdiffusion': {exc}; see conf/generator/dpdiffusion.yaml for its keys"
+            ) from None
         self._model: Denoiser | None = None
         self._corpus: Corpus | None = None
         self._labels: label_sets.LabelSetRelease | None = None
@@ -86,27 +108,56 @@ class DPDiffusionGenerator(Generator):
         budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
         released = budget.release_labels(corpus, privacy)
         pl.seed_everything(seed, verbose=False)  # weight init; no privacy mechanism reads the global RNG
-        cfg = DenoiserConfig(vocab_size=len(tokenizer), n_labels=len(corpus.label_space), max_len=s.max_seq_len,
-                             d_model=s.d_model, n_layers=s.n_layers, n_heads=s.n_heads, d_ff=s.d_ff)
+        cfg = DenoiserConfig(
+            vocab_size=len(tokenizer),
+            n_labels=len(corpus.label_space),
+            max_len=s.max_seq_len,
+            d_model=s.d_model,
+            n_layers=s.n_layers,
+            n_heads=s.n_heads,
+            d_ff=s.d_ff,
+        )
         device = s.device()
         model = Denoiser(cfg).to(device)
-        loss = MaskedDiffusionLoss(tokenizer.mask_token_id, s.max_seq_len, len(corpus.label_space), t_min=s.t_min,
-                                   draws=s.noise_draws, noise=privacy.noise)
+        loss = MaskedDiffusionLoss(
+            tokenizer.mask_token_id,
+            s.max_seq_len,
+            len(corpus.label_space),
+            t_min=s.t_min,
+            draws=s.noise_draws,
+            noise=privacy.noise,
+        )
         module = DPSGDModule(model, dataset, collate, s.train_config(privacy, budget), loss)
         train_s = fit_module(module, **s.trainer_kwargs(device))
         eps_spent = budget.spent(privacy, module.privacy_engine, "dpdiffusion")
         self._model, self._corpus, self._labels, self._seed = model, corpus, released, seed
         details = {
-            "epsilon_spent": eps_spent, "delta": privacy.delta, "accountant": privacy.accountant, **budget.details(),
-            "steps": module.steps_taken(), "epochs": s.epochs, "expected_batch_size": s.batch_size, **released.details(),
-            "grad_sample_mode": s.grad_sample_mode, "trainable_params": parameter_count(model),
-            "n_train_docs": len(dataset), "train_s": round(train_s, 3), "noise": privacy.noise.mode,
-            "secure_mode": privacy.noise.secure_mode, "denoiser": cfg.describe(), "init": "scratch",
-            "tokenizer": "all-MiniLM-L6-v2 WordPiece (public)", "max_seq_len": s.max_seq_len,
-            "noise_draws": s.noise_draws, "t_min": s.t_min,
+            "epsilon_spent": eps_spent,
+            "delta": privacy.delta,
+            "accountant": privacy.accountant,
+            **budget.details(),
+            "steps": module.steps_taken(),
+            "epochs": s.epochs,
+            "expected_batch_size": s.batch_size,
+            **released.details(),
+            "grad_sample_mode": s.grad_sample_mode,
+            "trainable_params": parameter_count(model),
+            "n_train_docs": len(dataset),
+            "train_s": round(train_s, 3),
+            "noise": privacy.noise.mode,
+            "secure_mode": privacy.noise.secure_mode,
+            "denoiser": cfg.describe(),
+            "init": "scratch",
+            "tokenizer": "all-MiniLM-L6-v2 WordPiece (public)",
+            "max_seq_len": s.max_seq_len,
+            "noise_draws": s.noise_draws,
+            "t_min": s.t_min,
         }
-        private_stats = {"train_loss": module.train_loss, "batch_size": module.batch_sizes,
-                         "train_tokens": module.tokens_seen}
+        private_stats = {
+            "train_loss": module.train_loss,
+            "batch_size": module.batch_sizes,
+            "train_tokens": module.tokens_seen,
+        }
         return FitReport(epsilon_spent=eps_spent, delta=privacy.delta, details=details, private_stats=private_stats)
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
@@ -114,14 +165,29 @@ class DPDiffusionGenerator(Generator):
         if self._model is None or self._corpus is None or self._labels is None:
             raise ConfigError("generator 'dpdiffusion': sample() called before fit()")
         s, corpus = self.settings, self._corpus
-        plan = label_sets.plan(n, self._labels, corpus.label_space, corpus.multi_label, np.random.default_rng(self._seed),
-                               label_counts)
-        texts, stats = generate(self._model, public_tokenizer(), plan, corpus.label_space, seq_len=s.max_seq_len,
-                                steps=s.sample_steps, temperature=s.temperature, batch_size=s.sample_batch_size,
-                                seed=self._seed)
+        plan = label_sets.plan(
+            n, self._labels, corpus.label_space, corpus.multi_label, np.random.default_rng(self._seed), label_counts
+        )
+        texts, stats = generate(
+            self._model,
+            public_tokenizer(),
+            plan,
+            corpus.label_space,
+            seq_len=s.max_seq_len,
+            steps=s.sample_steps,
+            temperature=s.temperature,
+            batch_size=s.sample_batch_size,
+            seed=self._seed,
+        )
         self._sampling = {**stats, "temperature": s.temperature}
-        return Corpus.build(texts, plan, corpus.label_space, ids=[f"dpdiffusion-{i}" for i in range(len(texts))],
-                            multi_label=corpus.multi_label, name="dpdiffusion-synthetic")
+        return Corpus.build(
+            texts,
+            plan,
+            corpus.label_space,
+            ids=[f"dpdiffusion-{i}" for i in range(len(texts))],
+            multi_label=corpus.multi_label,
+            name="dpdiffusion-synthetic",
+        )
 
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(self._sampling)

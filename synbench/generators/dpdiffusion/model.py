@@ -14,6 +14,7 @@ conditioned on it at every step. A sequence may hold several independent
 noise draws of one document side by side (`block_ids`): attention then stays
 within each draw's block, and the batch dimension stays the document.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -84,13 +85,23 @@ class Denoiser(nn.Module):
                 if getattr(module, "bias", None) is not None:
                     nn.init.zeros_(module.bias)
 
-    def forward(self, input_ids: torch.Tensor, position_ids: torch.Tensor, labels: torch.Tensor,
-                block_ids: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        position_ids: torch.Tensor,
+        labels: torch.Tensor,
+        block_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """input_ids, position_ids, block_ids: [B, T]; labels: [B, n_labels] multi-hot. Returns logits [B, T, V]."""
         return self.head(self.features(input_ids, position_ids, labels, block_ids))
 
-    def features(self, input_ids: torch.Tensor, position_ids: torch.Tensor, labels: torch.Tensor,
-                 block_ids: torch.Tensor | None = None) -> torch.Tensor:
+    def features(
+        self,
+        input_ids: torch.Tensor,
+        position_ids: torch.Tensor,
+        labels: torch.Tensor,
+        block_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """The final hidden states [B, T, d] (the sampler applies `head` only where it reveals a token)."""
         x = self.tokens(input_ids) + self.positions(position_ids)
         x = x + (position_ids == 0).unsqueeze(-1).to(x.dtype) * self.label_code(labels).unsqueeze(1)

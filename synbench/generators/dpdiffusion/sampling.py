@@ -13,6 +13,7 @@ Nothing is filtered: an empty text (the first token is [SEP]) or a
 degenerate one stays in the corpus and is counted, because the paper reports
 that this family collapses at small eps and the benchmark must show it.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,15 +24,28 @@ import torch
 from synbench.corpus import Labels
 from synbench.generators.dpdiffusion.data import forbidden_ids, label_codes, layout
 
+
 def output_stats(texts: Sequence[str], steps: int, tokens: int, seconds: float) -> dict[str, Any]:
     """Statistics of the synthetic text (a DP output): sampling steps and speed (empty/degenerate: the tasks count them)."""
-    return {"sample_steps": steps, "generated_tokens": tokens,
-            "generate_s": round(seconds, 3), "generate_tokens_per_s": round(tokens / max(seconds, 1e-9), 2)}
+    return {
+        "sample_steps": steps,
+        "generated_tokens": tokens,
+        "generate_s": round(seconds, 3),
+        "generate_tokens_per_s": round(tokens / max(seconds, 1e-9), 2),
+    }
 
 
 @torch.inference_mode()
-def unmask(model: torch.nn.Module, tokenizer: Any, codes: torch.Tensor, *, seq_len: int, steps: int,
-           temperature: float, generator: torch.Generator) -> torch.Tensor:
+def unmask(
+    model: torch.nn.Module,
+    tokenizer: Any,
+    codes: torch.Tensor,
+    *,
+    seq_len: int,
+    steps: int,
+    temperature: float,
+    generator: torch.Generator,
+) -> torch.Tensor:
     """Token ids [B, seq_len] for label codes [B, n_labels], from all-[MASK] in `steps` steps."""
     device = next(model.parameters()).device
     b = codes.shape[0]
@@ -60,8 +74,18 @@ def decode(tokenizer: Any, ids: torch.Tensor) -> tuple[list[str], int]:
     return texts, tokens
 
 
-def generate(model: torch.nn.Module, tokenizer: Any, plan: Sequence[Labels], label_space: Sequence[str], *,
-             seq_len: int, steps: int, temperature: float, batch_size: int, seed: int) -> tuple[list[str], dict[str, Any]]:
+def generate(
+    model: torch.nn.Module,
+    tokenizer: Any,
+    plan: Sequence[Labels],
+    label_space: Sequence[str],
+    *,
+    seq_len: int,
+    steps: int,
+    temperature: float,
+    batch_size: int,
+    seed: int,
+) -> tuple[list[str], dict[str, Any]]:
     """One text per label set of `plan`, in batches; returns the texts and `output_stats`."""
     model.eval()
     generator = torch.Generator().manual_seed(seed)  # decoding: not a privacy mechanism
@@ -70,8 +94,15 @@ def generate(model: torch.nn.Module, tokenizer: Any, plan: Sequence[Labels], lab
     tokens = 0
     start = time.perf_counter()
     for i in range(0, len(plan), batch_size):
-        ids = unmask(model, tokenizer, codes[i:i + batch_size], seq_len=seq_len, steps=steps, temperature=temperature,
-                     generator=generator)
+        ids = unmask(
+            model,
+            tokenizer,
+            codes[i : i + batch_size],
+            seq_len=seq_len,
+            steps=steps,
+            temperature=temperature,
+            generator=generator,
+        )
         batch_texts, batch_tokens = decode(tokenizer, ids)
         texts.extend(batch_texts)
         tokens += batch_tokens

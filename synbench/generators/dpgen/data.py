@@ -14,6 +14,7 @@ Documents longer than `max_seq_len` (`dataset.long_documents`):
   chunks or none, and the collator numbers rows by document (`unit`) so the
   DP core clips the sum of a document's chunk gradients, not each chunk.
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
@@ -47,8 +48,10 @@ def control_code(labels: Sequence[str], template: str | None = None) -> str:
 def check_control_code(template: str | None) -> None:
     """A template must place the labels, or every prompt would be the same and no label would condition anything."""
     if template is not None and "{labels}" not in template:
-        raise ConfigError(f"generator.control_code={template!r} (set by dataset.control_code) has no {{labels}} "
-                          "placeholder; write where the labels go, e.g. 'Condition: {labels}\\n\\n', or set it to null")
+        raise ConfigError(
+            f"generator.control_code={template!r} (set by dataset.control_code) has no {{labels}} "
+            "placeholder; write where the labels go, e.g. 'Condition: {labels}\\n\\n', or set it to null"
+        )
 
 
 class Example(NamedTuple):
@@ -61,15 +64,25 @@ class Example(NamedTuple):
 class DocumentDataset(Dataset):
     """Tokenised documents, each one item of one or more `Example`s (see the module docstring for long ones)."""
 
-    def __init__(self, corpus: Corpus, tokenizer: Any, max_seq_len: int, long_documents: str = "truncate",
-                 max_chunks: int = 1, control_template: str | None = None) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        tokenizer: Any,
+        max_seq_len: int,
+        long_documents: str = "truncate",
+        max_chunks: int = 1,
+        control_template: str | None = None,
+    ) -> None:
         if tokenizer.eos_token_id is None:
             raise ConfigError("the model's tokenizer has no EOS token; DP-Gen needs one to end documents")
         if long_documents not in LONG_DOCUMENTS:
-            raise ConfigError(f"long_documents={long_documents!r} (dataset.long_documents) must be one of "
-                              f"{', '.join(LONG_DOCUMENTS)}")
+            raise ConfigError(
+                f"long_documents={long_documents!r} (dataset.long_documents) must be one of {', '.join(LONG_DOCUMENTS)}"
+            )
         self.examples: list[tuple[Example, ...]] = []
-        for text, labels in zip(corpus.texts, label_sets(corpus)):  # label-space order, as the sampling plan writes them
+        for text, labels in zip(
+            corpus.texts, label_sets(corpus)
+        ):  # label-space order, as the sampling plan writes them
             prefix = tokenizer(control_code(labels, control_template), add_special_tokens=False)["input_ids"]
             body = tokenizer(text, add_special_tokens=False)["input_ids"]
             room = max_seq_len - len(prefix) - 1
@@ -79,8 +92,12 @@ class DocumentDataset(Dataset):
                     f"({len(prefix)} tokens); raise it"
                 )
             pieces = fit_text(body, room, long_documents, max_chunks)
-            self.examples.append(tuple(Example(prefix + piece + [tokenizer.eos_token_id] * (k == len(pieces) - 1), len(prefix))
-                                       for k, piece in enumerate(pieces)))
+            self.examples.append(
+                tuple(
+                    Example(prefix + piece + [tokenizer.eos_token_id] * (k == len(pieces) - 1), len(prefix))
+                    for k, piece in enumerate(pieces)
+                )
+            )
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -95,9 +112,9 @@ def fit_text(body: list[int], room: int, policy: str, max_chunks: int) -> list[l
         return [body]
     if policy == "head_tail":
         head = (room + 1) // 2
-        return [body[:head] + (body[-(room - head):] if room > head else [])]
+        return [body[:head] + (body[-(room - head) :] if room > head else [])]
     if policy == "chunk":
-        return [body[i:i + room] for i in range(0, len(body), room)][:max_chunks]
+        return [body[i : i + room] for i in range(0, len(body), room)][:max_chunks]
     return [body[:room]]
 
 

@@ -6,6 +6,7 @@ Budget: one accountant history holds the whole job, the DP label-set plan
 `label_prior: uniform` spends nothing on labels.
 `eps=inf` runs the same pipeline without DP and reports epsilon_spent = inf.
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,8 +33,12 @@ from synbench.resume import resume_key
 
 log = logging.getLogger(__name__)
 
-PAPER_LORA = {"r": 8, "alpha": 16, "dropout": 0.0,
-              "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}
+PAPER_LORA = {
+    "r": 8,
+    "alpha": 16,
+    "dropout": 0.0,
+    "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+}
 
 # Settings that only change sampling: a checkpoint trained under other values of these is reused.
 SAMPLING_KEYS = frozenset({"temperature", "top_p", "max_new_tokens", "sample_batch_size", "num_threads"})
@@ -58,13 +63,21 @@ class DPGenSettings(DPSGDSettings):
     sample_batch_size: int = 32
 
     def positive_keys(self) -> tuple[str, ...]:
-        return (*super().positive_keys(), "max_seq_len", "max_new_tokens", "sample_batch_size", "max_chunks",
-                "physical_batch_tokens")
+        return (
+            *super().positive_keys(),
+            "max_seq_len",
+            "max_new_tokens",
+            "sample_batch_size",
+            "max_chunks",
+            "physical_batch_tokens",
+        )
 
     @property
     def checkpointing(self) -> bool:
         """Activation checkpointing: as set, or (auto) from 1024 training tokens on, where activations dominate memory."""
-        return self.max_seq_len >= 1024 if self.activation_checkpointing == "auto" else bool(self.activation_checkpointing)
+        return (
+            self.max_seq_len >= 1024 if self.activation_checkpointing == "auto" else bool(self.activation_checkpointing)
+        )
 
     @property
     def physical_documents(self) -> int:
@@ -79,23 +92,43 @@ class DPGenSettings(DPSGDSettings):
         super().__post_init__()
         check_control_code(self.control_code)
         if self.long_documents not in LONG_DOCUMENTS:
-            raise ConfigError(f"generator.long_documents={self.long_documents!r} (set by dataset.long_documents) "
-                              f"must be one of {', '.join(LONG_DOCUMENTS)}")
+            raise ConfigError(
+                f"generator.long_documents={self.long_documents!r} (set by dataset.long_documents) "
+                f"must be one of {', '.join(LONG_DOCUMENTS)}"
+            )
         if self.activation_checkpointing not in (True, False, "auto"):
-            raise ConfigError(f"generator.activation_checkpointing={self.activation_checkpointing!r} must be true, false or auto")
+            raise ConfigError(
+                f"generator.activation_checkpointing={self.activation_checkpointing!r} must be true, false or auto"
+            )
         if self.long_documents == "chunk" and self.grad_sample_mode != "hooks":
-            raise ConfigError("long_documents=chunk needs generator.grad_sample_mode=hooks: a document's chunks are "
-                              "clipped as one gradient, which ghost clipping cannot form")
+            raise ConfigError(
+                "long_documents=chunk needs generator.grad_sample_mode=hooks: a document's chunks are "
+                "clipped as one gradient, which ghost clipping cannot form"
+            )
 
 
 class DPGenGenerator(Generator):
-    public_details = DPSGD_DETAILS | frozenset({
-        "fine_tuning", "loss_on", "resumed", "attn_implementation", "model_source", "checkpoint",
-        "precision", "activation_checkpointing", "long_documents", "max_seq_len", "sample_batch_size_used",
-        "physical_batch_size",
-        # statistics of the synthetic text
-        "generated_tokens", "generate_s", "generate_tokens_per_s", "max_new_tokens",
-    })
+    public_details = DPSGD_DETAILS | frozenset(
+        {
+            "fine_tuning",
+            "loss_on",
+            "resumed",
+            "attn_implementation",
+            "model_source",
+            "checkpoint",
+            "precision",
+            "activation_checkpointing",
+            "long_documents",
+            "max_seq_len",
+            "sample_batch_size_used",
+            "physical_batch_size",
+            # statistics of the synthetic text
+            "generated_tokens",
+            "generate_s",
+            "generate_tokens_per_s",
+            "max_new_tokens",
+        }
+    )
 
     def __init__(self, model: Mapping[str, Any], workdir: str | None = None, **settings: Any) -> None:
         try:
@@ -118,8 +151,18 @@ class DPGenGenerator(Generator):
         train = self._train_docs(corpus, privacy.noise)
         trained_by = {k: v for k, v in asdict(s).items() if k not in SAMPLING_KEYS}
         # Keyed by a secret outside the job folder: a plain digest of the data in dpgen.json would be a membership test.
-        key = resume_key({"settings": trained_by, "model": self.model_node, "eps": privacy.epsilon, "delta": delta,
-                          "accountant": privacy.accountant, "seed": seed, "noise": asdict(privacy.noise)}, corpus)
+        key = resume_key(
+            {
+                "settings": trained_by,
+                "model": self.model_node,
+                "eps": privacy.epsilon,
+                "delta": delta,
+                "accountant": privacy.accountant,
+                "seed": seed,
+                "noise": asdict(privacy.noise),
+            },
+            corpus,
+        )
         loaded = load_causal_lm(self.model_node, s.device(), half_precision=True if s.precision != "32-true" else None)
         torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
         model = weights.prepare_trainable(loaded.model, s.lora, s.checkpointing)
@@ -132,7 +175,12 @@ class DPGenGenerator(Generator):
         else:
             state = self._train(model, loaded.tokenizer, corpus, train, privacy, delta, seed)
             private_stats = state.pop("private_stats")
-            state.update(resume_key=key, resumed=False, attn_implementation=loaded.attn_implementation, model_source=loaded.source)
+            state.update(
+                resume_key=key,
+                resumed=False,
+                attn_implementation=loaded.attn_implementation,
+                model_source=loaded.source,
+            )
             if self.checkpoint:
                 weights.save(self.checkpoint, model, state, s.lora is not None)
         self._model = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
@@ -152,18 +200,36 @@ class DPGenGenerator(Generator):
         if self._model is None or self._corpus is None or self._labels is None:
             raise ConfigError("generator 'dpgen': sample() called before fit()")
         s, corpus = self.settings, self._corpus
-        plan = label_sets.plan(n, self._labels, corpus.label_space, corpus.multi_label, np.random.default_rng(self._seed),
-                               label_counts)
+        plan = label_sets.plan(
+            n, self._labels, corpus.label_space, corpus.multi_label, np.random.default_rng(self._seed), label_counts
+        )
         limit = min(s.max_new_tokens, s.max_seq_len)
         # Control-code prompts in plan order: the plan is grouped by label set, so most batches need no padding.
         prompts = [control_code(labels, s.control_code) for labels in plan]
         longest = max((len(self._tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts), default=0)
-        batch = memory_batch_size(self._model, longest + limit, s.sample_batch_size)  # long outputs: what the KV cache fits
-        texts, stats = generate(self._model, self._tokenizer, prompts, batch_size=batch, max_new_tokens=limit,
-                                temperature=s.temperature, top_p=s.top_p, seed=self._seed, desc="dpgen sample")
+        batch = memory_batch_size(
+            self._model, longest + limit, s.sample_batch_size
+        )  # long outputs: what the KV cache fits
+        texts, stats = generate(
+            self._model,
+            self._tokenizer,
+            prompts,
+            batch_size=batch,
+            max_new_tokens=limit,
+            temperature=s.temperature,
+            top_p=s.top_p,
+            seed=self._seed,
+            desc="dpgen sample",
+        )
         self._sampling = {**stats.as_details(), "max_new_tokens": limit, "sample_batch_size_used": batch}
-        return Corpus.build(texts, plan, corpus.label_space, ids=[f"dpgen-{i}" for i in range(len(texts))],
-                            multi_label=corpus.multi_label, name="dpgen-synthetic")
+        return Corpus.build(
+            texts,
+            plan,
+            corpus.label_space,
+            ids=[f"dpgen-{i}" for i in range(len(texts))],
+            multi_label=corpus.multi_label,
+            name="dpgen-synthetic",
+        )
 
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(self._sampling)
@@ -180,8 +246,9 @@ class DPGenGenerator(Generator):
         idx = np.sort(noise.numpy("dpgen_train_subset").choice(len(corpus), size=int(limit), replace=False))
         return corpus.subset(idx)
 
-    def _train(self, model: Any, tokenizer: Any, corpus: Corpus, train: Corpus, privacy: PrivacySpec,
-               delta: float, seed: int) -> dict[str, Any]:
+    def _train(
+        self, model: Any, tokenizer: Any, corpus: Corpus, train: Corpus, privacy: PrivacySpec, delta: float, seed: int
+    ) -> dict[str, Any]:
         import pytorch_lightning as pl
 
         from synbench.dp.module import fit_module
@@ -196,17 +263,32 @@ class DPGenGenerator(Generator):
         module = DPGenModule(model, dataset, collator, s.train_config(privacy, budget))
         train_s = fit_module(module, **s.trainer_kwargs(next(model.parameters()).device))
         return {
-            "epsilon_spent": budget.spent(privacy, module.privacy_engine, "dpgen"), "delta": delta,
-            "accountant": privacy.accountant, **budget.details(),
-            "steps": module.steps_taken(), "epochs": s.epochs, "expected_batch_size": s.batch_size,
-            **released.details(), "label_release": released.to_json(),
-            "fine_tuning": "lora" if s.lora is not None else "full", "grad_sample_mode": s.grad_sample_mode,
-            "precision": s.precision, "activation_checkpointing": s.checkpointing,
+            "epsilon_spent": budget.spent(privacy, module.privacy_engine, "dpgen"),
+            "delta": delta,
+            "accountant": privacy.accountant,
+            **budget.details(),
+            "steps": module.steps_taken(),
+            "epochs": s.epochs,
+            "expected_batch_size": s.batch_size,
+            **released.details(),
+            "label_release": released.to_json(),
+            "fine_tuning": "lora" if s.lora is not None else "full",
+            "grad_sample_mode": s.grad_sample_mode,
+            "precision": s.precision,
+            "activation_checkpointing": s.checkpointing,
             "physical_batch_size": s.physical_documents,
-            "long_documents": s.long_documents, "max_seq_len": s.max_seq_len,
-            "trainable_params": weights.trainable_count(model), "n_train_docs": len(dataset), "loss_on": s.loss_on,
-            "train_s": round(train_s, 3), "noise": privacy.noise.mode, "secure_mode": privacy.noise.secure_mode,
-            "private_stats": {"train_loss": module.train_loss, "batch_size": module.batch_sizes,
-                              "train_tokens": module.tokens_seen,
-                              "train_tokens_per_s": round(module.tokens_seen / max(train_s, 1e-9), 2)},
+            "long_documents": s.long_documents,
+            "max_seq_len": s.max_seq_len,
+            "trainable_params": weights.trainable_count(model),
+            "n_train_docs": len(dataset),
+            "loss_on": s.loss_on,
+            "train_s": round(train_s, 3),
+            "noise": privacy.noise.mode,
+            "secure_mode": privacy.noise.secure_mode,
+            "private_stats": {
+                "train_loss": module.train_loss,
+                "batch_size": module.batch_sizes,
+                "train_tokens": module.tokens_seen,
+                "train_tokens_per_s": round(module.tokens_seen / max(train_s, 1e-9), 2),
+            },
         }

@@ -1,4 +1,5 @@
 """DP-Gen's client of the shared DP-SGD core (`synbench.dp.module`): next-token loss of a causal LM."""
+
 from __future__ import annotations
 
 import torch
@@ -6,10 +7,13 @@ import torch
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, TrainConfig
 from synbench.generators.dpgen.data import IGNORE, Collator, DocumentDataset
 
+
 def per_sample_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Next-token cross-entropy, averaged over each sequence's target tokens: shape [B]."""
     shift_logits, shift_targets = logits[:, :-1].float(), targets[:, 1:]
-    tokens = torch.nn.functional.cross_entropy(shift_logits.transpose(1, 2), shift_targets, ignore_index=IGNORE, reduction="none")
+    tokens = torch.nn.functional.cross_entropy(
+        shift_logits.transpose(1, 2), shift_targets, ignore_index=IGNORE, reduction="none"
+    )
     return tokens.sum(dim=1) / (shift_targets != IGNORE).sum(dim=1).clamp(min=1)
 
 
@@ -20,8 +24,12 @@ class CausalLMLoss(PerSampleLoss):
         self.collator = collator
 
     def __call__(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                       position_ids=batch["position_ids"], use_cache=False).logits
+        logits = model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            position_ids=batch["position_ids"],
+            use_cache=False,
+        ).logits
         return per_sample_loss(logits, batch["labels"])
 
     def null_batch(self) -> Batch:

@@ -8,6 +8,7 @@ by a secret outside the job folder, so it is no digest of the data). A later
 without re-training; the released numbers (epsilon spent, noise) come from
 the stored accounting, not a re-run.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,9 +58,17 @@ def _trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Module:
 
         unknown = set(lora) - {"r", "alpha", "dropout", "target_modules"}
         if unknown:
-            raise ConfigError(f"generator.lora has unknown keys {sorted(unknown)}; it takes r, alpha, dropout, target_modules")
-        config = LoraConfig(r=int(lora["r"]), lora_alpha=float(lora["alpha"]), lora_dropout=float(lora.get("dropout", 0.0)),
-                            target_modules=list(lora["target_modules"]), bias="none", task_type="CAUSAL_LM")
+            raise ConfigError(
+                f"generator.lora has unknown keys {sorted(unknown)}; it takes r, alpha, dropout, target_modules"
+            )
+        config = LoraConfig(
+            r=int(lora["r"]),
+            lora_alpha=float(lora["alpha"]),
+            lora_dropout=float(lora.get("dropout", 0.0)),
+            target_modules=list(lora["target_modules"]),
+            bias="none",
+            task_type="CAUSAL_LM",
+        )
         return get_peft_model(model, config)
     out, emb = model.get_output_embeddings(), model.get_input_embeddings()
     if out is not None and out.weight is emb.weight:
@@ -83,7 +92,10 @@ def save(folder: Path, model: nn.Module, state: Mapping[str, Any], lora: bool) -
     else:
         from safetensors.torch import save_file
 
-        save_file({n: p.detach().contiguous().cpu() for n, p in model.named_parameters() if p.requires_grad}, str(folder / FULL_FILE))
+        save_file(
+            {n: p.detach().contiguous().cpu() for n, p in model.named_parameters() if p.requires_grad},
+            str(folder / FULL_FILE),
+        )
     write_json_atomic(folder / STATE_FILE, state)
 
 
@@ -102,9 +114,12 @@ def load(folder: Path, model: nn.Module, lora: bool) -> None:
     if lora:
         from peft import set_peft_model_state_dict
 
-        set_peft_model_state_dict(model, load_file(str(folder / ADAPTER_DIR / "adapter_model.safetensors"), device=str(device)))
+        set_peft_model_state_dict(
+            model, load_file(str(folder / ADAPTER_DIR / "adapter_model.safetensors"), device=str(device))
+        )
         return
     result = model.load_state_dict(load_file(str(folder / FULL_FILE), device=str(device)), strict=False)
     if result.unexpected_keys:
-        raise ConfigError(f"checkpoint {folder} does not match the model (unexpected {result.unexpected_keys[:3]}); delete it to re-train")
-
+        raise ConfigError(
+            f"checkpoint {folder} does not match the model (unexpected {result.unexpected_keys[:3]}); delete it to re-train"
+        )
