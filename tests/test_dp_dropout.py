@@ -14,8 +14,11 @@ from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDa
 from synbench.privacy import NoiseSource
 from test_dpdiffusion import corpus, denoiser
 from test_dpgen import corpus as dpgen_corpus  # noqa: F401  (a fixture, used by name)
-from test_dpgen import generator, spec
-from test_dpgen import one_thread  # noqa: F401  (autouse: active here only when imported)
+from test_dpgen import (
+    generator,
+    one_thread,  # noqa: F401  (autouse: active here only when imported)
+    spec,
+)
 
 
 class Attention(nn.Module):
