@@ -116,7 +116,8 @@ class Generator(ABC):
         """Write `n` synthetic documents (exactly `label_counts` per label set, if given)."""
 
     def sampling_details(self) -> Mapping[str, Any]:
-        """Statistics of the last `sample` call (its output is DP, so they are too); keys declared in `public_details`."""
+        """Statistics of the last `sample` call (its output is DP, so they are too); keys declared in
+        `public_details`."""
         return {}
 
 

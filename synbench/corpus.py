@@ -87,7 +87,8 @@ class Corpus:
         )
 
     def digest(self) -> str:
-        """A stable hash of the documents and their labels, in order: caches and checkpoints key on it, never on text."""
+        """A stable hash of the documents and their labels, in order: caches and checkpoints key on it, never on
+        text."""
         h = hashlib.sha256()
         for text, labels in zip(self.texts, self.labels):
             h.update(hashlib.sha256(json.dumps([text, list(labels)]).encode()).digest())

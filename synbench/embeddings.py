@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """A sentence encoder: `package` is an offline pip package with `get_model_path()`, else `pretrained` is a hub id or folder."""
+    """A sentence encoder: `package` is an offline pip package with `get_model_path()`, else `pretrained` is a hub id or
+    folder."""
 
     name: str
     pretrained: str

@@ -27,7 +27,8 @@ class PluginError(SynBenchError):
 
 
 def check_keys(node: Mapping[str, Any], known: Iterable[str], where: str) -> None:
-    """Fail on a key of config node `where` that nothing reads (a typo would otherwise be ignored), naming the known ones."""
+    """Fail on a key of config node `where` that nothing reads (a typo would otherwise be ignored), naming the known
+    ones."""
     known = list(known)
     unknown = sorted(set(node) - set(known))
     if unknown:

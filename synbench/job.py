@@ -80,7 +80,8 @@ def derive_seed(seed: int, *path: int) -> int:
 
 
 def check_top_level(cfg: DictConfig) -> None:
-    """`eps`, `delta`, `accountant`, `seed`, `task.n_synthetic` as the command line gave them, checked before anything runs."""
+    """`eps`, `delta`, `accountant`, `seed`, `task.n_synthetic` as the command line gave them, checked before anything
+    runs."""
     check_epsilon(cfg.eps)
     check_delta_setting(cfg.delta)
     check_accountant(cfg.accountant)
@@ -125,7 +126,8 @@ def credential_keys(value: Any, path: str = "") -> list[str]:
 
 
 def check_no_credentials(value: Any, where: str = "the config") -> None:
-    """Refuse a URL with `user:password@` in it: configs are saved (.hydra/, results.json, W&B); keys come from the environment."""
+    """Refuse a URL with `user:password@` in it: configs are saved (.hydra/, results.json, W&B); keys come from the
+    environment."""
     keys = credential_keys(value)
     if keys:
         raise ConfigError(
@@ -165,7 +167,8 @@ FOLDER_MODE = 0o700
 
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside `path` for a writer to fill; renamed onto `path` when the block ends, removed if it fails.
+    """A temporary path beside `path` for a writer to fill; renamed onto `path` when the block ends, removed if it
+    fails.
 
     The one way every file of a job is written (text, JSON, numpy arrays, index
     files): a reader, or a resumed job, never sees half a file, and the file

@@ -50,7 +50,8 @@ def node(cfg: DictConfig, key: str) -> dict[str, Any]:
 
 
 def privacy_spec(cfg: DictConfig, n_private: int) -> PrivacySpec:
-    """The job's budget for a private set of `n_private` documents: delta resolved once here, noise secret unless seeded."""
+    """The job's budget for a private set of `n_private` documents: delta resolved once here, noise secret unless
+    seeded."""
     noise_cfg = node(cfg, "privacy")
     check_keys(noise_cfg, ("noise_seed", "secure_mode", "allow_large_delta"), "privacy config")
     seed = noise_cfg.get("noise_seed")
@@ -68,7 +69,8 @@ def privacy_spec(cfg: DictConfig, n_private: int) -> PrivacySpec:
 
 
 def log_private_stats(cfg: DictConfig) -> bool:
-    """Whether the user opted in to releasing statistics of private data without noise (`tracking.log_private_stats`)."""
+    """Whether the user opted in to releasing statistics of private data without noise
+    (`tracking.log_private_stats`)."""
     return bool(OmegaConf.select(cfg, "tracking.log_private_stats", default=False))
 
 
@@ -123,7 +125,8 @@ class JobRun:
 
 
 def error_record(exc: BaseException) -> dict[str, str]:
-    """The error as results keep it: our errors' messages never quote data; others' might, so only their type is kept."""
+    """The error as results keep it: our errors' messages never quote data; others' might, so only their type is
+    kept."""
     if isinstance(exc, SynBenchError):
         return {"type": type(exc).__name__, "message": str(exc)}
     return {"type": type(exc).__name__, "message": "not recorded (it may quote data); see the job's log"}
@@ -170,7 +173,8 @@ def summary(results: dict[str, Any]) -> str:
         return f"{v:.3g}" if isinstance(v, float) else str(v)
 
     lines = [
-        f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: eps={show(results.get('epsilon'))}, "
+        f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: "
+        f"eps={show(results.get('epsilon'))}, "
         f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"
     ]
     utility = results.get("utility", {})  # macro F1 first where micro F1 mostly counts the majority class

@@ -254,7 +254,8 @@ def create(kind: str, node: Mapping[str, Any], **extra: Any) -> Any:
     name = params.pop(PLUGIN_KEY, None)
     if not name:
         raise PluginError(
-            f"the {kind[:-1]} config has no '{PLUGIN_KEY}' key naming its plugin; available: {', '.join(available(kind))}"
+            f"the {kind[:-1]} config has no '{PLUGIN_KEY}' key naming its plugin; "
+            f"available: {', '.join(available(kind))}"
         )
     cls = load(kind, str(name))
     params.update(extra)

@@ -107,7 +107,8 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class RunOutput:
-    """What `GeneratorRun.execute` returns: the run's record, and for a run done now the generator, fit report and output."""
+    """What `GeneratorRun.execute` returns: the run's record, and for a run done now the generator, fit report and
+    output."""
 
     record: dict[str, Any]
     generator: Generator | None = None  # None: the run was resumed from its record

@@ -115,7 +115,8 @@ class WandbTracker(Tracker):
             return
         if not report.is_private:
             log.warning(
-                "not logging samples: this generator's output is not DP (epsilon_spent=inf), so it may hold private text"
+                "not logging samples: this generator's output is not DP (epsilon_spent=inf), "
+                "so it may hold private text"
             )
             return
         rows = [[t, "\t".join(ls)] for t, ls in zip(synthetic.texts[: self._n_samples], synthetic.labels)]

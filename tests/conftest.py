@@ -43,7 +43,8 @@ def run_cli(args: list[str], cwd: Path, check: bool = True, timeout: int = 600) 
 
 
 def install_plugin(folder: Path) -> None:
-    """`pip install -e` a plugin package of this repository, as `make install` does (no dependencies: SynBench's suffice).
+    """`pip install -e` a plugin package of this repository, as `make install` does (no dependencies: SynBench's
+    suffice).
 
     Skipped when the package is already installed editable from `folder`, so
     running the tests of another checkout does not repoint this environment.

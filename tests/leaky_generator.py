@@ -4,7 +4,8 @@
 verbatim with correct plumbing (secret noise, label_counts, declared details).
 
 Test and benchmark helpers only (the audit and the conformance kit must catch
-them; they are never shipped in `synbench/`). In `LeakyGenerator` each private document is, independently with probability
+them; they are never shipped in `synbench/`).
+In `LeakyGenerator` each private document is, independently with probability
 1/2, released with one word dropped and two adjacent words swapped; the rest
 of the requested corpus is filled with documents of random words from the
 public vocabulary, so the output size never depends on the private data.

@@ -147,7 +147,8 @@ def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str])
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml")))
 def test_experiment_configs_compose(name: str) -> None:
-    """Every experiment composes as `+experiment=<name>`, names its sweep after itself, and its grid (if any) is valid."""
+    """Every experiment composes as `+experiment=<name>`, names its sweep after itself, and its grid (if any) is
+    valid."""
     from hydra import compose, initialize_config_module
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
@@ -269,7 +270,8 @@ PAPER_CLASSIFIERS = {
 
 
 def test_paper_table1_is_every_dataset_with_its_classifier_times_the_three_generators() -> None:
-    """The paper's grid: 9 datasets x 3 generators x 5 eps x 3 seeds, each job at one delta rule and the paper's models."""
+    """The paper's grid: 9 datasets x 3 generators x 5 eps x 3 seeds, each job at one delta rule and the paper's
+    models."""
     from hydra import compose, initialize_config_module
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):

@@ -119,7 +119,8 @@ def test_similarity_score_is_closest_match_minus_the_references_mean() -> None:
     targets = ["a b c", "x y"]
     synthetic = corpus(["a b c", "x q"])
     references = [corpus(["a b", "z"]), corpus(["q", "x y"])]
-    # target 1: synthetic 1.0; references 2/3 and 0 -> 1 - 1/3. target 2: synthetic 1/3; references 0 and 1 -> 1/3 - 1/2.
+    # target 1: synthetic 1.0; references 2/3 and 0 -> 1 - 1/3.
+    # target 2: synthetic 1/3; references 0 and 1 -> 1/3 - 1/2.
     np.testing.assert_allclose(attack.score(targets, synthetic, references), [2 / 3, 1 / 3 - 1 / 2])
     alone = SimilarityAttack(similarity="jaccard", reference=False)
     np.testing.assert_allclose(alone.score(targets, synthetic, []), [1.0, 1 / 3])

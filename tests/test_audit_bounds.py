@@ -204,7 +204,8 @@ def test_combined_bound_over_attacks_holds_under_the_null(mode: str) -> None:
 
 @pytest.mark.slow  # 200 one-run audits of three attacks: ~1.5 min on 2 cores
 def test_combined_bound_over_attacks_stays_below_a_known_eps_and_finds_the_leaking_attack() -> None:
-    """One attack sees randomised response at eps = 1, two see nothing: the combined bound exceeds 1 in <= 5% of audits."""
+    """One attack sees randomised response at eps = 1, two see nothing: the combined bound exceeds 1 in <= 5% of
+    audits."""
     rng = np.random.default_rng(7)
     cfg = AuditConfig(mode="one_run")
     found, chose_rr = [], 0

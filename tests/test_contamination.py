@@ -1,4 +1,5 @@
-"""Contamination: the infini-gram index and exact exposure, Min-K% / Min-K%++, and the task end to end with the ablation."""
+"""Contamination: the infini-gram index and exact exposure, Min-K% / Min-K%++, and the task end to end with the
+ablation."""
 
 from __future__ import annotations
 

@@ -278,7 +278,8 @@ def test_cli_trains_long_documents_in_bf16(tiny_model: dict[str, Any], tmp_path:
 
 @pytest.mark.slow
 def test_smollm2_2048_tokens_bf16_cli(tmp_path: Path) -> None:
-    """The issue's command on the real model (defaults: checkpointing on, 2 documents a physical batch), 4 private documents.
+    """The issue's command on the real model (defaults: checkpointing on, 2 documents a physical batch), 4 private
+    documents.
 
     A run of 8 documents with all metrics took 25 min on 2 busy cores; this one fits run_cli's 10 min on quiet ones.
     """

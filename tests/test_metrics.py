@@ -365,7 +365,8 @@ def test_real_f1_is_kept_on_disk_between_jobs(tmp_path: Path, monkeypatch: pytes
     assert folds3(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] != 0.123
     names = {p.name for p in (tmp_path / "utility").glob("real_f1-*.json")}
     assert len(names) == 3
-    # the file name is keyed by the per-user secret, so it is no digest of the private split: another secret, another name
+    # the file name is keyed by the per-user secret, so it is no digest of the private split: another secret, another
+    # name
     monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "other.key"))
     UtilityMetric(TFIDF)(real, train, context(train, cache_dir=str(tmp_path)))
     assert len({p.name for p in (tmp_path / "utility").glob("real_f1-*.json")} - names) == 1

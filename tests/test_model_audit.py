@@ -1,4 +1,5 @@
-"""Membership attacks on downstream models: the statistic, LiRA and RMIA by hand, null and over-fitted models, DP head, the task."""
+"""Membership attacks on downstream models: the statistic, LiRA and RMIA by hand, null and over-fitted models, DP head,
+the task."""
 
 from __future__ import annotations
 
@@ -164,8 +165,8 @@ def test_lira_global_variance_ddof0_matches_tensorflow_privacy_advanced_mia() ->
 def test_rmia_top_half_matches_ml_privacy_meter() -> None:
     # Transcribed from privacytrustlab/ml_privacy_meter modules/mia/attacks/rmia.py, run_rmia with
     # num_reference_models=None (M // 2) and get_out_ref_signals: signals are probabilities, samples x models; the OUT
-    # signals (IN ones zeroed) sorted in decreasing order, the first M // 2 averaged; p = (1 + a) / 2 mean + (1 - a) / 2;
-    # the score is the share of z with ratio_x / ratio_z > 1.
+    # signals (IN ones zeroed) sorted in decreasing order, the first M // 2 averaged;
+    # p = (1 + a) / 2 mean + (1 - a) / 2; the score is the share of z with ratio_x / ratio_z > 1.
     s, a = paired_signals(n=6, m=4, z=9, columns=1, seed=2), 0.3
     prob = lambda v: expit(v)[..., 0]  # noqa: E731  (one label column)
     target, refs, z_target, z_refs = (

@@ -45,7 +45,8 @@ def docs(n: int = N_DOCS) -> Corpus:
 
 
 def observed_step(tiny_model: dict[str, Any], precision: str, mode: str) -> dict[str, Any]:
-    """Two DP steps at sample rate 1 with lr 0 (same weights, same batches, same seeded noise); what the optimizer saw."""
+    """Two DP steps at sample rate 1 with lr 0 (same weights, same batches, same seeded noise); what the optimizer
+    saw."""
     loaded = load_causal_lm(tiny_model)
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA if mode == "hooks" else None)

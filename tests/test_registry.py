@@ -191,7 +191,8 @@ def test_register_refuses_a_wrong_base_a_taken_name_and_a_missing_module(tmp_pat
 
 
 def test_the_plugins_key_registers_a_module_for_the_whole_job(tmp_path) -> None:
-    """`python -m synbench plugins=[file.py]`: the job's registry lists the module's plugin beside the installed ones."""
+    """`python -m synbench plugins=[file.py]`: the job's registry lists the module's plugin beside the installed
+    ones."""
     from conftest import run_cli
 
     (tmp_path / "my_filters.py").write_text(LOCAL_FILTER)

@@ -1,4 +1,5 @@
-"""A generator that lies, for calibrating the audit: it claims eps = 1 but releases paraphrases of its private documents.
+"""A generator that lies, for calibrating the audit: it claims eps = 1 but releases paraphrases of its private
+documents.
 
 Benchmark helper only (never shipped in `synbench/`, never imported by
 tests). Each private document is released, independently with probability

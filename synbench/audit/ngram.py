@@ -134,7 +134,8 @@ def _occurrences(index: pd.Index, keys: np.ndarray) -> np.ndarray:
 
 
 class NgramAttack(Attack):
-    """n-gram LM membership attack (add-one or Kneser-Ney); `reference=False` is the synthetic-only variant, score = log P_syn."""
+    """n-gram LM membership attack (add-one or Kneser-Ney); `reference=False` is the synthetic-only variant,
+    score = log P_syn."""
 
     def __init__(
         self,

@@ -117,7 +117,8 @@ def pooled_summary(
     delta: float,
     seed: int,
 ) -> dict[str, Any]:
-    """The pooled one-run game's figures as `pooled.<key>`, and each run's own bound (`run_bounds`) as `eps_emp_lower_run_<r>`."""
+    """The pooled one-run game's figures as `pooled.<key>`, and each run's own bound (`run_bounds`) as
+    `eps_emp_lower_run_<r>`."""
     pooled, pooled_members, pooled_kinds = pool_games(scores, members, kinds)
     out, _, _ = summarise(pooled, pooled_members, cfg, delta, pooled_kinds, seed)
     figures: dict[str, Any] = {f"pooled.{k}": v for k, v in out.items() if k not in NOT_POOLED}

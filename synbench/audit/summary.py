@@ -151,7 +151,8 @@ def bounds(
 
 
 def one_run_best_guess(scores: np.ndarray, members: np.ndarray, cfg: AuditConfig) -> dict[str, int]:
-    """The grid point with the most right guesses beyond chance: what the one-run audit's guesses were, for the record."""
+    """The grid point with the most right guesses beyond chance: what the one-run audit's guesses were, for the
+    record."""
     shares = guess_shares(cfg.guess_fractions)
     _, guesses, correct = grid_counts(scores, members, shares)
     best = int(np.argmax(2 * correct[0] - guesses[0]))

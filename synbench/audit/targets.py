@@ -48,7 +48,8 @@ def select_targets(
     lof_neighbors: int = 20,
     lof_contamination: float | str = "auto",
 ) -> np.ndarray:
-    """Sorted positions of the outliers among the rows of `embeddings`: the union of both criteria, at most `max_targets`.
+    """Sorted positions of the outliers among the rows of `embeddings`: the union of both criteria, at most
+    `max_targets`.
 
     The candidates are the ceil(`far_fraction` * N) documents farthest from
     the centroid and the documents LOF flags. With `max_targets` None (the

@@ -50,7 +50,8 @@ def plan(cfg: AblationConfig) -> list[RunKey]:
 
 
 def removed(key: RunKey, flagged: np.ndarray, n_docs: int, seed: int) -> np.ndarray:
-    """Sorted positions the run removes; seeded by the job seed, step, rep and arm (a selection, not a privacy mechanism)."""
+    """Sorted positions the run removes; seeded by the job seed, step, rep and arm (a selection, not a privacy
+    mechanism)."""
     if key.arm == "none":
         return np.zeros(0, dtype=int)
     positions = np.flatnonzero(flagged)

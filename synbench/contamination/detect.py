@@ -59,10 +59,12 @@ def exact_section(
 def mink_sections(
     mc: MinKConfig, model_node: Mapping[str, Any], loaded: Any, train: Corpus, eval_split: Corpus, cache_dir: Path
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Min-K% and Min-K%++ of the private documents, thresholds from the calibration set, AUC where both sides are known.
+    """Min-K% and Min-K%++ of the private documents, thresholds from the calibration set, AUC where both sides are
+    known.
 
     Scores are cached under `cache_dir` (local disk, like the embedding caches), keyed by the model, k, max_length
-    and the texts (an HMAC under the per-user secret: the file name is no digest of them), so the ablation job after a detection job does not score the same documents again.
+    and the texts (an HMAC under the per-user secret: the file name is no digest of them), so the ablation job after
+    a detection job does not score the same documents again.
     """
 
     def score(docs: list[str], what: str) -> mink.MinKScores:

@@ -24,7 +24,8 @@ class BaseDataset(DatasetLoader):
 
     `label_space` is public (null: inferred from the data, with a warning,
     and flagged `label_space_inferred: true` in results; a space that looks
-    like document text is refused unless `allow_inferred_label_space`). `max_length` is the token sequence length generators use for this
+    like document text is refused unless `allow_inferred_label_space`).
+    `max_length` is the token sequence length generators use for this
     dataset (the paper's DP-Gen setting); loading does not truncate. `access`
     (public / DUA / credentialed) and `source` say where to get the data and
     appear in errors when it is missing. `long_documents` says how a

@@ -91,7 +91,8 @@ class DrugReviewDataset(BaseDataset):
             raise ConfigError(f"dataset.label={self.label!r} is not one of: {', '.join(LABEL_COLUMNS)}")
         if self.only_label_space and (self.label_space is None or self.condition_groups is not None):
             raise ConfigError(
-                f"dataset '{self.name}': only_label_space=true keeps the reviews whose label is in dataset.label_space, "
+                f"dataset '{self.name}': only_label_space=true keeps the reviews whose label is in "
+                "dataset.label_space, "
                 "so it needs a label_space list and no condition_groups; set both or set only_label_space=false"
             )
         self._groups_of: dict[str, list[str]] = {}

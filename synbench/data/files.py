@@ -135,6 +135,7 @@ class FileDataset(FieldDataset):
         fmt = SUFFIXES.get(path.suffix.lower())
         if fmt is None:
             raise ConfigError(
-                f"cannot tell the format of '{path}' from its suffix; set dataset.format to one of: {', '.join(FORMATS)}"
+                f"cannot tell the format of '{path}' from its suffix; "
+                f"set dataset.format to one of: {', '.join(FORMATS)}"
             )
         return fmt

@@ -1,4 +1,5 @@
-"""Opacus' per-sample gradient hooks with the privacy arithmetic in fp32, mixed ghost clipping, and per-document grouping.
+"""Opacus' per-sample gradient hooks with the privacy arithmetic in fp32, mixed ghost clipping, and per-document
+grouping.
 
 Mixed precision (`precision=bf16-mixed`, or `16-mixed` on CUDA): Lightning
 runs the training step, backward included, under `torch.autocast`, so
@@ -78,7 +79,8 @@ class PerSampleHooks(Fp32Hooks, GradSampleHooks):
 
 
 class GhostHooks(Fp32Hooks, GradSampleHooksFastGradientClipping):
-    """`grad_sample_mode=ghost`: per-example norms in fp32, ghost or per-sample per Linear layer (mixed ghost clipping)."""
+    """`grad_sample_mode=ghost`: per-example norms in fp32, ghost or per-sample per Linear layer (mixed ghost
+    clipping)."""
 
     NORM_SAMPLERS = {**GradSampleHooksFastGradientClipping.NORM_SAMPLERS, nn.Linear: mixed_linear_norm_sample}
 

@@ -177,7 +177,8 @@ class LabelSetConfig:
         )
 
     def calibrate(self, epsilon: float, delta: float, multi_label: bool) -> LabelSetBudget:
-        """The release that is (epsilon, delta)-DP on its own, epsilon read at delta - delta_select (eps = inf: exact)."""
+        """The release that is (epsilon, delta)-DP on its own, epsilon read at delta - delta_select (eps = inf:
+        exact)."""
         select = self.delta_select(delta, multi_label, math.isfinite(epsilon))
         return self.budget(gaussian_sigma(epsilon, delta - select, self.gaussians(multi_label)), delta, multi_label)
 

@@ -342,7 +342,8 @@ class StaticScaleFp16(MixedPrecision):
 
 
 def precision_args(precision: str) -> dict[str, Any]:
-    """Trainer keywords for `precision`: fp16 mixed precision gets the static-scale plugin (see the module docstring)."""
+    """Trainer keywords for `precision`: fp16 mixed precision gets the static-scale plugin (see the module
+    docstring)."""
     if precision in ("16-mixed", "16"):
         return {"plugins": [StaticScaleFp16()]}
     return {"precision": precision}

@@ -106,7 +106,8 @@ def make_private(
     criterion: Any = None,
     loss_scale: float = 1.0,
 ) -> dict[str, Any]:
-    """Opacus DP-SGD over `loader` (built by `poisson_loader`): hooks, DP optimizer, accountant and, for ghost, criterion.
+    """Opacus DP-SGD over `loader` (built by `poisson_loader`): hooks, DP optimizer, accountant and, for ghost,
+    criterion.
 
     Returns `engine`, `hooks`, `optimizer` and `criterion` (None unless
     ghost clipping). The loader is already Poisson, so Opacus is told not to

@@ -34,7 +34,8 @@ class CopyGenerator(Generator):
         return FitReport(epsilon_spent=math.inf, delta=0.0, details={"control": "copy"})
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
-        """The private documents themselves: each one floor(n/N) or ceil(n/N) times (all of them, in order, when n = N)."""
+        """The private documents themselves: each one floor(n/N) or ceil(n/N) times (all of them, in order,
+        when n = N)."""
         if self._corpus is None:
             raise ConfigError("generator 'copy': sample() called before fit()")
         corpus = self._corpus

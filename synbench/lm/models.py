@@ -46,7 +46,8 @@ class ModelSpec:
             raise ConfigError(f"model.dtype={spec.dtype!r} is unknown; choose one of {', '.join(DTYPES)}")
         if spec.attn_implementation not in ATTENTION:
             raise ConfigError(
-                f"model.attn_implementation={spec.attn_implementation!r} is unknown; choose one of {', '.join(ATTENTION)}"
+                f"model.attn_implementation={spec.attn_implementation!r} is unknown; "
+                f"choose one of {', '.join(ATTENTION)}"
             )
         return spec
 

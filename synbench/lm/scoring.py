@@ -58,7 +58,8 @@ def _forward(model: Any, rows: list[list[int]], pad_id: int) -> tuple[torch.Tens
 def token_scores(
     model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int, max_length: int, desc: str = "score"
 ) -> list[TokenScores]:
-    """Per-token scores of each text under `model` (the first token is conditioned on BOS, or EOS when there is none)."""
+    """Per-token scores of each text under `model` (the first token is conditioned on BOS, or EOS when there is
+    none)."""
     model.eval()
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
     rows = _encode(tokenizer, texts, max_length, start)

@@ -158,7 +158,8 @@ class UtilityMetric(Metric):
         return [(real.subset(np.setdiff1d(order, rows)), rows) for rows in folds if len(rows)]
 
     def _train_and_score(self, corpus: Corpus, real: Corpus, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """Scores on `real` of the classifier trained on `corpus`, its training label matrix, and the unknown labels dropped."""
+        """Scores on `real` of the classifier trained on `corpus`, its training label matrix, and the unknown labels
+        dropped."""
         y, unknown = indicator(corpus.labels, real.label_space)
         keep = y.sum(axis=1) > 0
         y = y[keep]

@@ -88,7 +88,8 @@ class ModelAuditConfig:
             raise ConfigError(f"model_audit.ref_fraction={self.ref_fraction} must lie in (0, 1]")
         if self.n_synthetic is not None and self.n_synthetic < 2:
             raise ConfigError(
-                f"model_audit.n_synthetic={self.n_synthetic} must be at least 2, or null for the audited set's planned size"
+                f"model_audit.n_synthetic={self.n_synthetic} must be at least 2, "
+                "or null for the audited set's planned size"
             )
         if self.n_population < 1:
             raise ConfigError(f"model_audit.n_population={self.n_population} must be at least 1 (RMIA's z samples)")

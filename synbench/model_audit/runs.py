@@ -154,7 +154,8 @@ class ModelRunner:
             signals, spent = self.signals(data, private if cell.dp else public_run, seed)
             return record.write({"n_train": len(data), "epsilon_spent": spent, "signals": signals})
         synthetic = self.folder / f"{regime}_{name}.synthetic.jsonl" if self.audit.save_synthetic else None
-        # the synthetic size is fixed in advance: one that followed the set's size would reveal how many targets it holds
+        # the synthetic size is fixed in advance: one that followed the set's size would reveal how many targets it
+        # holds
         generator_run = GeneratorRun(
             self.generator_node,
             self.generator_name,
@@ -172,7 +173,8 @@ class ModelRunner:
         ).record
 
     def signals(self, data: Corpus, privacy: PrivacySpec, seed: int) -> tuple[np.ndarray, float]:
-        """Logit-scaled confidences on the evaluated documents of the classifier trained on `data`, and its epsilon spent."""
+        """Logit-scaled confidences on the evaluated documents of the classifier trained on `data`, and its epsilon
+        spent."""
         probs, spent = self.train(data, privacy, seed)
         truth, _ = indicator(self.evaluate.labels, self.pool.label_space)
         return logit_confidence(probs, truth, self.pool.multi_label), spent

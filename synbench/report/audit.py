@@ -170,7 +170,8 @@ def paper_region_epsilon(jobs: pd.DataFrame) -> pd.Series:
 
 
 def paper_region_table(frame: pd.DataFrame, confidence: float) -> Table | None:
-    """The paper's reading: TPR at FPR 0.1 and 0.2, the epsilon those points imply, and whether it exceeds the nominal."""
+    """The paper's reading: TPR at FPR 0.1 and 0.2, the epsilon those points imply, and whether it exceeds the
+    nominal."""
     jobs = audit_jobs(frame)
     columns = region_columns(jobs)
     if jobs.empty or not columns:

@@ -81,7 +81,8 @@ def split_columns(jobs: pd.DataFrame, directions: dict[str, bool]) -> tuple[list
 def generator_rows(
     jobs: pd.DataFrame, columns: list[str], directions: dict[str, bool], confidence: float
 ) -> list[tuple[Cell, ...]]:
-    """One row per generator x epsilon; per epsilon, the best value of each directed column is marked (unless all tie)."""
+    """One row per generator x epsilon; per epsilon, the best value of each directed column is marked (unless all
+    tie)."""
     rows: list[tuple[float, list[Cell], list[Estimate | None]]] = []
     for (generator, eps), group in groups(jobs, ["generator", "epsilon"]):
         found = [metric_cell(group, c, confidence) for c in columns]

@@ -197,7 +197,8 @@ def audit_job(job: JobRun) -> None:
     job.tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
     job.tracker.log_image("audit/roc", job.job_dir / PLOT_FILE)
     log.info(
-        "audit: AUC %.3f, eps_emp %.3f (estimate), eps_emp_lower %.3f (%.0f%% bound; nominal eps %s), gdp_mu_lower %.3f",
+        "audit: AUC %.3f, eps_emp %.3f (estimate), eps_emp_lower %.3f (%.0f%% bound; nominal eps %s), "
+        "gdp_mu_lower %.3f",
         summary["auc"],
         summary["eps_emp"],
         summary["eps_emp_lower"],

@@ -56,7 +56,8 @@ run = ContaminationTask().run  # the task as a function, `run(cfg, spec, job_dir
 
 
 def ablation_section(job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray) -> dict[str, Any]:
-    """The ablation's runs (`synbench.contamination.ablation`) and the table of mean F1 with 95% intervals; fills the release header.
+    """The ablation's runs (`synbench.contamination.ablation`) and the table of mean F1 with 95% intervals; fills the
+    release header.
 
     Every run gets the job's one budget: delta resolved once from the whole
     private split, never from a run's smaller set, so the delta results

@@ -143,5 +143,6 @@ class NewPluginTask(Task):
         print(f"wrote the {plugin.kind} plugin '{name}' (package {values['dist']}) to {dest}:")
         print("\n".join(f"  {path.relative_to(dest)}" for path in written))
         print(
-            f"next:\n  pip install -e {dest}\n  python -m pytest {dest / 'tests'}\n  python -m synbench {values['select']}"
+            f"next:\n  pip install -e {dest}\n  python -m pytest {dest / 'tests'}\n"
+            f"  python -m synbench {values['select']}"
         )

@@ -176,7 +176,8 @@ def generator_checks(factory: Callable[[], Generator], **options: Any) -> Iterat
 
 
 def check_generator(factory: Callable[[], Generator], **options: Any) -> None:
-    """Run every named check of `generator_checks(factory, **options)`; raise one `ConformanceError` naming all failures.
+    """Run every named check of `generator_checks(factory, **options)`; raise one `ConformanceError` naming all
+    failures.
 
     The one-call entry, as scikit-learn's `check_estimator`: every check runs
     (a failure in one does not hide the others) and each broken contract is
@@ -466,7 +467,10 @@ class _GeneratorRun:
         call = f"sample({n})" if label_counts is None else f"sample({n}, label_counts={_show(label_counts)})"
         with self.checks.running(contract, f"{call} after fit() {where}"):
             out = generator.sample(n) if label_counts is None else generator.sample(n, label_counts)
-        fix = "return Corpus.build(texts, labels, corpus.label_space, multi_label=corpus.multi_label) with exactly n documents"
+        fix = (
+            "return Corpus.build(texts, labels, corpus.label_space, multi_label=corpus.multi_label) "
+            "with exactly n documents"
+        )
         if not isinstance(out, Corpus):
             self.checks.stop(
                 "sample-output", f"{call} {where} returned a {type(out).__name__}, not a synbench.corpus.Corpus", fix

@@ -75,7 +75,8 @@ def _scores(factory: Callable[[], ModelAttack], signals: ModelSignals, checks: C
 
 
 def check_model_attack(factory: Callable[[], ModelAttack]) -> None:
-    """Check that the model attacks `factory()` builds keep the `ModelAttack` contracts; raise `ConformanceError` if not."""
+    """Check that the model attacks `factory()` builds keep the `ModelAttack` contracts; raise `ConformanceError` if
+    not."""
     _, checks = begin("model attack", factory, ModelAttack)
     for n_labels in (1, 3):
         what = f"with {n_labels} label column(s)"

@@ -133,7 +133,8 @@ class DPUnigramGenerator(Generator):
             raise ConfigError(f"generator.max_tokens_per_doc={max_tokens_per_doc} is invalid: use a positive integer")
         if not 1 <= min_length <= max_length:
             raise ConfigError(
-                f"generator.min_length={min_length}, max_length={max_length} are invalid: need 1 <= min_length <= max_length"
+                f"generator.min_length={min_length}, max_length={max_length} are invalid: "
+                "need 1 <= min_length <= max_length"
             )
         self.max_tokens_per_doc = int(max_tokens_per_doc)
         self.max_length = int(max_length)

@@ -1,4 +1,5 @@
-"""Tests of `DPUnigramGenerator`; they need the plugin installed (`pip install -e plugins/synbench-example-generator`)."""
+"""Tests of `DPUnigramGenerator`; they need the plugin installed
+(`pip install -e plugins/synbench-example-generator`)."""
 
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ def test_multi_label_sets_draw_from_their_labels(corpus: Corpus) -> None:
 
 
 def test_multi_label_data_gets_a_dp_plan_of_label_sets() -> None:
-    """Sets from partition selection (4 Gaussian mechanisms with the tail's marginals), charged at delta - delta_select."""
+    """Sets from partition selection (4 Gaussian mechanisms with the tail's marginals), charged at
+    delta - delta_select."""
     texts = POS * 20 + NEG * 20 + [f"{p} but {n}" for p, n in zip(POS, NEG)] * 20
     multi = Corpus.build(
         texts, [["pos"]] * 60 + [["neg"]] * 60 + [["pos", "neg"]] * 60, ["pos", "neg"], multi_label=True

@@ -67,7 +67,10 @@ LABEL_PRIORS = ("dp", "uniform")
 BATCHINGS = ("hashed", "sequential")
 # The neighbouring relation each batching's bound holds under, reported in results as `adjacency`.
 ADJACENCY = {"hashed": "add_remove", "sequential": "replace"}
-PRIVATE_PROMPT = 'Here is a {label} {domain}:\n"{text}"\nWrite one more {label} {domain} in the same style. Reply with the text only.'
+PRIVATE_PROMPT = (
+    'Here is a {label} {domain}:\n"{text}"\nWrite one more {label} {domain} in the same style. '
+    "Reply with the text only."
+)
 PUBLIC_PROMPT = "Write one {label} {domain}. Reply with the text only."
 
 

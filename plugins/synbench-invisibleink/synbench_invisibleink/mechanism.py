@@ -47,7 +47,8 @@ def dclip_scores(
 
 
 def topk_plus(public: torch.Tensor, k: int, clip: float, batch_size: int) -> torch.Tensor:
-    """Mask (docs, vocab) of the top-k+ set: public logit >= k-th largest public logit - 2C/B (all for k < 1 or C = inf)."""
+    """Mask (docs, vocab) of the top-k+ set: public logit >= k-th largest public logit - 2C/B
+    (all for k < 1 or C = inf)."""
     if k < 1 or k >= public.shape[-1] or math.isinf(clip):
         return torch.ones_like(public, dtype=torch.bool)
     kth = public.topk(k, dim=-1).values[:, -1:]

@@ -50,7 +50,8 @@ def test_config_file_matches_constructor(chat_model: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("batching", ["sequential", "hashed"])
 def test_conforms_to_the_synbench_generator_contract(chat_model: dict[str, Any], batching: str) -> None:
-    """The kit: budget and delta, secret noise (replicated with a noise seed), label_counts, eps=inf, no private text."""
+    """The kit: budget and delta, secret noise (replicated with a noise seed), label_counts, eps=inf, no private
+    text."""
     check_generator(lambda: make(chat_model, batching=batching))
 
 
@@ -114,7 +115,8 @@ def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(
 
 
 def test_hashed_batches_change_in_one_batch_per_pass_when_a_document_is_added(chat_model: dict[str, Any]) -> None:
-    """Add/remove adjacency: with the same (DP) plan, the neighbour's batches differ by that one document, once per pass."""
+    """Add/remove adjacency: with the same (DP) plan, the neighbour's batches differ by that one document, once per
+    pass."""
     corpus = public_corpus(per_label=20)
     released = lsets.release(corpus, lsets.LabelSetConfig().budget(2.0, 1e-5, False), NoiseSource(seed=3))
     gen = make(chat_model, batch_size=4, passes=2, batching="hashed")

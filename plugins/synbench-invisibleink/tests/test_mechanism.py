@@ -17,7 +17,8 @@ def logits(rows: int, seed: int, scale: float = 4.0) -> torch.Tensor:
 
 @pytest.mark.parametrize("clip", [0.1, 0.8, 3.0])
 def test_replacing_one_reference_by_the_empty_one_moves_every_score_by_at_most_c_over_b(clip: float) -> None:
-    """The paper's sensitivity: |score(R) - score(R')|_inf <= C/B, and so the token's log-probabilities move by <= 2C/(B tau)."""
+    """The paper's sensitivity: |score(R) - score(R')|_inf <= C/B, and so the token's log-probabilities move by
+    <= 2C/(B tau)."""
     public, owner = logits(1, 0), torch.zeros(B, dtype=torch.long)
     for trial in range(8):
         private = logits(B, 100 + trial, scale=10.0)  # far from the public logits: clipping is active

@@ -167,7 +167,8 @@ def blank_words(text: str, share: float, rng: np.random.Generator, blank: str = 
 
 
 def target_words(parent_words: int, jitter: float, rng: np.random.Generator, minimum: int = 5) -> int:
-    """A target length around the parent's word count: uniform in [(1 - jitter) w, (1 + jitter) w], at least `minimum`."""
+    """A target length around the parent's word count: uniform in [(1 - jitter) w, (1 + jitter) w], at least
+    `minimum`."""
     w = max(parent_words, minimum)
     return max(minimum, int(round(rng.uniform(1 - jitter, 1 + jitter) * w)))
 

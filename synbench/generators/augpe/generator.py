@@ -199,7 +199,8 @@ class AugPEGenerator(Generator):
     def variation_api(
         self, parents: Sequence[str], labels: Sequence[Labels], per_parent: int, rng: np.random.Generator
     ) -> list[str]:
-        """`per_parent` variations of each parent (parent-major order): rephrased or blanks filled, length around the parent's."""
+        """`per_parent` variations of each parent (parent-major order): rephrased or blanks filled, length around the
+        parent's."""
         requests: list[ChatRequest] = []
         for text, ls in zip(parents, labels):
             for _ in range(per_parent):

@@ -26,7 +26,8 @@ from synbench.generators.dpdiffusion.data import forbidden_ids, label_codes, lay
 
 
 def output_stats(texts: Sequence[str], steps: int, tokens: int, seconds: float) -> dict[str, Any]:
-    """Statistics of the synthetic text (a DP output): sampling steps and speed (empty/degenerate: the tasks count them)."""
+    """Statistics of the synthetic text (a DP output): sampling steps and speed (empty/degenerate: the tasks count
+    them)."""
     return {
         "sample_steps": steps,
         "generated_tokens": tokens,

@@ -74,7 +74,8 @@ class DPGenSettings(DPSGDSettings):
 
     @property
     def checkpointing(self) -> bool:
-        """Activation checkpointing: as set, or (auto) from 1024 training tokens on, where activations dominate memory."""
+        """Activation checkpointing: as set, or (auto) from 1024 training tokens on, where activations dominate
+        memory."""
         return (
             self.max_seq_len >= 1024 if self.activation_checkpointing == "auto" else bool(self.activation_checkpointing)
         )

@@ -121,5 +121,6 @@ def load(folder: Path, model: nn.Module, lora: bool) -> None:
     result = model.load_state_dict(load_file(str(folder / FULL_FILE), device=str(device)), strict=False)
     if result.unexpected_keys:
         raise ConfigError(
-            f"checkpoint {folder} does not match the model (unexpected {result.unexpected_keys[:3]}); delete it to re-train"
+            f"checkpoint {folder} does not match the model (unexpected {result.unexpected_keys[:3]}); "
+            "delete it to re-train"
         )
