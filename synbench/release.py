@@ -117,7 +117,8 @@ def task_class(results: Mapping[str, Any]) -> "type[Task] | None":
 
 
 def violations(results: Mapping[str, Any], generator: "type[Generator] | None") -> list[str]:
-    """Fields of `results` outside the allow-list (and not declared in `non_dp_outputs`); empty when the release is clean."""
+    """Fields of `results` outside the allow-list (and not declared in `non_dp_outputs`); empty when the release is
+    clean."""
     flagged = set(results.get("non_dp_outputs", []))
     task = task_class(results)
     sections = task.results_sections if task is not None else frozenset()

@@ -319,7 +319,8 @@ window.addEventListener("load", () => {
 
 
 def chromium_or_skip() -> str:
-    """The `chromium` binary; CI (.ci/run installs it and sets SYNBENCH_REQUIRE_CHROMIUM=1) fails instead of skipping."""
+    """The `chromium` binary; CI (.ci/run installs it and sets SYNBENCH_REQUIRE_CHROMIUM=1) fails instead of
+    skipping."""
     chromium = shutil.which("chromium")
     if chromium is None:
         if os.environ.get("SYNBENCH_REQUIRE_CHROMIUM") == "1":
