@@ -53,6 +53,7 @@ RESULT_FIELDS = frozenset(
         "noise",
         "label_space_inferred",
         "non_dp_outputs",
+        "diagnostic_outputs",  # the part of non_dp_outputs that is the operator's reference (real-data baselines)
         "generation",
         "utility",
         "fidelity",

@@ -88,7 +88,10 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         "status": str(results.get("status", "?")),
         "noise": results.get("noise"),
         "delta": to_float(results.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
-        "non_dp": ", ".join(map(str, results.get("non_dp_outputs") or [])),
+        # the generator's release only: the operator's reference figures (diagnostic_outputs) describe the real data
+        "non_dp": ", ".join(
+            str(k) for k in results.get("non_dp_outputs") or [] if k not in (results.get("diagnostic_outputs") or [])
+        ),
         "label_space_inferred": bool(results.get("label_space_inferred")),
         "non_private_control": bool(results.get("non_private_control")),
     }

@@ -86,7 +86,8 @@ MARKERS: tuple[tuple[str, Callable[[pd.DataFrame], pd.Series], str], ...] = (
     (
         "†",
         lambda jobs: jobs["non_dp"].fillna("") != "",
-        "not DP: the job released statistics of private data without noise (its non_dp_outputs name them)",
+        "not DP: the job released statistics of private data without noise "
+        "(its non_dp_outputs name them, the real-data reference aside)",
     ),
     (
         "¶",
@@ -96,7 +97,8 @@ MARKERS: tuple[tuple[str, Callable[[pd.DataFrame], pd.Series], str], ...] = (
     (
         "‡",
         lambda jobs: jobs["noise"] == "seeded",
-        "seeded noise: privacy noise reproducible from privacy.noise_seed, so not DP against anyone who knows that seed",
+        "seeded noise: privacy noise reproducible from privacy.noise_seed, "
+        "so not DP against anyone who knows that seed",
     ),
     (
         "§",

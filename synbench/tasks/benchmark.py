@@ -61,8 +61,10 @@ def score_metrics(
         job.results.setdefault("higher_is_better", {}).update(
             {f"{metric.section}{suffix}.{k}": bool(up) for k, up in metric.higher_is_better.items() if k in values}
         )
-        declared = (metric.diagnostic_keys() & set(values)) | (private if opt_in else set())
-        non_dp += [f"{metric.section}{suffix}.{k}" for k in sorted(declared)]
+        diagnostics = [f"{metric.section}{suffix}.{k}" for k in sorted(metric.diagnostic_keys() & set(values))]
+        # named apart as well, so the report does not mark a generator's row "not DP" for the operator's reference
+        job.results["diagnostic_outputs"] = sorted({*job.results.get("diagnostic_outputs", []), *diagnostics})
+        non_dp += diagnostics + [f"{metric.section}{suffix}.{k}" for k in sorted(private) if opt_in]
     return non_dp
 
 
