@@ -97,6 +97,21 @@ def set_counts(corpus: Corpus) -> dict[Labels, int]:
     return dict(sorted(counts.items(), key=lambda item: [position[label] for label in item[0]]))
 
 
+# The fit-report details every label plan writes (DP outputs: the plan's noise settings and what it released), so a
+# generator lists them in its `public_details` as `*PUBLIC_DETAILS` rather than spelling them out again.
+PUBLIC_DETAILS: tuple[str, ...] = (
+    "label_noise_std",
+    "label_mechanisms",
+    "label_delta_select",
+    "label_threshold",
+    "label_tail",
+    "label_prior",
+    "label_sets_released",
+    "label_multi_sets_released",
+    "label_head_share",
+)
+
+
 @dataclass(frozen=True)
 class LabelSetBudget:
     """The calibrated release: noise std, Gaussian steps charged, and delta spent on partition selection.
