@@ -11,6 +11,15 @@ An audit with targets of both kinds gets one row per kind under its own
 (`outliers`, `canaries`), and one with `audit.repeats` > 1 shows the mean and
 95% interval of its bound over the repeats.
 
+An audit that ran several attacks gets a per-attack table: each attack's AUC
+and bound beside the combined bound and the attack it chose. Each attack's
+bound holds for that attack alone; the largest of several, picked after
+seeing them, does not, so a violation rests on the combined bound (which
+pays for the choice). A one-run audit with repeats pools its runs into one
+game (`audit.pooled.<key>`): that bound is evidence like the headline one
+and is marked the same way, beside the mean of the runs' own bounds, which
+says how stable one run is and is no bound.
+
 The paper reads violations in the low-FPR region FPR in [0.1, 0.2]: the
 empirical epsilon of the ROC points there (TPR 0.38 at FPR 0.1 is 1.34). A
 second table gives that reading from the audit's `tpr_at_fpr_<f>` for the
@@ -20,6 +29,8 @@ grid's f in the region, as an estimate beside the bound, not as evidence.
 from __future__ import annotations
 
 import math
+import re
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,6 +44,9 @@ KEYS = ["dataset", "generator", "audit.mode", "epsilon"]
 LOWER = "audit.eps_emp_lower"
 TPR_PREFIX = "audit.tpr_at_fpr_"
 KINDS = ("outliers", "canaries")
+POOLED = "pooled"  # the pooled one-run game's figures: `audit.pooled.<key>`
+CHOSEN = "audit.attack_chosen"  # which attack the combined bound's held-out part chose (text)
+REPEATS = "audit.repeats"  # written only when the job ran more than one audit
 PER_KIND = (
     "audit.auc",
     "audit.eps_emp",
@@ -52,10 +66,15 @@ def audit_jobs(frame: pd.DataFrame) -> pd.DataFrame:
     return task_jobs(frame, TASK).fillna({"audit.mode": "?"}) if "audit.mode" in frame else frame.iloc[:0]
 
 
+def tpr_columns(jobs: pd.DataFrame) -> dict[str, float]:
+    """The `tpr_at_fpr_<f>` columns and their f, by f; not the repeats' `tpr_at_fpr_<f>_mean` and interval ends."""
+    found = (re.fullmatch(re.escape(TPR_PREFIX) + r"(\d+(?:\.\d*)?(?:e-?\d+)?)", c) for c in jobs.columns)
+    return dict(sorted(((m[0], float(m[1])) for m in found if m), key=lambda item: item[1]))
+
+
 def metric_columns(jobs: pd.DataFrame) -> list[str]:
     """AUC, TPR at each low FPR (numerically), then the point estimate and the lower bound of epsilon."""
-    tpr = sorted((c for c in jobs.columns if c.startswith(TPR_PREFIX)), key=lambda c: float(c[len(TPR_PREFIX) :]))
-    return ["audit.auc", *tpr, "audit.eps_emp", LOWER]
+    return ["audit.auc", *tpr_columns(jobs), "audit.eps_emp", LOWER]
 
 
 DETAIL_COLUMNS = [
@@ -104,29 +123,34 @@ def violations(group: Group, eps: float, column: str = LOWER) -> tuple[Cell, boo
     return Cell("VIOLATION" + (f": {hits} of {n} seeds" if n > 1 else ""), "violation"), True
 
 
+def head_cells(key: tuple, group: Group) -> tuple[Cell, ...]:
+    """A row's first cells: dataset, generator with its markers, audit mode, nominal epsilon."""
+    dataset, generator, mode, eps = key
+    return Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)), Cell(format_eps(eps))
+
+
+def bound_cells(group: Group, eps: float, confidence: float) -> tuple[Cell, Cell]:
+    """The group's eps_emp_lower cell, marked when it is a violation, and the violation verdict."""
+    verdict, violated = violations(group, eps)
+    bound = metric_cell(group, LOWER, confidence)[0]
+    return (Cell(bound.text, "violation") if violated else bound), verdict
+
+
 def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     """One row per dataset x generator x audit mode x nominal epsilon, over seeds."""
     jobs = audit_jobs(frame)
     if jobs.empty:
         return None
     columns = metric_columns(jobs)
-    rows = []
-    for (dataset, generator, mode, eps), group in groups(jobs, KEYS):
-        verdict, violated = violations(group, eps)
-        cells = [metric_cell(group, c, confidence)[0] for c in columns]
-        if violated:
-            cells[-1] = Cell(cells[-1].text, "violation")
-        rows.append(
-            (
-                Cell(str(dataset)),
-                Cell(f"{generator}{markers(group.all)}"),
-                Cell(str(mode)),
-                Cell(format_eps(eps)),
-                group.seeds_cell(),
-                *cells,
-                verdict,
-            )
+    rows = [
+        (
+            *head_cells(key, group),
+            group.seeds_cell(),
+            *(metric_cell(group, c, confidence)[0] for c in columns[:-1]),  # the last is the bound, marked
+            *bound_cells(group, key[3], confidence),
         )
+        for key, group in groups(jobs, KEYS)
+    ]
     head = ("dataset", "generator", "mode", "nominal ε", "seeds")
     return Table(head + tuple(column_header(c) for c in columns) + ("violation",), tuple(rows), "privacy audit")
 
@@ -135,11 +159,10 @@ PAPER_REGION = (0.1, 0.2)  # the paper's low-FPR region, where it reads violatio
 PAPER_EPS = "audit.eps_paper_region"
 
 
-def region_columns(jobs: pd.DataFrame) -> list[str]:
-    """The `tpr_at_fpr_<f>` columns with f in the paper's region, by f."""
+def region_columns(jobs: pd.DataFrame) -> dict[str, float]:
+    """The `tpr_at_fpr_<f>` columns with f in the paper's region and their f, by f."""
     low, high = PAPER_REGION
-    found = [c for c in jobs.columns if c.startswith(TPR_PREFIX) and low <= float(c[len(TPR_PREFIX) :]) <= high]
-    return sorted(found, key=lambda c: float(c[len(TPR_PREFIX) :]))
+    return {c: f for c, f in tpr_columns(jobs).items() if low <= f <= high}
 
 
 def point_epsilon(fpr: np.ndarray, tpr: np.ndarray, delta: np.ndarray) -> np.ndarray:
@@ -163,8 +186,9 @@ def paper_region_epsilon(jobs: pd.DataFrame) -> pd.Series:
     own: the reading never overstates. NaN where the job has no such figure.
     """
     delta = jobs["delta"].fillna(0.0).to_numpy(float) if "delta" in jobs else np.zeros(len(jobs))
-    tpr = np.array([jobs[c].to_numpy(float) for c in region_columns(jobs)]).reshape(-1, len(jobs))
-    fpr = np.array([float(c[len(TPR_PREFIX) :]) for c in region_columns(jobs)])[:, None]
+    region = region_columns(jobs)
+    tpr = np.array([jobs[c].to_numpy(float) for c in region]).reshape(-1, len(jobs))
+    fpr = np.array(list(region.values()))[:, None]
     eps = np.where(np.isnan(tpr), -np.inf, point_epsilon(fpr, np.nan_to_num(tpr), delta))
     return pd.Series(np.where(np.isnan(tpr).all(0), np.nan, eps.max(0, initial=-np.inf)), index=jobs.index)
 
@@ -177,21 +201,15 @@ def paper_region_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     if jobs.empty or not columns:
         return None
     jobs = jobs.assign(**{PAPER_EPS: paper_region_epsilon(jobs)})
-    rows = []
-    for (dataset, generator, mode, eps), group in groups(jobs, KEYS):
-        verdict, _ = violations(group, eps, PAPER_EPS)
-        cells = [metric_cell(group, c, confidence)[0] for c in [*columns, PAPER_EPS]]
-        rows.append(
-            (
-                Cell(str(dataset)),
-                Cell(f"{generator}{markers(group.all)}"),
-                Cell(str(mode)),
-                Cell(format_eps(eps)),
-                group.seeds_cell(),
-                *cells,
-                verdict,
-            )
+    rows = [
+        (
+            *head_cells(key, group),
+            group.seeds_cell(),
+            *(metric_cell(group, c, confidence)[0] for c in [*columns, PAPER_EPS]),
+            violations(group, key[3], PAPER_EPS)[0],
         )
+        for key, group in groups(jobs, KEYS)
+    ]
     head = ("dataset", "generator", "mode", "nominal ε", "seeds", *map(column_header, columns), "ε at FPR 0.1–0.2")
     return Table(head + ("above nominal ε",), tuple(rows), "privacy audit: the paper's reading (FPR in [0.1, 0.2])")
 
@@ -206,16 +224,32 @@ def paper_region_note() -> str:
     )
 
 
-def kind_group(group: Group, kind: str) -> Group | None:
-    """The group with `audit.<kind>.<key>` figures moved to the plain columns, or None when no job has that kind."""
-    if f"audit.{kind}.auc" not in group.complete or group.complete[f"audit.{kind}.auc"].isna().all():
+def has_figures(group: Group, columns: Sequence[str]) -> bool:
+    """Whether any finished job of the group has a value in any of `columns`."""
+    return not group.complete.reindex(columns=list(columns)).isna().all(axis=None)
+
+
+def sub_group(group: Group, part: str, columns: Sequence[str]) -> Group | None:
+    """The group with the `audit.<part>.<key>` figures in place of the plain `audit.<key>` `columns`, or None when
+    no finished job has any of them.
+
+    A target kind's or the pooled game's figures then fill the same cells,
+    and get the same violation verdict, as the headline ones.
+    """
+    moved = {f"audit.{part}.{c.split('.', 1)[1]}": c for c in columns}
+    if not has_figures(group, list(moved)):
         return None
-    moved = {f"audit.{kind}.{c.split('.', 1)[1]}": c for c in PER_KIND}
 
     def rename(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame.drop(columns=[c for c in PER_KIND if c in frame]).rename(columns=moved)
+        return frame.drop(columns=[c for c in columns if c in frame]).rename(columns=moved)
 
     return Group(rename(group.complete), rename(group.incomplete))
+
+
+def pooled_group(group: Group) -> Group | None:
+    """The group with the pooled one-run game's figures (`audit.pooled.<key>`) as its own, None without them."""
+    prefix = f"audit.{POOLED}."
+    return sub_group(group, POOLED, [f"audit.{c[len(prefix) :]}" for c in group.complete if c.startswith(prefix)])
 
 
 def audit_detail_table(frame: pd.DataFrame, confidence: float) -> Table | None:
@@ -224,8 +258,8 @@ def audit_detail_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     if jobs.empty or "audit.eps_emp_lower_holdout" not in jobs:
         return None
     rows = []
-    for (dataset, generator, mode, eps), group in groups(jobs, KEYS):
-        head = (Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)), Cell(format_eps(eps)))
+    for key, group in groups(jobs, KEYS):
+        head = head_cells(key, group)
         rows.append(
             (
                 *head,
@@ -236,7 +270,7 @@ def audit_detail_table(frame: pd.DataFrame, confidence: float) -> Table | None:
             )
         )
         for kind in KINDS:
-            part = kind_group(group, kind)
+            part = sub_group(group, kind, PER_KIND)
             if part is not None:
                 cells = [metric_cell(part, c, confidence)[0] if c in PER_KIND else Cell("—") for c in DETAIL_COLUMNS]
                 rows.append((*head, Cell(kind), part.seeds_cell(), *cells, Cell("—")))
@@ -245,6 +279,113 @@ def audit_detail_table(frame: pd.DataFrame, confidence: float) -> Table | None:
         titles + tuple(column_header(c) for c in DETAIL_COLUMNS) + ("repeats: eps_emp_lower",),
         tuple(rows),
         "privacy audit: bounds, target kinds, repeats",
+    )
+
+
+def attack_names(jobs: pd.DataFrame) -> list[str]:
+    """The attacks with figures of their own in a finished job, in the order the results list them.
+
+    The audit writes `audit.<attack>.<key>` only for a job that ran several
+    attacks; the target kinds and the pooled game share that pattern and are
+    no attacks.
+    """
+    done = jobs[jobs["status"] == COMPLETE]
+    found = (re.fullmatch(r"audit\.([^.]+)\.eps_emp_lower", c) for c in done.columns if done[c].notna().any())
+    return [m[1] for m in found if m and m[1] not in (*KINDS, POOLED)]
+
+
+def repeats_of(group: Group) -> int:
+    """How many audits the group's finished jobs ran (at most)."""
+    found = group.complete.get(REPEATS, pd.Series(dtype=float)).dropna()
+    return int(found.max()) if len(found) else 1
+
+
+def chosen_cell(group: Group) -> Cell:
+    """The attack the combined bound's held-out part chose: one name, or each name with its share of the seeds."""
+    if group.complete.empty:
+        return group.unfinished_cell()
+    chosen = group.complete.get(CHOSEN, pd.Series(dtype=object)).dropna()
+    counts = chosen.value_counts()
+    if counts.empty:
+        return NOT_MEASURED
+    if len(counts) == 1:
+        return Cell(str(counts.index[0]))
+    return Cell(", ".join(f"{name} ({n} of {len(chosen)})" for name, n in sorted(counts.items())))
+
+
+def attack_table(frame: pd.DataFrame, confidence: float) -> Table | None:
+    """Each attack's AUC and eps_emp_lower beside the combined bound and the chosen attack, for the audits that ran
+    several attacks: a row for the (first) audit and one for the pooled game of a one-run audit with repeats.
+
+    None when no job ran more than one attack.
+    """
+    jobs = audit_jobs(frame)
+    names = attack_names(jobs)
+    if not names:
+        return None
+    columns = [c for name in names for c in (f"audit.{name}.auc", f"audit.{name}.eps_emp_lower")]
+    rows = []
+    for key, group in groups(jobs, KEYS):
+        runs = repeats_of(group)
+        first = "one audit" if runs == 1 else f"first of {runs} audits"
+        for game, part in ((first, group), (f"pooled, {runs} runs", pooled_group(group))):
+            if part is not None and has_figures(part, columns):
+                bound = bound_cells(part, key[3], confidence)[0]
+                cells = (metric_cell(part, c, confidence)[0] for c in columns)
+                rows.append((*head_cells(key, group), Cell(game), part.seeds_cell(), *cells, bound, chosen_cell(part)))
+    titles = ("dataset", "generator", "mode", "nominal ε", "audit", "seeds")
+    attacks = tuple(f"{name} {header}" for name in names for header in ("AUC", "eps_emp_lower"))
+    return Table(
+        titles + attacks + ("combined eps_emp_lower", "attack chosen"), tuple(rows), "privacy audit: per attack"
+    )
+
+
+def attack_note() -> str:
+    """Why the violation mark of the per-attack table rests on the combined bound."""
+    return (
+        "Each attack's eps_emp_lower is a bound for that attack alone, as if it were the only one run; the largest "
+        "of several, read after seeing them, is not. The combined eps_emp_lower pays for the choice (Bonferroni over "
+        "the attacks, or the attack chosen on held-out targets), so a violation (marked) rests on it. The main "
+        "table's other figures are the chosen attack's."
+    )
+
+
+def pooled_table(frame: pd.DataFrame, confidence: float) -> Table | None:
+    """The pooled one-run game's eps_emp_lower beside the mean and interval of the runs' own bounds, for one-run
+    audits with `audit.repeats` > 1; None when no job pooled its runs."""
+    rows = []
+    for key, group in groups(audit_jobs(frame), KEYS):
+        pooled = pooled_group(group)
+        if pooled is not None:
+            rows.append(
+                (
+                    *head_cells(key, group),
+                    pooled.seeds_cell(),
+                    metric_cell(group, REPEATS, confidence)[0],
+                    metric_cell(pooled, "audit.n_trials", confidence)[0],
+                    repeats_cell(group),
+                    *bound_cells(pooled, key[3], confidence),
+                )
+            )
+    if not rows:
+        return None
+    titles = ("dataset", "generator", "mode", "nominal ε", "seeds", "runs pooled", "pooled trials")
+    return Table(
+        titles + ("per-run eps_emp_lower: mean [interval]", "pooled eps_emp_lower", "violation"),
+        tuple(rows),
+        "privacy audit: pooled one-run game",
+    )
+
+
+def pooled_note() -> str:
+    """Which of the pooled table's numbers is a bound, and what a claim on two bounds costs."""
+    return (
+        "A one-run audit with audit.repeats = R pools the guesses of its R independent runs into one game of all "
+        "their trials (Steinke, Nasr & Jagielski's analysis holds for the pool): the pooled eps_emp_lower is a "
+        "bound at the audit's confidence, and above the nominal ε a violation (marked). The per-run mean and "
+        "interval say how stable one run's bound is; the mean is no bound. The main table's bound is the first "
+        "run's, a second test on part of the same trials: a claim resting on either of the two holds at up to "
+        "twice the failure probability."
     )
 
 

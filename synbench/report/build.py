@@ -18,11 +18,15 @@ import pandas as pd
 from synbench.job import write_text_atomic
 from synbench.report.audit import TASK as AUDIT
 from synbench.report.audit import (
+    attack_note,
+    attack_table,
     audit_detail_table,
     audit_table,
     bound_note,
     paper_region_note,
     paper_region_table,
+    pooled_note,
+    pooled_table,
     roc_images,
 )
 from synbench.report.benchmark import TASK as BENCHMARK
@@ -88,6 +92,10 @@ def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: fl
         doc.blocks.append(Text("No audit results in this sweep."))
         return
     doc.blocks += [table, Text(bound_note(frame))]
+    per_attack, pooled = attack_table(frame, confidence), pooled_table(frame, confidence)
+    for extra, note in ((per_attack, attack_note()), (pooled, pooled_note())):
+        if extra is not None:
+            doc.blocks += [extra, Text(note)]
     paper = paper_region_table(frame, confidence)
     if paper is not None:
         doc.blocks += [paper, Text(paper_region_note())]

@@ -27,7 +27,7 @@ from synbench.job import RESULTS_FILE
 
 METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit")
 # Descriptive (non-numeric) result keys kept as columns.
-TEXT_KEYS = ("audit.mode",)
+TEXT_KEYS = ("audit.mode", "audit.attack_chosen", "audit.pooled.attack_chosen")
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
 COMPLETE = "complete"
 SECTION = "report_section"  # the column (and results.json field) of a job's report section
