@@ -147,3 +147,29 @@ def test_report_detail_table_has_a_row_per_target_kind_and_the_repeats_interval(
     assert rows[("a", "outliers")][-2] == "0.400"
     verdicts = {r[1].text: r[-1].text for r in audit_table(frame, 0.95).rows}
     assert verdicts["a"].startswith("VIOLATION") and verdicts["b"] == "n/a (canary copies test groups)"
+
+
+def test_memorise_experiment_trains_on_whole_canaries() -> None:
+    """`+experiment=audit_memorise` must fit every canary, label prefix and EOS included, in the training window:
+    a canary cut at max_seq_len would lose the random suffix words the attacks look for in the synthetic text."""
+    from synbench.generators.dpgen.data import control_code
+    from synbench.lm.models import load_causal_lm
+
+    cfg = compose_config(["+experiment=audit_memorise"])
+    audit, generator = cfg.audit, cfg.generator
+    assert (audit.mode, audit.targets, float(cfg.eps)) == ("one_run", "canaries", float("inf"))
+    assert set(cfg.attack) == {"ngram", "similarity"}
+    splits = registry.create("datasets", cfg.dataset).load(0)
+    canaries = make_canaries(
+        splits.train,
+        audit.n_canaries,
+        seed=0,
+        prefix_words=audit.canary_prefix_words,
+        suffix_words=audit.canary_suffix_words,
+    )
+    tokenizer = load_causal_lm(cfg.model).tokenizer
+    lengths = [
+        len(tokenizer(control_code(labels, generator.control_code) + text, add_special_tokens=False)["input_ids"]) + 1
+        for text, labels in zip(canaries.texts, canaries.labels)
+    ]  # label prefix, canary, EOS: what DP-Gen trains on
+    assert max(lengths) <= generator.max_seq_len
