@@ -11,11 +11,13 @@ benchmark's wait, small for a resumed job). Rows:
   fire: one-run `eps_emp_lower` >= 1 (aim: 2) within 30 minutes on 2 cores;
 - `eps_inf_epochs_<e>`: the same at fewer epochs (`MEMORISE_EPOCHS`, default
   "2,4,6"): how the bound grows as the model memorises;
-- `eps1_control`: the same at eps=1 with `audit.repeats=5` (five independent
-  one-run audits, and their pooled game): each run's bound must stay <= 1.
-`python experiments/benchmarks/bench_audit_memorise.py eps1_control` measures
-the named rows only (start two such processes to use both cores; their wall
-times then overlap). After the rows, `task=report` reads the sweep and its
+- `eps1_seed_<s>`: the control, the same at eps=1, five seeds (five independent
+  one-run audits: design, canaries, generator): each bound must stay <= 1.
+  Five jobs rather than one with `audit.repeats=5`, so that two processes can
+  share them out on two cores (a job's repeats run one after another).
+`python experiments/benchmarks/bench_audit_memorise.py eps1_seed_0 eps1_seed_1`
+measures the named rows only (start two such processes to use both cores;
+their wall times then overlap). After the rows, `task=report` reads the sweep and its
 report (the eps=inf job and the control; the epoch rows are in a sweep folder of
 their own) is copied to experiments/results/audit_memorise/.
 """
@@ -39,11 +41,11 @@ KEPT = REPO / "experiments" / "results" / "audit_memorise"
 JOB = [sys.executable, "-m", "synbench", "tracking=none", f"output_root={ROOT}"]
 EPOCHS = tuple(int(e) for e in os.environ.get("MEMORISE_EPOCHS", "2,4,6").split(","))
 DEFAULT_EPOCHS = 10  # conf/experiment/audit_memorise.yaml
-CONTROL_REPEATS = 5
+CONTROL_SEEDS = 5
 ROWS: dict[str, list[str]] = {
     "eps_inf": [],
     **{f"eps_inf_epochs_{e}": [f"generator.epochs={e}"] for e in EPOCHS},
-    "eps1_control": ["eps=1", f"audit.repeats={CONTROL_REPEATS}"],
+    **{f"eps1_seed_{s}": ["eps=1", f"seed={s}"] for s in range(CONTROL_SEEDS)},
 }
 PARTS = ("", "ngram.", "similarity.")  # the combined bound, then each attack's own
 AUDIT_KEYS = (
@@ -51,11 +53,6 @@ AUDIT_KEYS = (
     "attack_chosen",
     "gdp_eps_lower",
     "n_targets",
-    "eps_emp_lower_mean",
-    "eps_emp_lower_ci_low",
-    "eps_emp_lower_ci_high",
-    *(f"eps_emp_lower_run_{r}" for r in range(CONTROL_REPEATS)),
-    *(f"pooled.{part}eps_emp_lower" for part in PARTS),
 )
 GENERATION_KEYS = ("n_private", "n_synthetic", "n_runs", "runs_resumed", "n_empty", "degenerate_share")
 
@@ -119,10 +116,7 @@ def report() -> None:
 def summary(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The figures the issue asks for, read from the rows."""
     inf = rows.get("eps_inf", {})
-    control = rows.get("eps1_control", {})
-    runs = [control[k] for k in (f"eps_emp_lower_run_{r}" for r in range(CONTROL_REPEATS)) if k in control]
-    if not runs and "eps_emp_lower" in control:
-        runs = [control["eps_emp_lower"]]
+    runs = [r["eps_emp_lower"] for n, r in rows.items() if n.startswith("eps1_seed_") and "eps_emp_lower" in r]
     curve = sorted(
         (
             {k: r.get(k) for k in ("epochs", "eps_emp_lower", "ngram.eps_emp_lower", "similarity.eps_emp_lower")}
@@ -138,7 +132,7 @@ def summary(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "done_when": {
             "eps_inf_bound_at_least_1": inf.get("eps_emp_lower", 0) >= 1,
             "eps_inf_within_30_min": inf.get("job_s", float("inf")) <= 1800,
-            "eps1_control_at_most_1_in_5": len(runs) == CONTROL_REPEATS and max(runs) <= 1,
+            "eps1_control_at_most_1_in_5": len(runs) == CONTROL_SEEDS and max(runs) <= 1,
         },
     }
 
