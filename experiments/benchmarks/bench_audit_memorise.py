@@ -12,7 +12,7 @@ counts it: delete the job's folder to time it again. Rows:
 - `eps_inf`: the experiment as configured (eps=inf, 10 epochs); the audit must
   fire: one-run `eps_emp_lower` >= 1 (aim: 2) within 30 minutes on 2 cores;
 - `eps_inf_epochs_<e>`: the same at fewer epochs (`MEMORISE_EPOCHS`, default
-  "2,4,6"): how the bound grows as the model memorises;
+  "2,4"): how the bound grows as the model memorises;
 - `eps1_seed_<s>`: the control, the same at eps=1, five seeds (five independent
   one-run audits: design, canaries, generator): each bound must stay <= 1.
   Five jobs rather than one with `audit.repeats=5`, so that two processes can
@@ -41,7 +41,7 @@ REPO = HERE.parents[1]
 ROOT = REPO / "outputs" / "bench_audit_memorise"
 KEPT = REPO / "experiments" / "results" / "audit_memorise"
 JOB = [sys.executable, "-m", "synbench", "tracking=none", f"output_root={ROOT}"]
-EPOCHS = tuple(int(e) for e in os.environ.get("MEMORISE_EPOCHS", "2,4,6").split(","))
+EPOCHS = tuple(int(e) for e in os.environ.get("MEMORISE_EPOCHS", "2,4").split(","))
 DEFAULT_EPOCHS = 10  # conf/experiment/audit_memorise.yaml
 CONTROL_SEEDS = 5
 ROWS: dict[str, list[str]] = {
