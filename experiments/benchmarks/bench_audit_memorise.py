@@ -113,6 +113,9 @@ def report() -> None:
         shutil.copy2(ROOT / "audit_memorise" / name, KEPT / name)
     if (ROOT / "audit_memorise" / "report_figures").is_dir():
         shutil.copytree(ROOT / "audit_memorise" / "report_figures", KEPT / "report_figures", dirs_exist_ok=True)
+    for plot in (ROOT / "audit_memorise").glob("audit/*/audit_roc.png"):  # report.md links each job's ROC plot
+        (KEPT / plot.parent.relative_to(ROOT / "audit_memorise")).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(plot, KEPT / plot.relative_to(ROOT / "audit_memorise"))
 
 
 def summary(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
