@@ -108,14 +108,11 @@ def epochs_of(name: str) -> int:
 def report() -> None:
     """The sweep's report (per-attack and pooled tables included), kept in the repository for the docs."""
     subprocess.run([*JOB, "task=report", "sweep=audit_memorise"], cwd=REPO, check=True, capture_output=True)
-    KEPT.mkdir(parents=True, exist_ok=True)
-    for name in ("report.md", "report.html"):
-        shutil.copy2(ROOT / "audit_memorise" / name, KEPT / name)
-    if (ROOT / "audit_memorise" / "report_figures").is_dir():
-        shutil.copytree(ROOT / "audit_memorise" / "report_figures", KEPT / "report_figures", dirs_exist_ok=True)
-    for plot in (ROOT / "audit_memorise").glob("audit/*/audit_roc.png"):  # report.md links each job's ROC plot
-        (KEPT / plot.parent.relative_to(ROOT / "audit_memorise")).mkdir(parents=True, exist_ok=True)
-        shutil.copy2(plot, KEPT / plot.relative_to(ROOT / "audit_memorise"))
+    sweep = ROOT / "audit_memorise"
+    kept = [sweep / "report.md", sweep / "report.html", *sweep.glob("report_figures/*")]
+    for path in [*kept, *sweep.glob("audit/*/audit_roc.png")]:  # report.md links each job's ROC plot
+        (KEPT / path.relative_to(sweep)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, KEPT / path.relative_to(sweep))
 
 
 def summary(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -144,9 +141,10 @@ def summary(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def main(names: list[str] | None = None) -> dict[str, Any]:
-    rows = {name: run_row(name) for name in names or ROWS}
-    for row in rows.values():
-        print(json.dumps(row), file=sys.stderr, flush=True)  # progress of a long benchmark
+    rows = {}
+    for name in names or ROWS:
+        rows[name] = run_row(name)
+        print(json.dumps(rows[name]), file=sys.stderr, flush=True)  # progress of a long benchmark, row by row
     if names:  # a partial run: leave the whole benchmark's figures to the full run (which resumes every job)
         return rows
     report()
