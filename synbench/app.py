@@ -28,8 +28,9 @@ from omegaconf.errors import InterpolationToMissingValueError, MissingMandatoryV
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin
 from synbench import registry
 from synbench.errors import ConfigError, SynBenchError
-from synbench.job import JobSpec, check_no_credentials, job_dirname, read_results, write_results
+from synbench.job import JobSpec, check_no_credentials, job_dirname
 from synbench.lifecycle import error_record
+from synbench.results import read_results, write_results
 from synbench.tasks import get_task, writes_results
 
 log = logging.getLogger(__name__)

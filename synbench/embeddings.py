@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from synbench.errors import ConfigError
-from synbench.job import save_arrays_atomic
+from synbench.files import save_arrays_atomic
 from synbench.resume import keyed_hash
 
 log = logging.getLogger(__name__)

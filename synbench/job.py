@@ -1,4 +1,4 @@
-"""A job's frozen description and its `results.json`.
+"""A job's frozen description: what it computes, its key, and the checks of its top-level settings.
 
 `JobSpec` is the serialisable description of one job (HELM's RunSpec idea):
 the resolved config minus where-to-log settings. Its hash identifies the job,
@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
 import re
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from synbench.corpus import Corpus
 from synbench.errors import ConfigError
+from synbench.files import to_json
 from synbench.privacy import check_accountant, check_delta_setting, check_epsilon
 
-RESULTS_FILE = "results.json"
-SECTIONS = ("utility", "fidelity", "audit", "timing")
 # Keys that change where a job logs, not what it computes.
 NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir")
 
@@ -146,131 +140,3 @@ def job_dirname(override_dirname: str, limit: int = 120) -> str:
         return safe
     digest = hashlib.sha256(override_dirname.encode()).hexdigest()[:10]
     return f"{safe[: limit - 11]}-{digest}"
-
-
-def to_json(value: Any) -> Any:
-    """JSON-safe copy: non-finite floats become the strings 'inf', '-inf', 'nan' (strict JSON has none)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, Mapping):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return to_json(value.item())
-    return value
-
-
-FILE_MODE = 0o600  # what a job writes may hold statistics of private data: readable by its user only
-FOLDER_MODE = 0o700
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside `path` for a writer to fill; renamed onto `path` when the block ends, removed if it
-    fails.
-
-    The one way every file of a job is written (text, JSON, numpy arrays, index
-    files): a reader, or a resumed job, never sees half a file, and the file
-    (0600) and a folder made for it (0700) are private to the user. The
-    temporary name ends like `path`, so writers that add a suffix (np.save,
-    np.savez) keep it.
-    """
-    path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` (UTF-8) atomically: a reader never sees half a file."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-
-
-def save_arrays_atomic(path: Path, **arrays: np.ndarray) -> None:
-    """`np.savez` atomically (`np.save` of the one array when `path` ends in .npy)."""
-    with atomic_path(path) as tmp:
-        if path.suffix == ".npy":
-            [array] = arrays.values()
-            np.save(tmp, array)
-        else:
-            np.savez(tmp, **arrays)
-
-
-def write_json_atomic(path: Path, payload: Mapping[str, Any]) -> None:
-    write_text_atomic(path, json.dumps(to_json(payload), indent=2) + "\n")
-
-
-def write_corpus_jsonl(path: Path, corpus: Corpus) -> None:
-    """A corpus as JSONL in the authors' format (`text`, `label` list), plus `id`; `dataset=` can read it back."""
-    lines = (
-        json.dumps({"id": i, "text": t, "label": list(ls)}, ensure_ascii=False)
-        for i, t, ls in zip(corpus.ids, corpus.texts, corpus.labels)
-    )
-    write_text_atomic(path, "".join(line + "\n" for line in lines))
-
-
-def write_results(job_dir: Path, results: Mapping[str, Any]) -> None:
-    """Write the job's `results.json` with the release allow-list enforced (`synbench.release`).
-
-    A field outside the list fails the job: the file then holds the failed
-    record without the offending fields, and the `ReleaseError` naming them
-    is raised, so nothing undeclared is ever written, in tests or in use.
-    """
-    from synbench import release
-
-    bad = release.unreleasable(results)
-    if bad:
-        error = release.release_error(bad)
-        failed = {
-            **release.without(results, bad),
-            "status": "failed",
-            "error": {"type": type(error).__name__, "message": str(error)},
-        }
-        write_json_atomic(job_dir / RESULTS_FILE, failed)
-        raise error
-    write_json_atomic(job_dir / RESULTS_FILE, results)
-
-
-def read_results(job_dir: Path) -> dict[str, Any] | None:
-    """The job's results, or None if there are none or the file is unreadable."""
-    path = job_dir / RESULTS_FILE
-    try:
-        return json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def is_complete(job_dir: Path, spec: JobSpec) -> bool:
-    """True when `results.json` is complete and was written for this same job."""
-    results = read_results(job_dir)
-    return bool(results) and results.get("status") == "complete" and results.get("job_key") == spec.key
-
-
-def new_results(spec: JobSpec) -> dict[str, Any]:
-    """The results skeleton every task fills in."""
-    return {
-        "task": spec.task,
-        "dataset": spec.dataset,
-        "generator": spec.generator,
-        "epsilon": spec.epsilon,
-        "delta": None,
-        "epsilon_spent": None,
-        "seed": spec.seed,
-        "status": "running",
-        "job_key": spec.key,
-        "noise": None,
-        "label_space_inferred": False,
-        "non_private_control": False,
-        "non_dp_outputs": [],
-        **{section: {} for section in SECTIONS},
-        "config": spec.config,
-    }

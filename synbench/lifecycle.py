@@ -24,9 +24,10 @@ from omegaconf import DictConfig, OmegaConf
 from synbench import registry, release
 from synbench.base import Splits
 from synbench.errors import ConfigError, SynBenchError, check_keys
-from synbench.job import RESULTS_FILE, JobSpec, is_complete, new_results, read_results, write_results
+from synbench.job import JobSpec
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.report.stats import macro_f1_leads
+from synbench.results import RESULTS_FILE, is_complete, new_results, read_results, write_results
 from synbench.tracking import Tracker, make_tracker
 
 log = logging.getLogger(__name__)

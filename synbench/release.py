@@ -8,7 +8,7 @@ A statistic of private data without noise (a generator's `private_stats`, a
 metric's `non_dp_keys`) is written only when the user opts in with
 `tracking.log_private_stats=true`, and every such field is then named in
 `non_dp_outputs`. `check` enforces the list whenever results are written
-(`synbench.job.write_results`): a field outside it fails the job, named.
+(`synbench.results.write_results`): a field outside it fails the job, named.
 
 Only the core's built-in controls may be non-private: `copy` (releases the
 private set) and `public` (never reads it). They are known by the identity of

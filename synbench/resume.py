@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.job import to_json
+from synbench.files import to_json
 
 SECRET_ENV = "SYNBENCH_SECRET_FILE"
 SECRET_BYTES = 32

@@ -29,7 +29,8 @@ from synbench import registry, release
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus
 from synbench.errors import SynBenchError
-from synbench.job import derive_seed, save_arrays_atomic, to_json, write_corpus_jsonl, write_json_atomic
+from synbench.files import save_arrays_atomic, to_json, write_corpus_jsonl, write_json_atomic
+from synbench.job import derive_seed
 from synbench.privacy import EPS_TOLERANCE, PrivacySpec
 from synbench.quality import output_health
 

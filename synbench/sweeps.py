@@ -19,7 +19,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from synbench.job import RESULTS_FILE
+from synbench.results import RESULTS_FILE
 
 log = logging.getLogger("synbench.sweep")
 

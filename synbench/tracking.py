@@ -19,7 +19,8 @@ from typing import Any, Mapping
 from synbench.base import FitReport, Tracker
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.job import JobSpec, to_json
+from synbench.files import to_json
+from synbench.job import JobSpec
 
 log = logging.getLogger(__name__)
 # What a job logs once at its end: each run's summary holds the final value (W&B's sweep views read summaries).

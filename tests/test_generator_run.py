@@ -16,9 +16,10 @@ from conftest import compose_config
 from synbench import registry
 from synbench.base import FitReport, Generator, Splits
 from synbench.corpus import Corpus, Labels
-from synbench.job import JobSpec, derive_seed, new_results
+from synbench.job import JobSpec, derive_seed
 from synbench.lifecycle import JobRun, Stopwatch, node
 from synbench.privacy import NoiseSource, PrivacySpec
+from synbench.results import new_results
 from synbench.run import GeneratorRun, RunRecord
 
 

@@ -389,8 +389,8 @@ def test_wandb_curves_have_their_own_step_axis() -> None:
 
 
 def test_results_writer_fails_a_field_outside_the_allow_list(tmp_path: Path) -> None:
-    from synbench.job import read_results, write_results
     from synbench.release import ReleaseError
+    from synbench.results import read_results, write_results
 
     clean = {
         "task": "benchmark",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from synbench.job import job_dirname, to_json, write_json_atomic
+from synbench.files import to_json, write_json_atomic
+from synbench.job import job_dirname
 
 
 def test_job_dirname_is_readable_and_safe() -> None:

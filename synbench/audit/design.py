@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from synbench.errors import ConfigError
-from synbench.job import save_arrays_atomic
+from synbench.files import save_arrays_atomic
 
 MODES = ("k_subsets", "one_run")
 

@@ -17,7 +17,7 @@ import numpy as np
 from synbench.contamination import exact, index, mink, texts
 from synbench.contamination.config import ExactConfig, MinKConfig
 from synbench.corpus import Corpus
-from synbench.job import save_arrays_atomic
+from synbench.files import save_arrays_atomic
 from synbench.lm.generation import torch_threads
 from synbench.resume import keyed_hash
 

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from synbench.errors import ConfigError, SynBenchError
-from synbench.job import atomic_path, write_json_atomic
+from synbench.files import atomic_path, write_json_atomic
 from synbench.resume import keyed_hash
 
 log = logging.getLogger(__name__)

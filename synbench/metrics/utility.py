@@ -59,7 +59,7 @@ from synbench import __version__, registry
 from synbench.base import Metric, MetricContext
 from synbench.corpus import Corpus, Labels
 from synbench.errors import ConfigError
-from synbench.job import write_json_atomic
+from synbench.files import write_json_atomic
 from synbench.resume import resume_key
 
 # The dtype of every 0/1 label matrix. It must hold any column index: scikit-learn (1.9's `label_binarize`, inside

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from synbench.job import RESULTS_FILE
+from synbench.results import RESULTS_FILE
 
 METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit")
 # Descriptive (non-numeric) result keys kept as columns.

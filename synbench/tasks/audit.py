@@ -32,7 +32,8 @@ from synbench.audit.summary import summarise
 from synbench.audit.targets import select_targets
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
-from synbench.job import derive_seed, save_arrays_atomic
+from synbench.files import save_arrays_atomic
+from synbench.job import derive_seed
 from synbench.lifecycle import JobRun, node, privacy_spec
 from synbench.run import GeneratorRun
 from synbench.tasks.base import Task

@@ -29,7 +29,7 @@ from synbench.contamination.config import ContaminationConfig
 from synbench.contamination.detect import exact_section, mink_sections
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.job import save_arrays_atomic
+from synbench.files import save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec
 from synbench.lm.backends import load_shared
 from synbench.report.stats import estimate

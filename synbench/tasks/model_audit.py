@@ -31,7 +31,7 @@ from synbench.base import ModelAttack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
-from synbench.job import save_arrays_atomic
+from synbench.files import save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import HeadSettings, LogisticHead

@@ -7,9 +7,10 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from synbench.errors import ConfigError
-from synbench.job import RESULTS_FILE, JobSpec
+from synbench.job import JobSpec
 from synbench.lifecycle import node
 from synbench.report import write_report
+from synbench.results import RESULTS_FILE
 from synbench.tasks.base import Task
 
 

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from torch import nn
 
 from synbench.errors import ConfigError
-from synbench.job import write_json_atomic
+from synbench.files import write_json_atomic
 
 STATE_FILE = "dpgen.json"
 ADAPTER_DIR = "adapter"
