@@ -34,6 +34,29 @@ the targets' distinct n-grams (`pandas.Index.get_indexer`) and counted with
 log-probabilities of every target in one product. Targets are tokenized once
 and the reference term is computed once per (targets, references), however
 many synthetic corpora are scored against them.
+
+Options beside the authors' model (docs/audit.md has a table of which
+reference each matches and its power on the calibration bench):
+
+- `pad_target` (default true, the authors'): score the target padded like the
+  fitted documents. False scores only the n-grams inside the target (no `<s>`
+  context, no `</s>`), as the n-gram score of "The Canary's Echo" (Meeus et al.
+  2025, matthieumeeus/dp-transformers `.../membership_inference/mia_methods.py`,
+  `ngram_log_likelihood`), whose models are still fitted on padded documents.
+- `calibration`: `log_mean` (default, the authors') subtracts the mean of the
+  reference log-probabilities; `rmia` divides P_syn(x) by RMIA's online
+  marginal (Zarifzadeh et al. 2024 as privacy_estimates implements it,
+  microsoft/privacy-estimates `privacy_estimates/experiments/attacks/rmia/rmia.py`):
+  the mean of P over the references that hold x (IN), and over those that do
+  not (OUT), each a log-mean-exp, averaged; the score is the log of that ratio.
+  A reference holds x when x is one of its texts, which is how the audit
+  design builds them (each target in half of them).
+- `normalise`: `none`, `per_token` (the calibrated score divided by the
+  number of scored n-grams of the target, so long documents no longer own
+  both tails of a global threshold) or `reference_z` (divided by the
+  standard deviation, ddof 1, of the target's log-probability over the
+  reference corpora: the per-example spread LiRA fits, Carlini et al. 2022,
+  tensorflow/privacy `research/mi_lira_2021/score.py`).
 """
 
 from __future__ import annotations
@@ -48,6 +71,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import sparse
+from scipy.special import logsumexp
 
 from synbench.base import Attack
 from synbench.corpus import Corpus
@@ -57,6 +81,9 @@ from synbench.nlp import tokenize
 BOS, EOS, FIRST_WORD = 0, 1, 2
 TOKENIZERS = ("spacy", "whitespace")
 SMOOTHINGS = ("add_one", "kneser_ney")
+CALIBRATIONS = ("log_mean", "rmia")
+NORMALISATIONS = ("none", "per_token", "reference_z")
+MIN_SPREAD = 1e-6  # floor of a target's reference spread (reference_z): a target with no spread is not divided by 0
 
 
 def whitespace_tokens(texts: Sequence[str]) -> tuple[pa.Array, np.ndarray]:
@@ -83,6 +110,13 @@ class NgramKeys:
     context: np.ndarray
     full: np.ndarray
     doc: np.ndarray
+
+
+def inner_ngrams(lengths: np.ndarray, n: int) -> np.ndarray:
+    """Which entries of `ngram_keys` (for documents of `lengths`) have no padding marker: the unpadded n-grams."""
+    predicted = lengths + 1
+    position = np.arange(int(predicted.sum())) - np.repeat(np.cumsum(predicted) - predicted, predicted)
+    return (position >= n - 1) & (position < np.repeat(lengths, predicted))
 
 
 def ngram_keys(ids: np.ndarray, lengths: np.ndarray, n: int, bits: int) -> NgramKeys:
@@ -112,6 +146,7 @@ class _Queries:
     vocabulary: pa.Array
     tokens: pa.Array  # the targets' tokens end to end (Kneser-Ney re-encodes them per corpus)
     lengths: np.ndarray
+    scored: np.ndarray | None  # which entries of the targets' `ngram_keys` are scored (None: all, padded)
     full_index: pd.Index
     full_counts: sparse.csr_matrix
     context_index: pd.Index
@@ -121,6 +156,37 @@ class _Queries:
     def other(self) -> int:
         """The id shared by every token outside the targets' vocabulary."""
         return FIRST_WORD + len(self.vocabulary)
+
+    @property
+    def n_scored(self) -> np.ndarray:
+        """The number of n-grams scored per target (at least 1, so that a division by it is defined)."""
+        return np.maximum(np.asarray(self.full_counts.sum(axis=1)).ravel(), 1)
+
+
+@dataclass(frozen=True)
+class _References:
+    """Per reference corpus and target: log P_ref_m(x) (M, T), and whether corpus m holds target x (M, T)."""
+
+    log_probs: np.ndarray
+    holds: np.ndarray
+
+    def log_mean(self) -> np.ndarray:
+        """mean_m log P_ref_m(x): the authors' calibration term."""
+        return self.log_probs.mean(axis=0)
+
+    def rmia_marginal(self) -> np.ndarray:
+        """log of RMIA's online P(x): the mean of (mean P over the IN references) and (mean P over the OUT ones),
+        each side a log-mean-exp; a side with no reference drops out (P(x) is then the other side's mean)."""
+        sides = np.stack([self.holds, ~self.holds])  # (2, M, T)
+        count = sides.sum(axis=1)  # (2, T)
+        with np.errstate(divide="ignore"):  # an empty side's mean is log 0 = -inf, and then weighs nothing
+            side_means = logsumexp(self.log_probs[None], axis=1, b=sides / np.maximum(count, 1)[:, None])
+        present = count > 0
+        return logsumexp(side_means, axis=0, b=present / present.sum(axis=0))
+
+    def spread(self) -> np.ndarray:
+        """The standard deviation (ddof 1) of log P_ref_m(x) over the references, floored at MIN_SPREAD."""
+        return np.maximum(self.log_probs.std(axis=0, ddof=1), MIN_SPREAD)
 
 
 def _count_matrix(doc: np.ndarray, code: np.ndarray, n_docs: int, n_codes: int) -> sparse.csr_matrix:
@@ -145,6 +211,9 @@ class NgramAttack(Attack):
         reference: bool = True,
         smoothing: str = "add_one",
         discount: float = 0.75,
+        normalise: str = "none",
+        calibration: str = "log_mean",
+        pad_target: bool = True,
     ) -> None:
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
             raise ConfigError(f"attack.ngram.n={n!r} must be a whole number from 1 to 8")
@@ -154,25 +223,47 @@ class NgramAttack(Attack):
             raise ConfigError(f"attack.ngram.smoothing={smoothing!r} is unknown; choose one of {', '.join(SMOOTHINGS)}")
         if not 0 < discount < 1:
             raise ConfigError(f"attack.ngram.discount={discount!r} must lie strictly between 0 and 1")
+        for key, value, allowed in (
+            ("normalise", normalise, NORMALISATIONS),
+            ("calibration", calibration, CALIBRATIONS),
+        ):
+            if value not in allowed:
+                raise ConfigError(f"attack.ngram.{key}={value!r} is unknown; choose one of {', '.join(allowed)}")
+        if not reference and (normalise == "reference_z" or calibration != "log_mean"):
+            raise ConfigError(
+                f"attack.ngram.normalise={normalise} calibration={calibration} read the reference corpora, which "
+                "reference=false turns off; set attack.ngram.reference=true, or normalise=none|per_token and "
+                "calibration=log_mean"
+            )
         self.n, self.tokenizer, self.spacy_model, self.reference = n, tokenizer, spacy_model, bool(reference)
         self.smoothing, self.discount = smoothing, float(discount)
+        self.normalise, self.calibration, self.pad_target = normalise, calibration, bool(pad_target)
         self._bits = 63 // n
         # Per-instance caches: an audit scores many synthetic corpora against the same targets and references.
         self._queries = lru_cache(maxsize=2)(self._build_queries)
-        self._reference_term = lru_cache(maxsize=2)(self._mean_reference_log_prob)
+        self._references = lru_cache(maxsize=2)(self._reference_log_probs)
 
     def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
-        """log P_syn(x) - mean_m log P_ref_m(x) per target (log P_syn(x) alone when `reference` is off)."""
+        """log P_syn(x) minus the calibration term (none when `reference` is off), then normalised, per target."""
         key = tuple(targets)
-        log_p = self.log_prob(self._queries(key), synthetic.texts)
-        if not self.reference:
-            return log_p
-        if not references:
-            raise ConfigError(
-                "attack 'ngram' with reference=true needs reference corpora; set attack.ngram.reference=false "
-                "for the synthetic-only variant"
-            )
-        return log_p - self._reference_term(key, tuple(ref.texts for ref in references))
+        queries = self._queries(key)
+        score = self.log_prob(queries, synthetic.texts)
+        if self.reference:
+            if not references:
+                raise ConfigError(
+                    "attack 'ngram' with reference=true needs reference corpora; set attack.ngram.reference=false "
+                    "for the synthetic-only variant"
+                )
+            if self.normalise == "reference_z" and len(references) < 2:
+                raise ConfigError(
+                    "attack.ngram.normalise=reference_z needs at least 2 reference corpora (a spread over them); "
+                    "raise audit.n_references or choose normalise=none|per_token"
+                )
+            refs = self._references(key, tuple(ref.texts for ref in references))
+            score = score - (refs.rmia_marginal() if self.calibration == "rmia" else refs.log_mean())
+            if self.normalise == "reference_z":
+                return score / refs.spread()
+        return score / queries.n_scored if self.normalise == "per_token" else score
 
     def tokens(self, texts: Sequence[str]) -> tuple[pa.Array, np.ndarray]:
         """(every token end to end, tokens per document) with the configured tokenizer."""
@@ -212,12 +303,16 @@ class NgramAttack(Attack):
             )
         ids = words.indices.to_numpy(zero_copy_only=False).astype(np.int64) + FIRST_WORD
         keys = ngram_keys(ids, lengths, self.n, self._bits)
+        scored = None if self.pad_target else inner_ngrams(lengths, self.n)
+        if scored is not None:
+            keys = NgramKeys(keys.context[scored], keys.full[scored], keys.doc[scored])
         full_code, full = pd.factorize(keys.full)
         context_code, context = pd.factorize(keys.context)
         return _Queries(
             words.dictionary,
             tokens,
             lengths,
+            scored,
             pd.Index(full),
             _count_matrix(keys.doc, full_code, len(targets), len(full)),
             pd.Index(context),
@@ -263,8 +358,14 @@ class NgramAttack(Attack):
             with np.errstate(divide="ignore", invalid="ignore"):
                 mixed = (np.maximum(seen - self.discount, 0) + self.discount * weight * prob) / denominator
             prob = np.where(denominator > 0, mixed, prob)
-        return np.bincount(target.doc, weights=np.log(prob), minlength=len(queries.lengths))
+        log_prob = np.log(prob)
+        if queries.scored is not None:
+            return np.bincount(
+                target.doc[queries.scored], weights=log_prob[queries.scored], minlength=len(queries.lengths)
+            )
+        return np.bincount(target.doc, weights=log_prob, minlength=len(queries.lengths))
 
-    def _mean_reference_log_prob(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> np.ndarray:
+    def _reference_log_probs(self, targets: tuple[str, ...], references: tuple[tuple[str, ...], ...]) -> _References:
         queries = self._queries(targets)
-        return np.mean([self.log_prob(queries, ref) for ref in references], axis=0)
+        holds = np.array([[t in texts for t in targets] for texts in map(frozenset, references)], dtype=bool)
+        return _References(np.stack([self.log_prob(queries, ref) for ref in references]), holds)

@@ -25,6 +25,12 @@ the one that picks the outlier targets) through an in-memory
 synthetic and reference corpora hold it (the references overlap and each
 holds half the targets; repeated audits of one design share all of them).
 Nothing is written to disk (the cache folder is not used).
+
+`similarity=levenshtein` is the string similarity of "The Canary's Echo"
+(matthieumeeus/dp-transformers `.../membership_inference/mia_methods.py`,
+`levenshtein_similarities`): the InDel ratio 1 - InDel(a, b) / (|a| + |b|)
+of the lower-cased texts (the reference lower-cases the target only), from
+rapidfuzz's C++ `cdist`. `k` takes their values, {1, 5, 10, 25}.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from rapidfuzz.distance import Indel
+from rapidfuzz.process import cdist
 from sklearn.feature_extraction.text import CountVectorizer
 
 from synbench.base import Attack
@@ -40,8 +48,9 @@ from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
 
-SIMILARITIES = ("embedding", "jaccard")
+SIMILARITIES = ("embedding", "jaccard", "levenshtein")
 UNITS = ("word", "char")
+KS = (1, 5, 10, 25)  # the k of "The Canary's Echo"
 
 
 def top_k_mean(similarity: np.ndarray, k: int) -> np.ndarray:
@@ -90,6 +99,15 @@ def jaccard_matrix(targets: Sequence[str], texts: Sequence[str], unit: str, n: i
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
+def indel_ratio_matrix(targets: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+    """(targets x texts) InDel ratio 1 - InDel / (|a| + |b|) of the lower-cased strings (1 for two empty strings)."""
+    if not len(texts) or not len(targets):
+        return np.zeros((len(targets), len(texts)))
+    return cdist(
+        [t.lower() for t in targets], [t.lower() for t in texts], scorer=Indel.normalized_similarity, dtype=np.float64
+    )
+
+
 class SimilarityAttack(Attack):
     """Closest-match membership attack: mean similarity of the k nearest synthetic documents, minus the references'."""
 
@@ -108,9 +126,10 @@ class SimilarityAttack(Attack):
             )
         if unit not in UNITS:
             raise ConfigError(f"attack.similarity.unit={unit!r} is unknown; choose one of {', '.join(UNITS)}")
-        for key, value in (("k", k), ("n", n)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"attack.similarity.{key}={value!r} must be a positive whole number")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"attack.similarity.n={n!r} must be a positive whole number")
+        if isinstance(k, bool) or k not in KS:
+            raise ConfigError(f"attack.similarity.k={k!r} must be one of {', '.join(map(str, KS))}")
         if similarity == "embedding" and not encoder:
             raise ConfigError(
                 "attack.similarity with similarity=embedding needs an encoder node (conf/attack/similarity.yaml "
@@ -138,6 +157,8 @@ class SimilarityAttack(Attack):
             if not len(texts):
                 return np.zeros(len(targets))
             return top_k_mean(self.embed(targets) @ self.embed(texts).T, self.k)
+        if self.similarity == "levenshtein":
+            return top_k_mean(indel_ratio_matrix(targets, texts), self.k)
         return top_k_mean(jaccard_matrix(targets, texts, self.unit, self.n), self.k)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
