@@ -107,6 +107,14 @@ class Generator(ABC):
         if not isinstance(cls.public_details, frozenset) or not all(isinstance(k, str) for k in cls.public_details):
             raise PluginError(f"generator plugin '{name}': `public_details` must be a frozenset of detail names")
 
+    def expect_samples(self, n: int) -> None:
+        """Told before `fit` how many documents the run will `sample`; most generators ignore it.
+
+        A generator that must write its output while it holds the private data
+        (`generator=command` runs an outside program once, in `fit`) sizes it by this.
+        """
+        return None
+
     @abstractmethod
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         """Train on the private corpus within `privacy`."""

@@ -196,6 +196,7 @@ class GeneratorRun:
             return RunOutput(saved)
         generator = registry.create("generators", self.generator)  # fresh: no state shared between runs
         budget = self.budget
+        generator.expect_samples(self.n_synthetic)
         with timing("fit"):
             report = generator.fit(private, budget, self.fit_seed)
         check_budget(report, budget, generator, self.name)

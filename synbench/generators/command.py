@@ -1,0 +1,324 @@
+"""`generator=command`: any program as a generator, through a file contract.
+
+A generator written in another language, another framework or another
+environment (microsoft/DPSDA's `pe`, dp-transformers, a research script) is
+benchmarked and audited without a plugin. `fit` writes the private set as
+JSONL (`text`, `label` list, `id`) and a spec JSON into a fresh 0700 folder,
+runs the configured argv once (no shell; `{spec}` and `{out}` are substituted
+in each element, `{out}` an empty folder), and reads back what the program
+wrote:
+
+- `{out}/synthetic.jsonl`: one JSON object a line, `text` (a string) and
+  `label` (a list of labels from the spec's `label_space`; one on a
+  single-label task);
+- `{out}/spent.json`: `{"epsilon_spent": <number or "inf">}` and optionally
+  `"delta"` (default: the spec's delta, which the program was given).
+
+The spec holds `private_path`, `epsilon` (a number, or `"inf"` for no DP),
+`delta`, `accountant`, `n_synthetic` (documents to write), `label_space`,
+`multi_label`, `label_prior` (the label plan: `dp`, a label mix the program
+releases with DP inside its budget, or `uniform`, the public prior), the
+public `seed` (decoding, subsampling) and `noise_seed`: the seed of the
+program's privacy noise, drawn from the job's secret noise source (fresh OS
+entropy, or reproducible under a replication `privacy.noise_seed`), so it is
+never a function of the published seed.
+
+The program runs once, during `fit`, while it holds the private data: it
+writes `n_synthetic` documents (the run's sample size, `expect_samples`, or
+`generator.n_synthetic`), and `sample(n)` returns the first n of them (or,
+with `label_counts`, the first documents of each label set), refusing more
+than were written. What comes back goes through `GeneratorRun` like any
+plugin's output: the budget check, the label check and the results
+allow-list. The program's stdout and stderr may quote records, so they go to
+a 0600 log file outside the job folder (never `app.log`); messages name that
+file and the contract file at fault, never a value from a record. The
+working folder, private set included, is removed when the program is done.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from synbench.base import FitReport, Generator
+from synbench.corpus import Corpus, Labels
+from synbench.dp import label_sets
+from synbench.errors import ConfigError, SynBenchError
+from synbench.job import write_corpus_jsonl, write_json_atomic
+from synbench.privacy import PrivacySpec
+
+PLACEHOLDERS = ("{spec}", "{out}")
+LABEL_PRIORS = ("dp", "uniform")
+SYNTHETIC_FILE = "synthetic.jsonl"
+SPENT_FILE = "spent.json"
+NAME = "generator 'command'"
+
+
+class CommandGenerator(Generator):
+    """Runs an outside program once per fit through the spec / synthetic.jsonl / spent.json contract."""
+
+    public_details = frozenset({"program", "program_seconds", "documents_written"})
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        n_synthetic: int | None = None,
+        timeout_s: float = 24 * 3600.0,
+        label_prior: str = "dp",
+        log_dir: str | None = None,
+        workdir: str | None = None,
+    ) -> None:
+        if isinstance(command, str) or not command or not all(isinstance(a, str) and a for a in command):
+            raise ConfigError(
+                "generator.command must be a non-empty list of program arguments (no shell), e.g. "
+                'generator.command=[python,my_gen.py,"{spec}","{out}"]'
+            )
+        if not any(p in arg for arg in command for p in PLACEHOLDERS):
+            raise ConfigError(
+                "generator.command names neither {spec} nor {out}: the program cannot find the spec or where to "
+                'write; pass them as arguments, e.g. generator.command=[python,my_gen.py,"{spec}","{out}"]'
+            )
+        if n_synthetic is not None and (isinstance(n_synthetic, bool) or int(n_synthetic) < 1):
+            raise ConfigError(f"generator.n_synthetic={n_synthetic!r} must be a whole number >= 1, or null")
+        if not float(timeout_s) > 0:
+            raise ConfigError(f"generator.timeout_s={timeout_s!r} must be a positive number of seconds")
+        if label_prior not in LABEL_PRIORS:
+            raise ConfigError(f"generator.label_prior={label_prior!r} must be one of {', '.join(LABEL_PRIORS)}")
+        self.command = [str(a) for a in command]
+        self.n_synthetic = None if n_synthetic is None else int(n_synthetic)
+        self.timeout_s = float(timeout_s)
+        self.label_prior = label_prior
+        self.log_dir = Path(log_dir) if log_dir else Path(tempfile.gettempdir()) / "synbench-command-logs"
+        self.workdir = workdir
+        self._expected: int | None = None
+        self._written: Corpus | None = None
+        self._rng = np.random.default_rng(0)
+        self.log_path: Path | None = None
+
+    def expect_samples(self, n: int) -> None:
+        self._expected = int(n)
+
+    def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
+        """Write the private set and the spec, run the program once, read back its documents and its spend."""
+        n = max(self.n_synthetic or 0, self._expected or 0) or len(corpus)
+        with tempfile.TemporaryDirectory(prefix="synbench-command-") as tmp:  # mkdtemp: mode 0700
+            work = Path(tmp)
+            out = work / "out"
+            out.mkdir(mode=0o700)
+            private_path = work / "private.jsonl"
+            write_corpus_jsonl(private_path, corpus)
+            spec = {
+                "private_path": str(private_path),
+                "epsilon": privacy.epsilon if privacy.is_private else "inf",
+                "delta": privacy.delta,
+                "accountant": privacy.accountant,
+                "n_synthetic": n,
+                "label_space": list(corpus.label_space),
+                "multi_label": corpus.multi_label,
+                "label_prior": self.label_prior,
+                "seed": int(seed),
+                "noise_seed": int(privacy.noise.numpy("command").integers(2**63)),
+            }
+            spec_path = work / "spec.json"
+            write_json_atomic(spec_path, spec)
+            seconds = self._run(spec_path, out)
+            epsilon, delta = _read_spent(out / SPENT_FILE, privacy)
+            written = _read_synthetic(out / SYNTHETIC_FILE, corpus)
+        if len(written) < n:
+            raise SynBenchError(
+                f"{NAME}: the program wrote {len(written)} documents to {{out}}/{SYNTHETIC_FILE} but the spec asked "
+                f"for n_synthetic={n}; write that many (see {self.log_path} for its output)"
+            )
+        self._written, self._rng = written, np.random.default_rng(seed)
+        return FitReport(
+            epsilon_spent=epsilon,
+            delta=delta,
+            details={
+                "program": Path(self.command[0]).name,
+                "program_seconds": seconds,
+                "documents_written": len(written),
+            },
+        )
+
+    def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
+        """The first `n` documents the program wrote (the first of each label set with `label_counts`)."""
+        written = self._written
+        if written is None:
+            raise ConfigError(f"{NAME}: sample() called before fit()")
+        if n > len(written):
+            raise SynBenchError(
+                f"{NAME}: sample({n}) asks for more documents than the program wrote ({len(written)}): the program "
+                f"runs once, in fit, for spec n_synthetic documents; set generator.n_synthetic >= {n}"
+            )
+        if label_counts is None:
+            return written.subset(range(n), name="command-synthetic")
+        space = written.label_space
+        plan = label_sets.plan(n, label_sets.uniform(space), space, written.multi_label, self._rng, label_counts)
+        return self._by_label([label_sets.canonical(labels, label_sets.positions(space)) for labels in plan])
+
+    def _by_label(self, plan: list[Labels]) -> Corpus:
+        """For each label set of `plan`, the next document the program wrote with that set, in its order."""
+        written = self._written
+        assert written is not None
+        pools: dict[Labels, Iterator[int]] = {}
+        sets = label_sets.label_sets(written)
+        idx = []
+        for labels in plan:
+            pool = pools.setdefault(labels, iter(i for i, s in enumerate(sets) if s == labels))
+            i = next(pool, None)
+            if i is None:
+                raise SynBenchError(
+                    f"{NAME}: label_counts asks for {plan.count(labels)} documents labelled {'+'.join(labels)} but "
+                    f"the program wrote {sets.count(labels)}; raise generator.n_synthetic or have the program cover "
+                    "every label set"
+                )
+            idx.append(i)
+        return written.subset(idx, name="command-synthetic")
+
+    def _run(self, spec_path: Path, out: Path) -> float:
+        """Run the program (no shell, its own session) with output to a fresh 0600 log; the seconds it took."""
+        argv = [_substitute(arg, spec_path, out) for arg in self.command]
+        self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, log_name = tempfile.mkstemp(prefix="command-", suffix=".log", dir=self.log_dir)  # mode 0600
+        self.log_path = Path(log_name)
+        start = time.monotonic()
+        with os.fdopen(fd, "wb") as log:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=self.workdir,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise ConfigError(
+                    f"{NAME}: cannot start generator.command[0]={self.command[0]!r} ({exc.strerror}); give the path "
+                    "of an executable or a program on PATH"
+                ) from None
+            try:
+                code = process.wait(timeout=self.timeout_s)
+            except BaseException as exc:  # the timeout, or Ctrl-C: the program and its children are stopped
+                _stop(process)
+                if isinstance(exc, subprocess.TimeoutExpired):
+                    raise SynBenchError(
+                        f"{NAME}: the program did not finish within generator.timeout_s={self.timeout_s:g} and was "
+                        f"stopped; its output is in {self.log_path}; raise generator.timeout_s if it needs longer"
+                    ) from None
+                raise
+        if code != 0:
+            raise SynBenchError(f"{NAME}: the program exited with code {code}; its output is in {self.log_path}")
+        return time.monotonic() - start
+
+
+def _substitute(arg: str, spec_path: Path, out: Path) -> str:
+    return arg.replace("{spec}", str(spec_path)).replace("{out}", str(out))
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate the program's whole session (it may have started workers), then kill what is left."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _json_file(path: Path) -> Any:
+    """A contract file's JSON, or one line naming the file (never its content)."""
+    where = f"{{out}}/{path.name}"
+    if not path.is_file():
+        raise SynBenchError(f"{NAME}: the program wrote no {where}; the contract is in docs/generators/command.md")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise SynBenchError(f"{NAME}: {where} is not UTF-8 text; write it as UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise SynBenchError(f"{NAME}: {where} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it") from None
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number or "inf" as a float; None for anything else."""
+    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        return None
+    return float(value)
+
+
+def _read_spent(path: Path, privacy: PrivacySpec) -> tuple[float, float]:
+    """(epsilon_spent, delta) from `spent.json`; delta defaults to the spec's."""
+    spent = _json_file(path)
+    fix = 'write {"epsilon_spent": <the epsilon your accountant computed>, "delta": <the delta used>}'
+    if not isinstance(spent, dict) or "epsilon_spent" not in spent:
+        raise SynBenchError(f"{NAME}: {{out}}/{SPENT_FILE} has no field 'epsilon_spent'; {fix}")
+    epsilon = _number(spent["epsilon_spent"])
+    delta = _number(spent.get("delta", privacy.delta))
+    for field, value in (("epsilon_spent", epsilon), ("delta", delta)):
+        if value is None or value < 0:
+            raise SynBenchError(f"{NAME}: {{out}}/{SPENT_FILE} field '{field}' is not a non-negative number; {fix}")
+    assert epsilon is not None and delta is not None
+    return epsilon, delta
+
+
+def _read_synthetic(path: Path, corpus: Corpus) -> Corpus:
+    """The documents of `synthetic.jsonl`, each checked against the label space; errors name the line and field."""
+    where = f"{{out}}/{SYNTHETIC_FILE}"
+    if not path.is_file():
+        raise SynBenchError(f"{NAME}: the program wrote no {where}; the contract is in docs/generators/command.md")
+    space = set(corpus.label_space)
+    texts: list[str] = []
+    labels: list[Labels] = []
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for lineno, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                at = f"{NAME}: {where} line {lineno}"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SynBenchError(
+                        f"{at}: not valid JSON ({exc.msg} at column {exc.colno}); fix the program"
+                    ) from None
+                if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                    raise SynBenchError(f'{at}: expected an object with a string field "text"; fix the program')
+                label = record.get("label")
+                if (
+                    not isinstance(label, list)
+                    or not label
+                    or not all(isinstance(x, str) and x in space for x in label)
+                    or (not corpus.multi_label and len(label) != 1)
+                ):
+                    raise SynBenchError(
+                        f'{at}: field "label" must be a list of {"labels" if corpus.multi_label else "one label"} '
+                        f"from the spec's label_space; fix the program"
+                    )
+                texts.append(record["text"])
+                labels.append(label_sets.canonical(label, label_sets.positions(corpus.label_space)))
+    except UnicodeDecodeError:
+        raise SynBenchError(f"{NAME}: {where} is not UTF-8 text; write it as UTF-8") from None
+    return Corpus.build(
+        texts,
+        labels,
+        corpus.label_space,
+        multi_label=corpus.multi_label,
+        name="command-written",
+        ids=[f"command-{i}" for i in range(len(texts))],
+    )

@@ -1,0 +1,230 @@
+"""`generator=command`: a program benchmarked, audited and checked by the kit through the file contract."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import FIXTURES, compose_config, write_jsonl
+from synbench.errors import ConfigError, SynBenchError
+from synbench.generators.command import CommandGenerator
+from synbench.job import JobSpec
+from synbench.privacy import PrivacySpec
+from synbench.testing import check_generator
+from synbench.testing.checks import ConformanceError
+from synbench.testing.corpora import public_corpus
+
+HONEST = FIXTURES / "command" / "honest_generator.py"
+LEAKY = FIXTURES / "command" / "leaky_generator.py"
+KIT_DOCUMENTS = 640  # above the kit's largest sample: its one-run audit asks for about 572
+
+
+def program(script: Path, tmp_path: Path, **options: object) -> CommandGenerator:
+    return CommandGenerator([sys.executable, str(script), "{spec}", "{out}"], log_dir=str(tmp_path / "logs"), **options)
+
+
+def inline(code: str, tmp_path: Path, **options: object) -> CommandGenerator:
+    """A program given as `python -c CODE SPEC OUT` (sys.argv[1] the spec, sys.argv[2] the output folder)."""
+    return CommandGenerator([sys.executable, "-c", code, "{spec}", "{out}"], log_dir=str(tmp_path / "logs"), **options)
+
+
+def test_the_kit_passes_the_honest_program_and_fails_the_leaking_one(tmp_path: Path) -> None:
+    check_generator(lambda: program(HONEST, tmp_path, n_synthetic=KIT_DOCUMENTS), audit=True)
+    with pytest.raises(ConformanceError) as caught:
+        check_generator(lambda: program(LEAKY, tmp_path, n_synthetic=KIT_DOCUMENTS), audit=True)
+    assert {"sample-leak", "audit"} <= set(caught.value.contracts)
+
+
+def test_the_program_gets_the_spec_and_its_output_comes_back(tmp_path: Path) -> None:
+    corpus = public_corpus(multi_label=True)
+    seen = tmp_path / "seen.json"
+    code = (
+        "import json, os, shutil, stat, sys\n"
+        "spec = json.load(open(sys.argv[1]))\n"
+        "work = os.path.dirname(sys.argv[1])\n"
+        f"json.dump({{'spec': spec, 'mode': stat.S_IMODE(os.stat(work).st_mode), 'out': os.listdir(sys.argv[2]),"
+        f" 'private': [json.loads(l) for l in open(spec['private_path'])]}}, open({str(seen)!r}, 'w'))\n"
+        "print('a line the program prints')\n"
+        "shutil.copy(spec['private_path'], os.path.join(sys.argv[2], 'synthetic.jsonl'))\n"
+        "json.dump({'epsilon_spent': spec['epsilon'] / 2}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n"
+    )
+    generator = inline(code, tmp_path)
+    generator.expect_samples(20)
+    report = generator.fit(corpus, PrivacySpec(2.0, 1e-5, accountant="rdp"), seed=7)
+    got = json.loads(seen.read_text())
+    spec = got["spec"]
+    assert {k: spec[k] for k in ("epsilon", "delta", "accountant", "n_synthetic", "seed", "label_prior")} == {
+        "epsilon": 2.0,
+        "delta": 1e-5,
+        "accountant": "rdp",
+        "n_synthetic": 20,
+        "seed": 7,
+        "label_prior": "dp",
+    }
+    assert spec["label_space"] == list(corpus.label_space) and spec["multi_label"] is True
+    assert isinstance(spec["noise_seed"], int) and got["mode"] == 0o700 and got["out"] == []
+    assert [r["text"] for r in got["private"]] == list(corpus.texts)
+    assert not Path(spec["private_path"]).exists()  # the working folder, private set included, is gone
+    assert report.epsilon_spent == 1.0 and report.delta == 1e-5  # delta defaults to the spec's
+    assert report.details["documents_written"] == len(corpus)
+    log = generator.log_path
+    assert log is not None and stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert log.read_text() == "a line the program prints\n"
+    out = generator.sample(5)
+    assert out.texts == corpus.texts[:5] and out.labels == corpus.labels[:5]
+    wanted = {("relief", "side_effect"): 3, ("no_effect",): 2}
+    assert sorted(generator.sample(5, wanted).labels) == sorted(k for k, v in wanted.items() for _ in range(v))
+    with pytest.raises(SynBenchError, match=r"sample\(49\) asks for more documents than the program wrote \(48\)"):
+        generator.sample(49)
+    with pytest.raises(SynBenchError, match="label_counts asks for 13 documents labelled no_effect but the program"):
+        generator.sample(13, {("no_effect",): 13})
+
+
+def test_noise_seed_is_secret_unless_the_job_replicates_one(tmp_path: Path) -> None:
+    from synbench.privacy import NoiseSource
+
+    code = (
+        "import json, os, sys\nspec = json.load(open(sys.argv[1]))\n"
+        "open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w').write(json.dumps({'text': str(spec['noise_seed']),"
+        " 'label': ['relief']}) + '\\n')\n"
+        "json.dump({'epsilon_spent': 0}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n"
+    )
+
+    def noise_seed(noise: NoiseSource) -> str:
+        generator = inline(code, tmp_path, n_synthetic=1)
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5, noise=noise), seed=0)
+        return generator.sample(1).texts[0]
+
+    assert noise_seed(NoiseSource(seed=3)) == noise_seed(NoiseSource(seed=3)) != noise_seed(NoiseSource(seed=4))
+    assert noise_seed(NoiseSource()) != noise_seed(NoiseSource())
+
+
+WRITE_SPENT = "json.dump({'epsilon_spent': 1.0}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n"
+SECRET = "zqsecretdocumentword"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("sys.exit(3)\n", r"the program exited with code 3; its output is in .*command-.*\.log$"),
+        ("pass\n", r"the program wrote no \{out\}/spent.json"),
+        (WRITE_SPENT, r"the program wrote no \{out\}/synthetic.jsonl"),
+        ("open(os.path.join(sys.argv[2], 'spent.json'), 'w').write('{oops')\n", r"\{out\}/spent.json is not valid"),
+        ("json.dump({'eps': 1}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n", r"no field 'epsilon_spent'"),
+        (
+            "json.dump({'epsilon_spent': 'lots'}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n",
+            r"field 'epsilon_spent' is not a non-negative number",
+        ),
+        (
+            WRITE_SPENT + f"open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w').write('{SECRET}\\n')\n",
+            r"\{out\}/synthetic.jsonl line 1: not valid JSON",
+        ),
+        (
+            WRITE_SPENT + "open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w').write(json.dumps("
+            f"{{'text': 'ok', 'label': ['relief']}}) + '\\n' + json.dumps({{'text': 'x', 'label': ['{SECRET}']}}))\n",
+            r"\{out\}/synthetic.jsonl line 2: field \"label\" must be a list of one label from the spec's label_space",
+        ),
+        (
+            WRITE_SPENT + "open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'wb').write(b'\\xff\\xfe')\n",
+            r"\{out\}/synthetic.jsonl is not UTF-8",
+        ),
+        (
+            WRITE_SPENT + "open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w').write(json.dumps("
+            "{'text': 'ok', 'label': ['relief']}))\n",
+            r"wrote 1 documents to \{out\}/synthetic.jsonl but the spec asked for n_synthetic=36",
+        ),
+        ("import time\ntime.sleep(30)\n", r"did not finish within generator.timeout_s=0.5 and was stopped"),
+    ],
+)
+def test_a_broken_program_is_one_line_naming_the_file(tmp_path: Path, body: str, message: str) -> None:
+    generator = inline("import json, os, sys\nprint('" + SECRET + "')\n" + body, tmp_path, timeout_s=0.5)
+    with pytest.raises(SynBenchError, match=message) as caught:
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+    assert "\n" not in str(caught.value) and SECRET not in str(caught.value)
+
+
+def test_bad_command_configs_are_refused(tmp_path: Path) -> None:
+    for command, message in [
+        ("python my_gen.py {spec} {out}", "must be a non-empty list of program arguments"),
+        ([], "must be a non-empty list"),
+        (["python", "my_gen.py"], "names neither {spec} nor {out}"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            CommandGenerator(command)
+    with pytest.raises(ConfigError, match="generator.label_prior='histogram' must be one of dp, uniform"):
+        CommandGenerator(["x", "{spec}"], label_prior="histogram")
+    missing = CommandGenerator([str(tmp_path / "no-such-program"), "{spec}", "{out}"], log_dir=str(tmp_path))
+    with pytest.raises(ConfigError, match=r"cannot start generator.command\[0\]=.*no-such-program"):
+        missing.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+    with pytest.raises(ConfigError, match="sample\\(\\) called before fit\\(\\)"):
+        CommandGenerator(["x", "{spec}"]).sample(1)
+
+
+@pytest.fixture
+def reviews(tmp_path: Path) -> list[str]:
+    """A 60-document, two-label dataset of short reviews with one unique word each."""
+    rng = np.random.default_rng(3)
+    words = "good bad dose pain sleep tablet headache better worse night day week".split()
+    rows = [
+        {"text": f"{' '.join(rng.choice(words, size=10))} w{i:03d}x", "label": ["pos" if i % 2 else "neg"]}
+        for i in range(80)
+    ]
+    train, test = write_jsonl(tmp_path / "train.jsonl", rows[:60]), write_jsonl(tmp_path / "test.jsonl", rows[60:])
+    return [
+        "dataset=files",
+        f"dataset.train={train}",
+        f"dataset.eval={test}",
+        "dataset.name=reviews",
+        "dataset.label_space=[neg,pos]",
+    ]
+
+
+def command_overrides(script: Path, tmp_path: Path) -> list[str]:
+    return [
+        "generator=command",
+        f"generator.command=[{sys.executable},{script},'{{spec}}','{{out}}']",
+        f"generator.log_dir={tmp_path / 'logs'}",
+        "tracking=none",
+        f"output_root={tmp_path / 'out'}",
+    ]
+
+
+def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: list[str]) -> None:
+    from synbench.tasks import audit, benchmark
+
+    cfg = compose_config([*reviews, *command_overrides(HONEST, tmp_path), "eps=2", "metrics=[utility]"])
+    results = benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path / "bench")
+    assert results["status"] == "complete" and results["generator"] == "command"
+    assert results["epsilon_spent"] == 2.0 and results["generation"]["documents_written"] == 60
+    assert "f1_macro" in results["utility"]
+    synthetic = (tmp_path / "bench").rglob("*.jsonl")
+    assert not any("w0" in line for path in synthetic for line in path.read_text().splitlines())
+
+    for script, leaks in ((HONEST, False), (LEAKY, True)):
+        overrides = [*reviews, *command_overrides(script, tmp_path), "task=audit", "eps=1", "audit.mode=one_run"]
+        cfg = compose_config([*overrides, "audit.n_canaries=200", "audit.targets=canaries"])
+        found = audit.run(cfg, JobSpec.from_config(cfg), tmp_path / script.stem)["audit"]
+        assert (found["eps_emp_lower"] > 1.0) is leaks and (found["auc"] > 0.9) is leaks, found
+
+
+def test_a_program_is_model_audited(tmp_path: Path, reviews: list[str]) -> None:
+    from synbench.tasks.model_audit import run
+
+    overrides = [*reviews, *command_overrides(HONEST, tmp_path), "task=model_audit", "eps=2"]
+    tiny = [
+        "model_audit.regimes=[syn_dp]",
+        "model_audit.n_targets=20",
+        "model_audit.n_population=20",
+        "model_audit.head.features=hashing",
+        "model_audit.head.hashing_features=512",
+        "model_audit.max_docs=null",
+    ]
+    cfg = compose_config([*overrides, *tiny])
+    results = run(cfg, JobSpec.from_config(cfg), tmp_path / "job")
+    assert results["status"] == "complete" and results["model_audit"]["syn_dp.epsilon_spent"] == 2.0
+    assert any(key.startswith("syn_dp.") and key.endswith(".auc") for key in results["model_audit"])
