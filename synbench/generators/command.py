@@ -54,7 +54,7 @@ from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
 from synbench.errors import ConfigError, SynBenchError
-from synbench.job import write_corpus_jsonl, write_json_atomic
+from synbench.files import FOLDER_MODE, write_corpus_jsonl, write_json_atomic
 from synbench.privacy import PrivacySpec
 
 PLACEHOLDERS = ("{spec}", "{out}")
@@ -114,7 +114,7 @@ class CommandGenerator(Generator):
         with tempfile.TemporaryDirectory(prefix="synbench-command-") as tmp:  # mkdtemp: mode 0700
             work = Path(tmp)
             out = work / "out"
-            out.mkdir(mode=0o700)
+            out.mkdir(mode=FOLDER_MODE)
             private_path = work / "private.jsonl"
             write_corpus_jsonl(private_path, corpus)
             spec = {
@@ -188,7 +188,7 @@ class CommandGenerator(Generator):
     def _run(self, spec_path: Path, out: Path) -> float:
         """Run the program (no shell, its own session) with output to a fresh 0600 log; the seconds it took."""
         argv = [_substitute(arg, spec_path, out) for arg in self.command]
-        self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.log_dir.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
         fd, log_name = tempfile.mkstemp(prefix="command-", suffix=".log", dir=self.log_dir)  # mode 0600
         self.log_path = Path(log_name)
         start = time.monotonic()
