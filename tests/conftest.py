@@ -124,3 +124,12 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def model_overrides(node: dict[str, Any]) -> list[str]:
     """Command-line overrides that select a model config node (the `model` group) such as `tiny_model`."""
     return [f"model.{k}={'null' if v is None else v}" for k, v in node.items()]
+
+
+@pytest.fixture(scope="session")
+def llama3_folder() -> Path:
+    """A tiny random Llama-3-shaped model folder (GQA, llama3 rope scaling) with SmolLM2's tokenizer, built once and
+    cached (tests/model_folders.py)."""
+    from model_folders import llama3_tiny_folder
+
+    return llama3_tiny_folder()

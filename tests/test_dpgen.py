@@ -195,11 +195,12 @@ def test_noise_std_is_sigma_c_over_expected_batch(observed_run: dict[str, Any]) 
 
 
 def test_poisson_sampling_is_in_effect(observed_run: dict[str, Any]) -> None:
-    from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+    from synbench.dp.poisson import ShardPoissonSampler
 
     module = observed_run["module"]
-    sampler = module.train_dataloader().loader.batch_sampler.sampler
-    assert isinstance(sampler, UniformWithReplacementSampler) and sampler.sample_rate == module.plan.sample_rate
+    sampler = module.train_dataloader().loader.batch_sampler.logical
+    assert isinstance(sampler, ShardPoissonSampler) and sampler.sample_rate == module.plan.sample_rate
+    assert (sampler.shard.rank, sampler.shard.world_size) == (0, 1)  # one process: the whole set
     assert module.privacy_engine.accountant.history == [(4.0, module.plan.sample_rate, module.plan.steps)]
     assert len(set(module.batch_sizes)) > 1  # logical batch sizes vary around the expected 8
 

@@ -5,7 +5,7 @@ a model, a dataset, a collate function and a `PerSampleLoss`; the core does
 the rest, identically for all of them:
 
 - Manual optimisation. Opacus owns the step: with Poisson sampling a logical
-  batch is split into physical batches (`BatchMemoryManager`'s loader), and
+  batch is split into physical batches (`synbench.dp.poisson.PhysicalBatches`), and
   the DP optimizer clips and accumulates on every physical batch but adds noise
   and updates only at the end of the logical batch. Lightning's automatic loop
   would count, schedule and log per physical batch instead, and ghost clipping
@@ -27,6 +27,9 @@ the rest, identically for all of them:
 - An empty Poisson batch (the first included) is replaced by the client's
   null batch, whose gradient is zero: the step still adds the calibrated
   noise and is charged, as the mechanism requires.
+- `strategy=dpddp` (`synbench.dp.distributed`): the same module in spawned
+  processes, each on its shard of the data; rank 0's accountant and
+  statistics come back through `worker_state`.
 - `eps=inf` is the same pipeline (same Poisson logical batches, same physical
   split, same loss scaling) with a plain optimizer and no PrivacyEngine.
 - Mixed precision: Lightning wraps the whole training step in autocast; the
@@ -50,19 +53,21 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pytorch_lightning as pl
 import torch
 from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as DPDDP
-from opacus.utils.batch_memory_manager import wrap_data_loader
 from pytorch_lightning.plugins.precision import MixedPrecision
 from torch.utils.data import DataLoader, Dataset
 
+from synbench.dp.distributed import DPDDPStrategy, largest_over_ranks, sum_over_ranks
 from synbench.dp.hooks import group_grad_samples
-from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
+from synbench.dp.poisson import PoissonPlan, Shard, make_private, physical_loader, poisson_loader
 from synbench.errors import ConfigError
 from synbench.privacy import NoiseSource
 
@@ -197,6 +202,8 @@ class DPSGDModule(pl.LightningModule):
         self._loader: Unsized | None = None
         self._chunk_losses: list[tuple[float, int]] = []
         self._epoch_start = 0.0
+        self.loop_s = 0.0  # seconds inside the training epochs (no process start-up, no set-up)
+        self.shard = Shard()  # this process's share of the data (DPDDP: set in configure_optimizers)
         if self.private:
             check_no_dropout(model)
 
@@ -212,10 +219,11 @@ class DPSGDModule(pl.LightningModule):
         optimizer: Any = torch.optim.AdamW(params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         model = self.trainer.strategy.model
         distributed = isinstance(model, DPDDP)
-        # The Poisson masks are a privacy mechanism: their randomness is the job's secret noise, as DP-SGD's is.
-        loader = poisson_loader(
-            self.dataset, self.plan, self.collate, self.cfg.noise.torch("poisson_masks"), distributed
-        )
+        self.shard = Shard(self.global_rank, self.trainer.world_size) if distributed else Shard()
+        # The Poisson masks are a privacy mechanism: their randomness is the job's secret noise, as DP-SGD's is;
+        # each process of a DPDDP run draws its own stream (a replication seed would otherwise repeat one mask).
+        masks = "poisson_masks" if self.shard.world_size == 1 else f"poisson_masks_rank{self.shard.rank}"
+        loader = poisson_loader(self.dataset, self.plan, self.collate, self.cfg.noise.torch(masks), self.shard)
         if self.private:
             private = make_private(
                 model,
@@ -230,14 +238,14 @@ class DPSGDModule(pl.LightningModule):
                 grad_sample_mode=self.cfg.grad_sample_mode,
                 criterion=torch.nn.CrossEntropyLoss(),  # ghost: only its module/optimizer are used
                 loss_scale=self.cfg.loss_scale,
+                world_size=self.shard.world_size,
             )
             self.privacy_engine, self.hooks, self.criterion = private["engine"], private["hooks"], private["criterion"]
             optimizer = self.signal = private["optimizer"]
         else:
             self.signal = LogicalBatchSignal()
-        self._loader = Unsized(
-            wrap_data_loader(data_loader=loader, max_batch_size=self.cfg.physical_batch_size, optimizer=self.signal)
-        )
+        agree = partial(largest_over_ranks, device=self.device) if distributed else (lambda pieces: pieces)
+        self._loader = Unsized(physical_loader(loader, self.cfg.physical_batch_size, self.signal, agree))
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, self._cosine)
         return {"optimizer": optimizer, "lr_scheduler": scheduler}
 
@@ -295,6 +303,12 @@ class DPSGDModule(pl.LightningModule):
         if self.signal.queue.pop(0):
             return False
         finite = True
+        if self.shard.world_size > 1:  # DPDDP without DP: every process's share of the sum, as DP's all-reduce does
+            params = [p for p in self.model.parameters() if p.requires_grad]
+            for p in params:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+            sum_over_ranks([p.grad for p in params])
         if self.cfg.loss_scale != 1.0:  # the hooks unscale DP's per-sample gradients; without DP, the summed ones
             grads = [p.grad for p in self.model.parameters() if p.grad is not None]
             for g in grads:
@@ -310,6 +324,7 @@ class DPSGDModule(pl.LightningModule):
 
     def on_train_epoch_end(self) -> None:
         """One progress line an epoch: public counts (planned steps) and a wall-clock total, nothing per batch."""
+        self.loop_s += time.perf_counter() - self._epoch_start
         log.info(
             "DP-SGD epoch %d/%d done (%d of %d steps) in %.0f s",
             self.current_epoch + 1,
@@ -324,6 +339,32 @@ class DPSGDModule(pl.LightningModule):
         if self.hooks is not None:
             self.hooks.cleanup()
             self.hooks = None
+
+    def worker_state(self) -> dict[str, Any]:
+        """What a DPDDP run's rank 0 hands back to the job's process: the accountant's history and the statistics.
+
+        The training processes are spawned (`synbench.dp.distributed`); the
+        trained weights come back through Lightning, these through this dict.
+        """
+        return {
+            "history": list(self.privacy_engine.accountant.history) if self.privacy_engine else None,
+            "train_loss": self.train_loss,
+            "batch_sizes": self.batch_sizes,
+            "tokens_seen": self.tokens_seen,
+            "loop_s": self.loop_s,
+        }
+
+    def restore_worker_state(self, state: Mapping[str, Any]) -> None:
+        """The job's process takes rank 0's `worker_state`: an accountant holding exactly what rank 0 charged."""
+        if state["history"] is not None:
+            from synbench.dp.hooks import DPEngine
+
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Secure RNG turned off")  # this engine adds no noise
+                self.privacy_engine = DPEngine(accountant=self.cfg.accountant)
+            self.privacy_engine.accountant.history = list(state["history"])
+        self.train_loss, self.batch_sizes = list(state["train_loss"]), list(state["batch_sizes"])
+        self.tokens_seen, self.loop_s = int(state["tokens_seen"]), float(state["loop_s"])
 
     def steps_taken(self) -> int:
         return (
@@ -385,6 +426,13 @@ def fit_module(
         enable_progress_bar=False,
         callbacks=list(callbacks),
     )
+    device = next(module.model.parameters()).device
+    spawned = isinstance(strategy, DPDDPStrategy)
+    if spawned:  # each spawned process moves its copy to its own device; no GPU memory is shared across processes
+        module.model.to("cpu")
     start = time.perf_counter()
     trainer.fit(module)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    if spawned:
+        module.model.to(device)
+    return seconds

@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
+import torch
 from torch.utils.data import DataLoader, Dataset
 
 from synbench.errors import ConfigError
@@ -70,25 +72,88 @@ class EmptySafeCollate:
         return self.collate(batch) if len(batch) else {}
 
 
+@dataclass(frozen=True)
+class Shard:
+    """The documents one DP-SGD process samples from: `rank`, `rank + world_size`, ... (all of them in one process)."""
+
+    rank: int = 0
+    world_size: int = 1
+
+
+class ShardPoissonSampler:
+    """Poisson logical batches over one process's shard, empty batches included, exactly `steps` of them.
+
+    Each document of the shard is in each batch with probability q,
+    independently; each document lives in exactly one shard, so across the
+    processes of a DPDDP run the union of their batches is one Poisson sample
+    of the whole dataset at rate q, which is what the accountant charges. In
+    one process this draws exactly what Opacus' UniformWithReplacementSampler
+    draws. Opacus' distributed sampler is not used: it drops empty batches,
+    so the processes would take different numbers of steps.
+    """
+
+    def __init__(self, n: int, sample_rate: float, steps: int, shard: Shard, generator: Any) -> None:
+        self.n, self.sample_rate, self.steps, self.shard, self.generator = n, sample_rate, steps, shard, generator
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __iter__(self) -> Iterator[list[int]]:
+        docs = torch.arange(self.shard.rank, self.n, self.shard.world_size)
+        for _ in range(self.steps):
+            yield docs[torch.rand(len(docs), generator=self.generator) < self.sample_rate].tolist()
+
+
 def poisson_loader(
     dataset: Dataset,
     plan: PoissonPlan,
     collate: Callable[[Sequence[Any]], Any],
     generator: Any,
-    distributed: bool = False,
+    shard: Shard | None = None,
 ) -> DataLoader:
     """A loader of Poisson logical batches at the plan's rate, exactly `steps_per_epoch` of them an epoch."""
-    from opacus.utils.uniform_sampler import DistributedUniformWithReplacementSampler, UniformWithReplacementSampler
-
-    if distributed:
-        sampler: Any = DistributedUniformWithReplacementSampler(
-            total_size=plan.n, sample_rate=plan.sample_rate, steps=plan.steps_per_epoch, generator=generator
-        )
-    else:
-        sampler = UniformWithReplacementSampler(
-            num_samples=plan.n, sample_rate=plan.sample_rate, steps=plan.steps_per_epoch, generator=generator
-        )
+    sampler = ShardPoissonSampler(plan.n, plan.sample_rate, plan.steps_per_epoch, shard or Shard(), generator)
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=EmptySafeCollate(collate))
+
+
+class PhysicalBatches:
+    """Each logical batch in physical batches of at most `max_batch_size`, the end of each logical batch signalled.
+
+    What Opacus' BatchSplittingSampler does (the DP optimizer, or the non-DP
+    stand-in, learns from `signal_skip_step` which physical batch ends the
+    logical one), plus `agree`: in a DPDDP run it returns the largest piece
+    count of any process, and every process splits its batch into that many
+    pieces, empty ones (null batches) included. So the processes run the same
+    number of training steps and meet in every collective together (Lightning
+    broadcasts at each training step, the DP optimizer all-reduces at each
+    logical step).
+    """
+
+    def __init__(
+        self, logical: Any, max_batch_size: int, signal: Any, agree: Callable[[int], int] = lambda pieces: pieces
+    ) -> None:
+        self.logical, self.max_batch_size, self.signal, self.agree = logical, max_batch_size, signal, agree
+
+    def __len__(self) -> int:
+        return len(self.logical)  # logical batches; the physical count depends on the draws
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for batch in self.logical:
+            pieces = self.agree(max(1, math.ceil(len(batch) / self.max_batch_size)))
+            for i, piece in enumerate(np.array_split(np.asarray(batch, dtype=np.int64), pieces)):
+                self.signal.signal_skip_step(do_skip=i < pieces - 1)
+                yield piece.tolist()
+
+
+def physical_loader(
+    loader: DataLoader, max_batch_size: int, signal: Any, agree: Callable[[int], int] = lambda pieces: pieces
+) -> DataLoader:
+    """`loader` (from `poisson_loader`) split into physical batches (`PhysicalBatches`)."""
+    return DataLoader(
+        loader.dataset,
+        batch_sampler=PhysicalBatches(loader.batch_sampler, max_batch_size, signal, agree),
+        collate_fn=loader.collate_fn,
+    )
 
 
 def make_private(
@@ -105,6 +170,7 @@ def make_private(
     grad_sample_mode: str = "hooks",
     criterion: Any = None,
     loss_scale: float = 1.0,
+    world_size: int = 1,
 ) -> dict[str, Any]:
     """Opacus DP-SGD over `loader` (built by `poisson_loader`): hooks, DP optimizer, accountant and, for ghost,
     criterion.
@@ -115,6 +181,9 @@ def make_private(
     `noise.secure_mode` it uses Opacus' floating-point-attack-resistant sampling.
     The hooks (`synbench.dp.hooks`) keep per-sample gradients, clipping and
     noise in fp32 under autocast, and divide out a static fp16 `loss_scale`.
+    Given a DPDDP-wrapped `module` Opacus builds its distributed optimizer
+    (rank 0 alone adds the noise, once for the global batch); `world_size`
+    is then the number of processes.
     """
     from synbench.dp.hooks import DPEngine
 
@@ -138,7 +207,9 @@ def make_private(
     hooks, dp_optimizer = out[0], out[1]
     hooks.forbid_grad_accumulation()  # what Opacus does for its own Poisson loaders
     hooks.loss_scale = loss_scale
-    dp_optimizer.expected_batch_size = plan.expected_batch  # Opacus truncates N q to an int
+    # Opacus truncates N q to an int. Under DPDDP each process divides its clipped sum (plus, on rank 0, the noise)
+    # by its share N q / W and the all-reduce averages over the W processes: (sum of all + noise) / (N q) in the end.
+    dp_optimizer.expected_batch_size = plan.expected_batch / world_size
     dp_optimizer.secure_mode = noise.secure_mode
     return {
         "engine": engine,

