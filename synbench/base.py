@@ -1,11 +1,12 @@
-"""Abstract base classes of the plugin kinds: datasets, generators, metrics, attacks, model attacks, classifiers,
-trackers.
+"""`Plugin`, the root of every plugin kind, and the kinds' base classes: datasets, generators, metrics, attacks,
+model attacks, classifiers, trackers (filters, LM backends and tasks have theirs beside their code).
 
-A plugin is a class registered under an entry-point group (see
-`synbench.registry`), which must subclass its kind's base here. Its Hydra
-config node names it with `_plugin_: <name>`; every other key of the node is
-passed to the constructor as a keyword. `check_plugin_class` is called once
-when the registry loads a plugin, to reject a malformed declaration early.
+A plugin kind is one base class that names its entry-point group; a plugin is
+a class registered under that group (see `synbench.registry`), which must
+subclass its kind's base. Its Hydra config node names it with
+`_plugin_: <name>`; every other key of the node is passed to the constructor
+as a keyword. `check_plugin_class` is called once when the registry loads a
+plugin, to reject a malformed declaration early.
 """
 
 from __future__ import annotations
@@ -31,6 +32,18 @@ if TYPE_CHECKING:
 METRIC_SECTIONS = ("utility", "fidelity")
 
 
+class Plugin(ABC):  # noqa: B024 (no abstract method: each kind's base declares its own)
+    """The root of every plugin kind. A kind is a subclass that sets `entry_point_group`; its plugins subclass it."""
+
+    # the entry-point group plugins of the kind register under, e.g. "synbench.generators"
+    entry_point_group: ClassVar[str]
+
+    @classmethod
+    def check_plugin_class(cls, name: str) -> None:
+        """Refuse a malformed class declaration of plugin `name` (called once, when the registry loads it)."""
+        return  # a kind with nothing to check accepts every subclass
+
+
 @dataclass(frozen=True)
 class Splits:
     """A dataset as loaded: the private training split and a real held-out split."""
@@ -42,8 +55,10 @@ class Splits:
     label_space_inferred: bool = False
 
 
-class DatasetLoader(ABC):
+class DatasetLoader(Plugin):
     """Loads a dataset into `Splits`. Registered under `synbench.datasets`."""
+
+    entry_point_group = "synbench.datasets"
 
     name: str
 
@@ -82,7 +97,7 @@ class FitReport:
         return math.isfinite(self.epsilon_spent)
 
 
-class Generator(ABC):
+class Generator(Plugin):
     """A (DP) synthetic text generator. Registered under `synbench.generators`.
 
     `fit` sees the private corpus once and returns the budget it spent; the
@@ -96,6 +111,8 @@ class Generator(ABC):
     values or DP outputs; the core writes those and drops any other, so a
     statistic of private data cannot reach results.json by accident.
     """
+
+    entry_point_group = "synbench.generators"
 
     public_details: ClassVar[frozenset[str]] = frozenset()
     # Every generator must meet the budget it is given. Only the core's built-in controls (`copy`, `public`),
@@ -146,12 +163,14 @@ class MetricContext:
     cache_dir: str | None = None
 
 
-class Metric(ABC):
+class Metric(Plugin):
     """Scores a synthetic corpus against real data. Registered under `synbench.metrics`.
 
     `section` is the `results.json` section the returned keys go to
     (`utility` or `fidelity`).
     """
+
+    entry_point_group = "synbench.metrics"
 
     section: ClassVar[str] = "fidelity"
     # Keys whose direction is known: True when higher is better (the report ranks and marks by it).
@@ -179,12 +198,14 @@ class Metric(ABC):
         """Flat metric values for one (real, synthetic) pair."""
 
 
-class Attack(ABC):
+class Attack(Plugin):
     """A membership attack. Registered under `synbench.attacks`.
 
     Black-box attacks score `targets` from the released synthetic corpus
     (and public or auxiliary reference corpora) only; larger means member.
     """
+
+    entry_point_group = "synbench.attacks"
 
     @abstractmethod
     def score(self, targets: Sequence[str], synthetic: Corpus, references: Sequence[Corpus]) -> np.ndarray:
@@ -207,25 +228,29 @@ class ModelSignals:
     population_references: np.ndarray  # (M, Z, L)
 
 
-class ModelAttack(ABC):
+class ModelAttack(Plugin):
     """A membership attack on a trained model's outputs (task=model_audit). Registered under `synbench.model_attacks`.
 
     Its own kind, not an `Attack`: it reads a classifier's per-example
     statistics, not released text, so it has no `score` to offer task=audit.
     """
 
+    entry_point_group = "synbench.model_attacks"
+
     @abstractmethod
     def score_models(self, signals: ModelSignals) -> np.ndarray:
         """One membership score per target example (larger means member)."""
 
 
-class Classifier(ABC):
+class Classifier(Plugin):
     """A downstream classifier for the utility metric. Registered under `synbench.classifiers`.
 
     One call for single- and multi-label tasks: train on (texts, label
     indicator matrix), return per-label scores; only the caller's decoding
     differs (argmax vs threshold), so the two task kinds cannot drift apart.
     """
+
+    entry_point_group = "synbench.classifiers"
 
     @abstractmethod
     def fit_predict(
@@ -237,13 +262,15 @@ class Classifier(ABC):
         """
 
 
-class Tracker(ABC):
+class Tracker(Plugin):
     """Experiment tracking for one job. Registered under `synbench.trackers`.
 
     Built with the job's `spec`, `job_dir` and sweep `group` besides its
     config keys. It takes numbers, figures, and a `Corpus` only through
     `log_samples`, which must refuse output that is not DP.
     """
+
+    entry_point_group = "synbench.trackers"
 
     @abstractmethod
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...

@@ -22,11 +22,11 @@ from typing import Any, Callable, Iterator, Mapping
 from omegaconf import DictConfig, OmegaConf
 
 from synbench import registry, release
-from synbench.base import Splits
+from synbench.base import DatasetLoader, Generator, Splits
 from synbench.errors import ConfigError, SynBenchError, check_keys
 from synbench.job import JobSpec
 from synbench.privacy import NoiseSource, PrivacySpec
-from synbench.report.stats import macro_f1_leads
+from synbench.release import TaskDeclarations
 from synbench.results import RESULTS_FILE, is_complete, new_results, read_results, write_results
 from synbench.tracking import Tracker, make_tracker
 
@@ -85,16 +85,19 @@ class JobRun:
     results: dict[str, Any]
     timing: Stopwatch
     tracker: Tracker
+    task: TaskDeclarations | None = None  # the task class running the job: its declarations extend the release
+    generator: type[Generator] | None = None  # the generator class, once the job's release names its runs
 
     def save(self) -> None:
         """Write results as they stand (atomically); a reader never sees half a file."""
         self.results["timing"] = dict(self.timing)
-        write_results(self.job_dir, self.results)  # the release allow-list enforced (synbench.release)
+        # the release allow-list enforced (synbench.release) with the classes the job holds: no name looked up
+        write_results(self.job_dir, self.results, self.generator, self.task)
 
     def load_splits(self) -> Splits:
         """The dataset's splits for the job's seed, timed as the `load` step."""
         with self.timing("load"):
-            return registry.create("datasets", node(self.cfg, "dataset")).load(self.spec.seed)
+            return registry.create(DatasetLoader, node(self.cfg, "dataset")).load(self.spec.seed)
 
     def record_release(
         self,
@@ -117,11 +120,11 @@ class JobRun:
             generation=dict(generation),
         )
         if privacy is not None:
-            generator = registry.load("generators", self.spec.generator)
+            self.generator = registry.load(Generator, self.spec.generator)
             self.results.update(
                 delta=privacy.delta,
                 epsilon_spent=epsilon_spent,
-                noise=release.noise_mode(generator, privacy.noise.mode),
+                noise=release.noise_mode(self.generator, privacy.noise.mode),
             )
 
 
@@ -133,66 +136,18 @@ def error_record(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": "not recorded (it may quote data); see the job's log"}
 
 
-# (section, key, label, reference keys as (label, section.key)) of the figures a person reads first.
-F1_MICRO = (
-    "utility",
-    "f1_micro",
-    "F1 micro",
-    (("random", "utility.random_f1"), ("majority", "utility.majority_f1"), ("real", "utility.real_f1")),
-)
-F1_MACRO = (
-    "utility",
-    "f1_macro",
-    "F1 macro",
-    (
-        ("random", "utility.random_f1_macro"),
-        ("majority", "utility.majority_f1_macro"),
-        ("real", "utility.real_f1_macro"),
-    ),
-)
-HEADLINES = (
-    ("fidelity", "mauve", "MAUVE", (("real vs real", "fidelity.mauve_ref"),)),
-    (
-        "fidelity",
-        "label_cardinality_div",
-        "label-cardinality JS",
-        (("real vs real", "fidelity.label_cardinality_div_ref"),),
-    ),
-    ("audit", "auc", "attack AUC", ()),
-    ("audit", "eps_emp_lower", "eps_emp lower bound", (("nominal eps", "epsilon"),)),
-)
+def run_job(
+    cfg: DictConfig,
+    spec: JobSpec,
+    job_dir: Path,
+    body: Callable[[JobRun], None],
+    task: TaskDeclarations | None = None,
+) -> dict[str, Any]:
+    """Run `body` as the job in `job_dir`, unless its results are already complete; returns the results.
 
-
-def summary(results: dict[str, Any]) -> str:
-    """A few lines for the terminal: the budget spent and the headline figures beside their reference rows."""
-
-    def value(path: str) -> Any:
-        section, _, key = path.partition(".")
-        return results.get(section, {}).get(key) if key else results.get(section)
-
-    def show(v: Any) -> str:
-        return f"{v:.3g}" if isinstance(v, float) else str(v)
-
-    lines = [
-        f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: "
-        f"eps={show(results.get('epsilon'))}, "
-        f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"
-    ]
-    utility = results.get("utility", {})  # macro F1 first where micro F1 mostly counts the majority class
-    f1 = (
-        (F1_MACRO, F1_MICRO)
-        if macro_f1_leads(utility.get("majority_f1"), utility.get("random_f1"))
-        else (F1_MICRO, F1_MACRO)
-    )
-    for section, key, label, refs in (*f1, *HEADLINES):
-        if key in results.get(section, {}):
-            ref = ", ".join(f"{name} {show(value(path))}" for name, path in refs if value(path) is not None)
-            lines.append(f"  {label}: {show(results[section][key])}" + (f" ({ref})" if ref else ""))
-    return "\n".join(lines)
-
-
-def run_job(cfg: DictConfig, spec: JobSpec, job_dir: Path, body: Callable[[JobRun], None]) -> dict[str, Any]:
-    """Run `body` as the job in `job_dir`, unless its results are already complete; returns the results."""
+    `task` is the class of the task running it (`synbench.tasks.base.Task.run` passes its own): the release
+    check reads its declarations.
+    """
     if is_complete(job_dir, spec):
         log.info("results already complete in %s; skipping (delete results.json to re-run)", job_dir)
         return read_results(job_dir) or {}
@@ -203,6 +158,7 @@ def run_job(cfg: DictConfig, spec: JobSpec, job_dir: Path, body: Callable[[JobRu
         new_results(spec),
         Stopwatch(),
         make_tracker(node(cfg, "tracking"), spec, job_dir, group=str(cfg.sweep)),
+        task,
     )
     failed = True
     try:
@@ -210,7 +166,6 @@ def run_job(cfg: DictConfig, spec: JobSpec, job_dir: Path, body: Callable[[JobRu
         job.results["status"] = "complete"
         job.save()
         failed = False
-        print(summary(job.results))
         log.info("results: %s", job_dir / RESULTS_FILE)
         return job.results
     except BaseException as exc:

@@ -1,10 +1,15 @@
-"""One small registry for every plugin kind, over Python entry points.
+"""One generic registry for every plugin kind, over Python entry points.
+
+A plugin kind is one base class: a direct subclass of `synbench.base.Plugin`
+that names its entry-point group (`Generator.entry_point_group ==
+"synbench.generators"`). `load(Generator, "dpgen")` reads that group, and
+returns the class, checked to subclass the base; nothing here lists the
+kinds, so adding one touches no table.
 
 Entry points are read as metadata only; a plugin's module is imported when
 the plugin is first used, so start-up stays fast however many are installed.
 Built-ins register through the same groups (in setup.cfg) as third parties.
-Loading checks that a plugin subclasses its kind's base class; an unknown
-name lists the available ones and suggests the closest.
+An unknown name lists the available ones and suggests the closest.
 
 Code that is not packaged registers with the `register` decorator in a module
 the config's `plugins: [module, ...]` key names (`load_modules` imports them),
@@ -23,64 +28,63 @@ from functools import lru_cache
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence, TypeVar, overload
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
+from synbench.base import Plugin
 from synbench.errors import ConfigError, PluginError
 
-if TYPE_CHECKING:
-    from synbench.base import Attack, Classifier, DatasetLoader, Generator, Metric, ModelAttack, Tracker
-    from synbench.filters.base import Filter
-    from synbench.lm.backends import LMBackend
-
-KINDS: dict[str, str] = {
-    "datasets": "synbench.datasets",
-    "generators": "synbench.generators",
-    "metrics": "synbench.metrics",
-    "attacks": "synbench.attacks",
-    "model_attacks": "synbench.model_attacks",
-    "classifiers": "synbench.classifiers",
-    "trackers": "synbench.trackers",
-    "filters": "synbench.filters",
-    "lm_backends": "synbench.lm_backends",
-    "tasks": "synbench.tasks",
-    "conf": "synbench.conf",
-}
-# The base class each kind's plugins must subclass, as `module:Class` (`conf` entries are config packages, not
-# classes). Imported only when a plugin of the kind is loaded, so the registry depends on no upper layer.
-BASES: dict[str, str] = {
-    "datasets": "synbench.base:DatasetLoader",
-    "generators": "synbench.base:Generator",
-    "metrics": "synbench.base:Metric",
-    "attacks": "synbench.base:Attack",
-    "model_attacks": "synbench.base:ModelAttack",
-    "classifiers": "synbench.base:Classifier",
-    "trackers": "synbench.base:Tracker",
-    "filters": "synbench.filters.base:Filter",
-    "lm_backends": "synbench.lm.backends:LMBackend",
-    "tasks": "synbench.tasks.base:Task",
-}
 PLUGIN_KEY = "_plugin_"
 LOCAL_PACKAGE = "(plugins: key)"  # the `package` of a plugin registered by a module the config names
-# Plugins registered in this process by `register` (modules named by the `plugins:` config key): kind -> name -> class.
-_LOCAL: dict[str, dict[str, tuple["PluginInfo", Any]]] = {}
-T = TypeVar("T")
+# Plugins registered in this process by `register` (modules named by the `plugins:` config key):
+# entry-point group -> name -> (info, class).
+_LOCAL: dict[str, dict[str, tuple["PluginInfo", type[Plugin]]]] = {}
+P = TypeVar("P", bound=Plugin)
 
 
 @dataclass(frozen=True)
 class PluginInfo:
-    """A registered plugin: its name, the object path and the package that provides it."""
+    """A registered plugin: its entry-point group, name, the object path and the package that provides it."""
 
-    kind: str
+    group: str
     name: str
     value: str
     package: str
     version: str
 
 
-def _info(kind: str, ep: EntryPoint) -> PluginInfo:
+def kind_name(base: type[Plugin]) -> str:
+    """What messages call a plugin of `base`'s kind: its group's last part, singular (`synbench.lm_backends` ->
+    `lm_backend`)."""
+    return group_of(base).rpartition(".")[2].removesuffix("s")
+
+
+def group_of(base: type[Plugin]) -> str:
+    """The entry-point group of `base`'s kind; a class that names none is not a plugin kind."""
+    group = getattr(base, "entry_point_group", None)
+    if not (inspect.isclass(base) and issubclass(base, Plugin) and isinstance(group, str)):
+        raise PluginError(
+            f"{getattr(base, '__qualname__', base)!r} is not a plugin kind: a kind is a subclass of "
+            "synbench.base.Plugin that sets `entry_point_group`"
+        )
+    return group
+
+
+def kinds() -> list[type[Plugin]]:
+    """Every plugin kind defined in this process (the classes that set their own `entry_point_group`), by group."""
+    found: dict[str, type[Plugin]] = {}
+    todo = list(Plugin.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if "entry_point_group" in vars(cls):
+            found.setdefault(cls.entry_point_group, cls)
+    return [found[group] for group in sorted(found)]
+
+
+def _info(group: str, ep: EntryPoint) -> PluginInfo:
     dist = ep.dist
     return PluginInfo(
-        kind=kind,
+        group=group,
         name=ep.name,
         value=ep.value,
         package=dist.metadata["Name"] if dist is not None else "?",
@@ -89,12 +93,10 @@ def _info(kind: str, ep: EntryPoint) -> PluginInfo:
 
 
 @lru_cache(maxsize=None)
-def _scan(kind: str) -> dict[str, tuple[PluginInfo, EntryPoint]]:
-    if kind not in KINDS:
-        raise PluginError(f"unknown plugin kind {kind!r}; kinds are: {', '.join(KINDS)}")
+def _scan(group: str, kind: str) -> dict[str, tuple[PluginInfo, EntryPoint]]:
     found: dict[str, tuple[PluginInfo, EntryPoint]] = {}
-    for ep in entry_points(group=KINDS[kind]):
-        info = _info(kind, ep)
+    for ep in entry_points(group=group):
+        info = _info(group, ep)
         if ep.name in found and found[ep.name][0].package != info.package:
             other = found[ep.name][0]
             raise PluginError(
@@ -105,93 +107,85 @@ def _scan(kind: str) -> dict[str, tuple[PluginInfo, EntryPoint]]:
     return dict(sorted(found.items()))
 
 
-def _all(kind: str) -> dict[str, tuple[PluginInfo, EntryPoint | None]]:
-    """Installed plugins of `kind` and those registered in this process, by name (a name in both is an error)."""
-    found: dict[str, tuple[PluginInfo, EntryPoint | None]] = dict(_scan(kind))
-    for name, (info, _) in _LOCAL.get(kind, {}).items():
+def _all(base: type[Plugin]) -> dict[str, tuple[PluginInfo, EntryPoint | None]]:
+    """Installed plugins of `base`'s kind and those registered in this process, by name (a name in both is an
+    error)."""
+    group, kind = group_of(base), kind_name(base)
+    found: dict[str, tuple[PluginInfo, EntryPoint | None]] = dict(_scan(group, kind))
+    for name, (info, _) in _LOCAL.get(group, {}).items():
         if name in found:
             raise PluginError(
-                f"{kind[:-1]} plugin '{name}' is registered by module {info.value} (plugins: key) and "
+                f"{kind} plugin '{name}' is registered by module {info.value} (plugins: key) and "
                 f"installed by package '{found[name][0].package}'; rename one of them"
             )
         found[name] = (info, None)
     return dict(sorted(found.items()))
 
 
-def available(kind: str) -> dict[str, PluginInfo]:
-    """Every plugin of `kind` by name; a name provided by two packages is an error naming both."""
-    return {name: info for name, (info, _) in _all(kind).items()}
+def available(base: type[Plugin]) -> dict[str, PluginInfo]:
+    """Every plugin of `base`'s kind by name; a name provided by two packages is an error naming both."""
+    return {name: info for name, (info, _) in _all(base).items()}
 
 
-def base_class(kind: str) -> type:
-    """The base class plugins of `kind` subclass (imported here, on first use)."""
-    module, _, name = BASES[kind].partition(":")
-    return getattr(import_module(module), name)
-
-
-def load(kind: str, name: str) -> Any:
-    """The object registered as `name` under `kind`: for every kind but `conf`, a subclass of the kind's base."""
-    plugins = _all(kind)
+def load(base: type[P], name: str) -> type[P]:
+    """The class registered as `name` in `base`'s entry-point group, checked to subclass `base`."""
+    plugins = _all(base)
+    kind = kind_name(base)
     if name not in plugins:
         listed = ", ".join(plugins) or "(none installed)"
         close = difflib.get_close_matches(name, list(plugins), n=3, cutoff=0.6)
         hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-        raise PluginError(f"unknown {kind[:-1]} plugin '{name}'{hint}; available: {listed}")
+        raise PluginError(f"unknown {kind} plugin '{name}'{hint}; available: {listed}")
     info, ep = plugins[name]
     if ep is None:
-        return _LOCAL[kind][name][1]  # checked by `register` when its module was imported
-    try:
-        obj = ep.load()
-    except ImportError as exc:
-        raise PluginError(
-            f"{kind[:-1]} plugin '{name}' from package '{info.package}' could not be imported "
-            f"({exc}); reinstall that package with its dependencies"
-        ) from exc
-    _check_class(kind, name, obj, info)
+        obj: Any = _LOCAL[info.group][name][1]
+    else:
+        try:
+            obj = ep.load()
+        except ImportError as exc:
+            raise PluginError(
+                f"{kind} plugin '{name}' from package '{info.package}' could not be imported "
+                f"({exc}); reinstall that package with its dependencies"
+            ) from exc
+    _check_class(base, name, obj, info)
     return obj
 
 
-def _check_class(kind: str, name: str, obj: Any, info: PluginInfo) -> None:
+def _check_class(base: type[Plugin], name: str, obj: Any, info: PluginInfo) -> None:
     """Refuse a plugin that does not subclass its kind's base, or whose class declaration is malformed."""
-    if kind not in BASES:
-        return
-    base = base_class(kind)
     if not (inspect.isclass(obj) and issubclass(obj, base)):
         raise PluginError(
-            f"{kind[:-1]} plugin '{name}' from package '{info.package}' is {info.value}, which is not "
-            f"a subclass of {base.__module__}.{base.__name__}; its authors must subclass it"
+            f"{kind_name(base)} plugin '{name}' from package '{info.package}' is {info.value}, which is not "
+            f"a subclass of {base.__module__}.{base.__qualname__}; its authors must subclass it"
         )
-    check = getattr(obj, "check_plugin_class", None)
-    if check is not None:
-        check(name)
+    obj.check_plugin_class(name)
 
 
-def register(kind: str, name: str) -> Callable[[T], T]:
-    """Class decorator: register the class as plugin `name` of `kind` in this process.
+def register(base: type[Plugin], name: str) -> Callable[[type[P]], type[P]]:
+    """Class decorator: register the class as plugin `name` of `base`'s kind in this process.
 
     For code that is not packaged: a module named by the config's `plugins:`
-    key decorates its classes, e.g. `@register("filters", "short")`, and a
+    key decorates its classes, e.g. `@register(Filter, "short")`, and a
     config then selects it with `_plugin_: short`. A packaged plugin declares
     an entry point instead (no import at start-up).
     """
-    if kind not in BASES:
-        raise PluginError(f"plugins of kind {kind!r} cannot be registered; kinds are: {', '.join(BASES)}")
+    group = group_of(base)
 
-    def decorate(cls: T) -> T:
+    def decorate(cls: type[P]) -> type[P]:
         info = PluginInfo(
-            kind=kind,
+            group=group,
             name=name,
             value=f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', '?')}",
             package=LOCAL_PACKAGE,
             version="",
         )
-        _check_class(kind, name, cls, info)
-        taken = _LOCAL.setdefault(kind, {}).get(name)
+        _check_class(base, name, cls, info)
+        taken = _LOCAL.setdefault(group, {}).get(name)
         if taken is not None and taken[1] is not cls:
             raise PluginError(
-                f"{kind[:-1]} plugin '{name}' is registered twice: by {taken[0].value} and by {info.value}"
+                f"{kind_name(base)} plugin '{name}' is registered twice: by {taken[0].value} and by {info.value}"
             )
-        _LOCAL[kind][name] = (info, cls)
+        _LOCAL[group][name] = (info, cls)
         return cls
 
     return decorate
@@ -230,41 +224,24 @@ def load_modules(modules: Sequence[str], where: str = "plugins") -> None:
             ) from exc
 
 
-@overload
-def create(kind: Literal["datasets"], node: Mapping[str, Any], **extra: Any) -> "DatasetLoader": ...
-@overload
-def create(kind: Literal["generators"], node: Mapping[str, Any], **extra: Any) -> "Generator": ...
-@overload
-def create(kind: Literal["metrics"], node: Mapping[str, Any], **extra: Any) -> "Metric": ...
-@overload
-def create(kind: Literal["attacks"], node: Mapping[str, Any], **extra: Any) -> "Attack": ...
-@overload
-def create(kind: Literal["model_attacks"], node: Mapping[str, Any], **extra: Any) -> "ModelAttack": ...
-@overload
-def create(kind: Literal["filters"], node: Mapping[str, Any], **extra: Any) -> "Filter": ...
-@overload
-def create(kind: Literal["lm_backends"], node: Mapping[str, Any], **extra: Any) -> "LMBackend": ...
-@overload
-def create(kind: Literal["classifiers"], node: Mapping[str, Any], **extra: Any) -> "Classifier": ...
-@overload
-def create(kind: Literal["trackers"], node: Mapping[str, Any], **extra: Any) -> "Tracker": ...
-def create(kind: str, node: Mapping[str, Any], **extra: Any) -> Any:
-    """Build the plugin a config node names with `_plugin_`, passing its other keys as keywords."""
+def create(base: type[P], node: Mapping[str, Any], **extra: Any) -> P:
+    """Build the plugin of `base`'s kind that a config node names with `_plugin_`, passing its other keys (and
+    `extra`) as keywords."""
     params = dict(node)
     name = params.pop(PLUGIN_KEY, None)
+    kind = kind_name(base)
     if not name:
         raise PluginError(
-            f"the {kind[:-1]} config has no '{PLUGIN_KEY}' key naming its plugin; "
-            f"available: {', '.join(available(kind))}"
+            f"the {kind} config has no '{PLUGIN_KEY}' key naming its plugin; available: {', '.join(available(base))}"
         )
-    cls = load(kind, str(name))
+    cls = load(base, str(name))
     params.update(extra)
     accepted = inspect.signature(cls).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
         unknown = sorted(set(params) - set(accepted))
         if unknown:
             raise PluginError(
-                f"{kind[:-1]} plugin '{name}' does not take {', '.join(map(repr, unknown))}; "
+                f"{kind} plugin '{name}' does not take {', '.join(map(repr, unknown))}; "
                 f"it takes: {', '.join(accepted) or '(nothing)'}"
             )
     return cls(**params)

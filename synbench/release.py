@@ -22,13 +22,12 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from synbench.errors import SynBenchError
 
 if TYPE_CHECKING:
     from synbench.base import Generator
-    from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
 
@@ -107,21 +106,24 @@ def split_private_stats(stats: Mapping[str, Any]) -> tuple[dict[str, float], dic
     return scalars, curves
 
 
-def task_class(results: Mapping[str, Any]) -> "type[Task] | None":
-    """The class of the job's task, read from the registry by its name (None when unknown or not recorded)."""
-    from synbench import registry  # here, not at import: task plugins import the modules that write results
+class TaskDeclarations(Protocol):
+    """What the release check reads of a job's task class (`synbench.tasks.base.Task` declares both)."""
 
-    try:
-        return registry.load("tasks", str(results["task"])) if results.get("task") else None
-    except SynBenchError:
-        return None  # an unknown task: the job failed before it ran, and releases only the header
+    results_sections: frozenset[str]  # the results.json sections the task adds to the header
+    generation_fields: frozenset[str]  # the `generation` keys the task writes
 
 
-def violations(results: Mapping[str, Any], generator: "type[Generator] | None") -> list[str]:
+def violations(
+    results: Mapping[str, Any], generator: "type[Generator] | None", task: TaskDeclarations | None
+) -> list[str]:
     """Fields of `results` outside the allow-list (and not declared in `non_dp_outputs`); empty when the release is
-    clean."""
+    clean.
+
+    `generator` and `task` are the classes the job ran (None for one it never
+    reached): the lifecycle hands over the classes it holds, so the check
+    looks no name up and a job's writer stays below the registry.
+    """
     flagged = set(results.get("non_dp_outputs", []))
-    task = task_class(results)
     sections = task.results_sections if task is not None else frozenset()
     bad = [key for key in results if key not in RESULT_FIELDS | sections]
     allowed = (task.generation_fields if task is not None else frozenset()) | (
@@ -133,17 +135,6 @@ def violations(results: Mapping[str, Any], generator: "type[Generator] | None") 
         if k not in allowed and f"generation.{k}" not in flagged
     ]
     return bad
-
-
-def unreleasable(results: Mapping[str, Any]) -> list[str]:
-    """`violations` of `results`, with the job's generator class read from the registry by its name."""
-    from synbench import registry  # here, not at import: the registry imports the plugin kinds, which write results
-
-    try:
-        generator = registry.load("generators", str(results["generator"])) if results.get("generator") else None
-    except SynBenchError:
-        generator = None  # an unknown generator: its job failed before fitting, and may release no generation details
-    return violations(results, generator)
 
 
 def release_error(fields: list[str]) -> ReleaseError:

@@ -5,25 +5,35 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
+from synbench import release
 from synbench.files import write_json_atomic
 from synbench.job import JobSpec
+
+if TYPE_CHECKING:
+    from synbench.base import Generator
 
 RESULTS_FILE = "results.json"
 SECTIONS = ("utility", "fidelity", "audit", "timing")
 
 
-def write_results(job_dir: Path, results: Mapping[str, Any]) -> None:
+def write_results(
+    job_dir: Path,
+    results: Mapping[str, Any],
+    generator: type[Generator] | None = None,
+    task: release.TaskDeclarations | None = None,
+) -> None:
     """Write the job's `results.json` with the release allow-list enforced (`synbench.release`).
 
-    A field outside the list fails the job: the file then holds the failed
-    record without the offending fields, and the `ReleaseError` naming them
-    is raised, so nothing undeclared is ever written, in tests or in use.
+    `generator` and `task` are the classes the job ran, whose declarations
+    (`public_details`, `results_sections`, `generation_fields`) extend the
+    list; without them only the header is allowed. A field outside the list
+    fails the job: the file then holds the failed record without the
+    offending fields, and the `ReleaseError` naming them is raised, so
+    nothing undeclared is ever written, in tests or in use.
     """
-    from synbench import release
-
-    bad = release.unreleasable(results)
+    bad = release.violations(results, generator, task)
     if bad:
         error = release.release_error(bad)
         failed = {

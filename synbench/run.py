@@ -194,7 +194,7 @@ class GeneratorRun:
         saved = self.saved()
         if saved is not None:
             return RunOutput(saved)
-        generator = registry.create("generators", self.generator)  # fresh: no state shared between runs
+        generator = registry.create(Generator, self.generator)  # fresh: no state shared between runs
         budget = self.budget
         generator.expect_samples(self.n_synthetic)
         with timing("fit"):

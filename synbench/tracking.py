@@ -137,4 +137,4 @@ def make_tracker(node: Mapping[str, Any], spec: JobSpec, job_dir: Path, group: s
     from synbench import registry
 
     params = {k: v for k, v in node.items() if k != "log_private_stats"}  # read by the tasks, not the tracker
-    return registry.create("trackers", params or {"_plugin_": "none"}, spec=spec, job_dir=job_dir, group=group)
+    return registry.create(Tracker, params or {"_plugin_": "none"}, spec=spec, job_dir=job_dir, group=group)

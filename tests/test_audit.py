@@ -24,6 +24,7 @@ from synbench.audit import (
     one_run_p_value,
 )
 from synbench.audit.ngram import NgramAttack
+from synbench.base import Generator
 from synbench.corpus import Corpus
 from synbench.job import JobSpec
 from synbench.nlp import tokenize
@@ -330,7 +331,7 @@ def test_public_generator_writes_labelled_text_without_spending_budget() -> None
     from synbench.privacy import PrivacySpec
 
     cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
-    generator = registry.create("generators", node(cfg, "generator"))
+    generator = registry.create(Generator, node(cfg, "generator"))
     private = Corpus.build(["secret text one", "secret text two"], [["neg"], ["pos"]], ["neg", "pos"])
     report = generator.fit(private, PrivacySpec(1.0, 1e-4), seed=0)
     assert report.epsilon_spent == 0.0 and report.delta == 0.0

@@ -13,9 +13,11 @@ from leaky_generator import LeakyGenerator
 from synbench import registry
 from synbench.audit import make_design
 from synbench.audit.canaries import make_canaries, public_words
+from synbench.base import DatasetLoader, Generator
 from synbench.corpus import Corpus
 from synbench.job import JobSpec
 from synbench.release import violations
+from synbench.tasks.audit import AuditTask
 from test_audit import audit_data  # noqa: F401  (the tiny dataset fixture)
 
 
@@ -50,7 +52,7 @@ def leaky(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         registry,
         "create",
-        lambda kind, node, **extra: LeakyGenerator() if kind == "generators" else create(kind, node, **extra),
+        lambda kind, node, **extra: LeakyGenerator() if kind is Generator else create(kind, node, **extra),
     )
 
 
@@ -87,7 +89,7 @@ def test_repeated_k_subset_audit_reports_intervals_and_block_bootstrap(
     assert (tmp_path / "audit_design_rep1.npz").is_file() and len(
         list((tmp_path / "runs").glob("rep1_run_*.json"))
     ) == 4
-    assert not violations(json.loads((tmp_path / "results.json").read_text()), None)
+    assert not violations(json.loads((tmp_path / "results.json").read_text()), None, AuditTask)
 
 
 def test_report_detail_table_has_a_row_per_target_kind_and_the_repeats_interval(tmp_path: Path) -> None:
@@ -159,7 +161,7 @@ def test_memorise_experiment_trains_on_whole_canaries() -> None:
     audit, generator = cfg.audit, cfg.generator
     assert (audit.mode, audit.targets, float(cfg.eps)) == ("one_run", "canaries", float("inf"))
     assert set(cfg.attack) == {"ngram", "similarity"}
-    splits = registry.create("datasets", cfg.dataset).load(0)
+    splits = registry.create(DatasetLoader, cfg.dataset).load(0)
     canaries = make_canaries(
         splits.train,
         audit.n_canaries,

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from synbench import registry
+from synbench.base import Generator
 from synbench.corpus import Corpus
 from synbench.dp.label_sets import LabelSetConfig
 from synbench.errors import ConfigError, SynBenchError
@@ -225,7 +226,7 @@ def test_config_builds_the_generator() -> None:
     from omegaconf import OmegaConf
 
     node = OmegaConf.to_container(cfg.generator, resolve=True)
-    gen = registry.create("generators", node)
+    gen = registry.create(Generator, node)
     assert isinstance(gen, AugPEGenerator) and gen.prompts == load_prompts("drugreview_condition6")
     assert gen.iterations >= 1 and dict(gen.backend_node)["_plugin_"] == "local"
 

@@ -17,6 +17,7 @@ from synbench.errors import ConfigError
 from synbench.job import JobSpec
 from synbench.lm.scoring import TokenScores, token_scores
 from synbench.release import violations
+from synbench.tasks.contamination import ContaminationTask
 
 UNRELATED = [
     "Quarterly zinc shipments from Valparaiso fell sharply after the harbour strike ended in March.",
@@ -231,7 +232,7 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
     assert table[("flagged", 1.0)]["n_removed"] == 4 and table[("random", 0.5)]["n_removed"] == 2
     assert all(r["reps"] == 2 and 0 <= r["f1_micro_mean"] <= 1 for r in table.values())
     assert section["ablation"]["n_runs"] == 2 + 2 * 2 * 2 and len(list((job_dir / "ablation").glob("*.json"))) == 10
-    assert results["non_dp_outputs"] and not violations(results, CopyGenerator)
+    assert results["non_dp_outputs"] and not violations(results, CopyGenerator, ContaminationTask)
     written = (job_dir / "results.json").read_text()
     assert not any(p in written for p in private[4:])
 

@@ -305,7 +305,7 @@ def test_drugreview_condition_drops_unlabelled_rows() -> None:
 def test_drugreview_multilabel_is_the_rating_plus_condition_groups() -> None:
     """The constructed multi-label task: one rating per review, plus 0 to 2 condition groups from the public mapping."""
     node = OmegaConf.to_container(OmegaConf.load(CONF / "drugreview_multilabel.yaml"))
-    splits = registry.create("datasets", node).load(0)
+    splits = registry.create(DatasetLoader, node).load(0)
     train = splits.train
     assert train.multi_label and (len(train), len(splits.eval)) == (600, 379)
     assert all(sum(label in SENTIMENT for label in ls) == 1 for ls in train.labels + splits.eval.labels)
@@ -320,7 +320,7 @@ def test_drugreview_multilabel_is_the_rating_plus_condition_groups() -> None:
 @pytest.mark.parametrize("path", sorted(CONF.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_dataset_config_builds_its_plugin(path: Path) -> None:
     node = OmegaConf.to_container(OmegaConf.load(path))
-    loader = registry.create("datasets", node)
+    loader = registry.create(DatasetLoader, node)
     assert isinstance(loader, DatasetLoader) and loader.name == node["name"]
 
 
@@ -334,7 +334,7 @@ def test_the_default_task_has_a_public_label_space_fixed_in_its_config() -> None
     space = list(cfg.dataset.label_space)
     assert len(space) == 6 and cfg.dataset.only_label_space is True
     assert space == OmegaConf.load(CONF / "drugreview_condition6.yaml").label_space  # the config's list, as written
-    splits = registry.create("datasets", OmegaConf.to_container(cfg.dataset)).load(0)
+    splits = registry.create(DatasetLoader, OmegaConf.to_container(cfg.dataset)).load(0)
     assert not splits.label_space_inferred and splits.train.label_space == tuple(space)
     assert (len(splits.train), len(splits.eval)) == (232, 148)
     assert {ls[0] for ls in splits.train.labels} == set(space) and {ls[0] for ls in splits.eval.labels} == set(space)

@@ -14,6 +14,7 @@ import torch
 from torch.utils.data import Subset
 
 from synbench import registry
+from synbench.base import Generator
 from synbench.corpus import Corpus
 from synbench.dp import accounting
 from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
@@ -193,7 +194,7 @@ def test_config_and_errors() -> None:
     from conftest import compose_config
 
     node = OmegaConf.to_container(compose_config(["generator=dpdiffusion"]).generator, resolve=True)
-    assert isinstance(registry.create("generators", node), DPDiffusionGenerator)
+    assert isinstance(registry.create(Generator, node), DPDiffusionGenerator)
     with pytest.raises(ConfigError, match="sample\\(\\) called before fit"):
         DPDiffusionGenerator(**TINY).sample(3)
     with pytest.raises(ConfigError, match="dpdiffusion.yaml"):

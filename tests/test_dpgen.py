@@ -18,6 +18,7 @@ import pytorch_lightning as pl
 import torch
 
 from synbench import registry
+from synbench.base import Generator
 from synbench.corpus import Corpus
 from synbench.data.files import FileDataset
 from synbench.dp import accounting
@@ -347,7 +348,7 @@ def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         generator(tiny_model, grad_sample_mode="functorch")
     with pytest.raises(ConfigError, match="dpgen.yaml"):
-        registry.create("generators", {"_plugin_": "dpgen", "model": tiny_model, "epoch": 3})
+        registry.create(Generator, {"_plugin_": "dpgen", "model": tiny_model, "epoch": 3})
     with pytest.raises(ConfigError, match="label_prior"):
         generator(tiny_model, label_prior="histogram")
     with pytest.raises(ConfigError, match="label_budget_share.*uniform"):

@@ -15,6 +15,7 @@ from synbench.errors import ConfigError, PluginError
 from synbench.filters import apply_filter
 from synbench.filters.pyes_pno import PYesPNoConfig, keep_top, pyes_pno_scores, single_token_ids
 from synbench.release import violations
+from synbench.tasks.benchmark import BenchmarkTask
 
 
 def test_keep_top_within_each_label_set_and_overall() -> None:
@@ -156,7 +157,7 @@ def test_benchmark_with_the_filter_writes_both_rows(
     assert set(results["fidelity_filtered"]) == set(results["fidelity"])
     assert results["filter"]["mean_score_kept"] > results["filter"]["mean_score"]
     assert len(seen) == 1 and np.load(tmp_path / "filter_scores.npy").shape == (30,)
-    assert not violations(results, CopyGenerator)
+    assert not violations(results, CopyGenerator, BenchmarkTask)
     from synbench.report.build import write_report
 
     text = write_report(tmp_path)[0].read_text()

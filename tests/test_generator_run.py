@@ -56,7 +56,7 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, PrivacySpec, i
     monkeypatch.setattr(
         registry,
         "create",
-        lambda kind, node, **extra: RecordingGenerator() if kind == "generators" else create(kind, node, **extra),
+        lambda kind, node, **extra: RecordingGenerator() if kind is Generator else create(kind, node, **extra),
     )
     monkeypatch.setattr(RecordingGenerator, "fits", [])
     return RecordingGenerator.fits

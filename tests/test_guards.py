@@ -389,8 +389,10 @@ def test_wandb_curves_have_their_own_step_axis() -> None:
 
 
 def test_results_writer_fails_a_field_outside_the_allow_list(tmp_path: Path) -> None:
+    from synbench.generators.copy import CopyGenerator
     from synbench.release import ReleaseError
     from synbench.results import read_results, write_results
+    from synbench.tasks.benchmark import BenchmarkTask
 
     clean = {
         "task": "benchmark",
@@ -399,10 +401,17 @@ def test_results_writer_fails_a_field_outside_the_allow_list(tmp_path: Path) -> 
         "non_dp_outputs": [],
         "generation": {"n_private": 3, "control": "copy"},
     }
-    write_results(tmp_path, clean)
+    write_results(tmp_path, clean, CopyGenerator, BenchmarkTask)
     assert read_results(tmp_path) == clean
+    with pytest.raises(ReleaseError, match=r"outside the release allow-list: generation\.control"):
+        write_results(tmp_path, clean, None, BenchmarkTask)  # without its generator, its details are not declared
     with pytest.raises(ReleaseError, match=r"outside the release allow-list: train_loss, generation\.train_tokens"):
-        write_results(tmp_path, {**clean, "train_loss": 0.3, "generation": {"n_private": 3, "train_tokens": 99}})
+        write_results(
+            tmp_path,
+            {**clean, "train_loss": 0.3, "generation": {"n_private": 3, "train_tokens": 99}},
+            CopyGenerator,
+            BenchmarkTask,
+        )
     written = read_results(tmp_path)
     assert written is not None and written["status"] == "failed" and "train_loss" not in written
     assert written["generation"] == {"n_private": 3} and "generation.train_tokens" in written["error"]["message"]

@@ -84,21 +84,3 @@ def test_cli_failure_writes_failed_results(tmp_path: Path, tiny_dataset: list[st
     [path] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(path.read_text())
     assert results["status"] == "failed" and "missing.jsonl" in results["error"]["message"]
-
-
-def test_the_summary_puts_headline_figures_beside_their_references() -> None:
-    text = lifecycle.summary(
-        {
-            "task": "benchmark",
-            "generator": "dpgen",
-            "dataset": "drugreview",
-            "epsilon": 4.0,
-            "epsilon_spent": 3.9997,
-            "delta": 2.8e-6,
-            "utility": {"f1_micro": 0.575, "random_f1": 0.325, "real_f1": 0.697},
-            "fidelity": {"mauve": 0.241, "mauve_ref": 0.978},
-            "audit": {},
-        }
-    )
-    assert "epsilon_spent=4" in text and "F1 micro: 0.575 (random 0.325, real 0.697)" in text
-    assert "MAUVE: 0.241 (real vs real 0.978)" in text and "AUC" not in text

@@ -15,7 +15,7 @@ from sklearn.metrics import f1_score
 
 from conftest import compose_config, run_cli
 from synbench import registry
-from synbench.base import MetricContext
+from synbench.base import Metric, MetricContext
 from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
 from synbench.errors import ConfigError, PluginError
@@ -395,11 +395,11 @@ def test_metrics_group_composes_and_builds() -> None:
     utility = compose_config(["metrics=[utility]"]).metrics.utility
     # the paper's upper bound by default: the classifier trained on the real training split
     assert (utility.classifier._plugin_, utility.baselines, utility.baseline_folds) == ("tfidf", "train", 5)
-    assert "real_f1" in registry.create("metrics", utility).diagnostic_keys()
+    assert "real_f1" in registry.create(Metric, utility).diagnostic_keys()
     eval_mode = compose_config(["metrics=[utility]", "metrics.utility.baselines=eval"]).metrics.utility
-    assert registry.create("metrics", eval_mode).diagnostic_keys() == frozenset()
+    assert registry.create(Metric, eval_mode).diagnostic_keys() == frozenset()
     for name in ("mauve", "entities", "length", "labels"):
-        assert registry.create("metrics", cfg.metrics[name]).section == "fidelity"
+        assert registry.create(Metric, cfg.metrics[name]).section == "fidelity"
 
 
 def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> None:

@@ -238,9 +238,9 @@ def test_model_attacks_refuse_released_text_and_bad_settings() -> None:
 
     # its own kind, not an Attack with a `score` that raises: task=audit cannot be given one, by type or by name
     assert issubclass(LiraAttack, ModelAttack) and not issubclass(LiraAttack, Attack)
-    assert not hasattr(LiraAttack(), "score") and registry.load("model_attacks", "lira") is LiraAttack
+    assert not hasattr(LiraAttack(), "score") and registry.load(ModelAttack, "lira") is LiraAttack
     with pytest.raises(PluginError, match="unknown attack plugin 'lira'"):
-        registry.load("attacks", "lira")
+        registry.load(Attack, "lira")
     with pytest.raises(ConfigError, match="rmia.a"):
         RmiaAttack(a=1.5)
     with pytest.raises(ConfigError, match="n_references"):
@@ -410,7 +410,7 @@ def test_model_audit_cli_fills_every_regime_and_attack_and_leaks_no_target(tmp_p
     texts = [json.loads(line)["text"] for line in (tmp_path / "train.jsonl").read_text().splitlines()]
     logged = proc.stdout + proc.stderr + path.read_text() + (path.parent / "app.log").read_text()
     assert not any(t in logged for t in texts)
-    from synbench.report import write_report
+    from synbench.report.build import write_report
 
     markdown, _ = write_report(tmp_path, 0.95)
     table = markdown.read_text()

@@ -16,6 +16,7 @@ from synbench.generators.dpgen import DPGenGenerator
 from synbench.privacy import PrivacySpec
 from synbench.release import public_details, violations
 from synbench.run import check_budget
+from synbench.tasks.benchmark import BenchmarkTask
 
 PRIVATE_NAMES = ("train_loss", "train_tokens", "batch_size")
 # What W&B must not hold: the per-step curves (logged as fit/<name>) and the private scalars. (The config's
@@ -61,11 +62,13 @@ def test_undeclared_details_are_dropped_and_an_unknown_field_is_a_violation(capl
     assert public_details(Declares(), "declares", {"sigma": 1.0, "train_tokens": 1234}) == {"sigma": 1.0}
     assert "train_tokens" in caplog.text and "1234" not in caplog.text
     clean = {"task": "benchmark", "generation": {"n_private": 3, "sigma": 1.0}, "non_dp_outputs": []}
-    assert violations(clean, Declares) == []
-    assert violations({**clean, "loss": 0.3}, Declares) == ["loss"]
-    assert violations({**clean, "generation": {"train_tokens": 9}}, Declares) == ["generation.train_tokens"]
+    assert violations(clean, Declares, BenchmarkTask) == []
+    assert violations({**clean, "loss": 0.3}, Declares, BenchmarkTask) == ["loss"]
+    undeclared = {**clean, "generation": {"train_tokens": 9}}
+    assert violations(undeclared, Declares, BenchmarkTask) == ["generation.train_tokens"]
+    assert violations(clean, Declares, None) == ["generation.n_private"]  # the task's own keys come with its class
     flagged = {**clean, "generation": {"train_tokens": 9}, "non_dp_outputs": ["generation.train_tokens"]}
-    assert violations(flagged, Declares) == []
+    assert violations(flagged, Declares, BenchmarkTask) == []
 
 
 def dpgen_job(
@@ -106,7 +109,7 @@ def test_default_job_releases_only_allow_listed_fields(
     assert results["status"] == "complete" and results["noise"] == "secure"
     assert results["non_dp_outputs"] == results["diagnostic_outputs"] == UTILITY_DIAGNOSTICS
     assert results["label_space_inferred"] is False and results["delta"] == pytest.approx(1 / 30**2)
-    assert violations(results, DPGenGenerator) == []
+    assert violations(results, DPGenGenerator, BenchmarkTask) == []
     written = {f"{s}.{k}" for s in ("generation", "utility", "fidelity") for k in results[s]}
     assert not [w for w in written if w.split(".")[1] in PRIVATE_NAMES]
     assert results["utility"]["f1_micro"] >= 0 and results["utility"]["real_f1"] >= 0  # the metric ran, with its bound
@@ -123,6 +126,6 @@ def test_opting_in_releases_private_stats_and_marks_them(
     flagged = set(results["non_dp_outputs"])
     assert {"generation.train_tokens", "utility.real_f1", "utility.majority_f1", "tracker:fit/train_loss"} <= flagged
     assert results["generation"]["train_tokens"] > 0 and "real_f1" in results["utility"]
-    assert violations(results, DPGenGenerator) == []
+    assert violations(results, DPGenGenerator, BenchmarkTask) == []
     assert b"fit/train_loss" in wandb_bytes
     assert results["label_space_inferred"] is True

@@ -26,7 +26,7 @@ from PIL import Image
 from conftest import run_cli
 from synbench.audit.plot import plot_roc
 from synbench.audit.roc import RocCurve
-from synbench.report import write_report
+from synbench.report.build import write_report
 
 SENTINEL = "PATIENT-ZZQX-7731 private discharge note"
 SWEEP = "toy"
@@ -267,7 +267,7 @@ def test_the_report_opens_only_results_and_roc_images(sweep: Path) -> None:
 
 def test_the_report_imports_no_generator_model_or_dataset_code(sweep: Path) -> None:
     code = (
-        "import sys; from pathlib import Path; from synbench.report import write_report; "
+        "import sys; from pathlib import Path; from synbench.report.build import write_report; "
         f"write_report(Path({str(sweep)!r})); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'datasets') "
         "or m.startswith(('synbench.generators', 'synbench.data', 'synbench.audit', 'synbench.metrics', "
@@ -403,8 +403,8 @@ def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None
     """Where micro F1 is mostly the majority class (majority >= 1.5x random), macro F1 is the first figure shown."""
     import pandas as pd
 
-    from synbench.lifecycle import summary
     from synbench.report.benchmark import lead
+    from synbench.report.summary import summary
 
     imbalanced = {
         "f1_micro": 0.52,
@@ -441,3 +441,23 @@ def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None
         "utility.f1_micro",
         "utility.f1_macro",
     )
+
+
+def test_the_summary_puts_headline_figures_beside_their_references() -> None:
+    from synbench.report.summary import summary
+
+    text = summary(
+        {
+            "task": "benchmark",
+            "generator": "dpgen",
+            "dataset": "drugreview",
+            "epsilon": 4.0,
+            "epsilon_spent": 3.9997,
+            "delta": 2.8e-6,
+            "utility": {"f1_micro": 0.575, "random_f1": 0.325, "real_f1": 0.697},
+            "fidelity": {"mauve": 0.241, "mauve_ref": 0.978},
+            "audit": {},
+        }
+    )
+    assert "epsilon_spent=4" in text and "F1 micro: 0.575 (random 0.325, real 0.697)" in text
+    assert "MAUVE: 0.241 (real vs real 0.978)" in text and "AUC" not in text

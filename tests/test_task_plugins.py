@@ -21,6 +21,7 @@ from synbench import registry
 from synbench.job import JobSpec
 from synbench.release import ReleaseError
 from synbench.tasks import get_task
+from synbench.tasks.base import Task
 
 MODULE = '''
 from synbench.api import LMBackend, Task
@@ -102,9 +103,9 @@ def run_job(overrides: list[str], job_dir: Path) -> dict:
 def test_a_new_task_runs_writes_its_declared_sections_and_the_report_reads_them(
     installed: Path, tmp_path: Path, tiny_dataset: list[str]
 ) -> None:
-    from synbench.report import write_report
+    from synbench.report.build import write_report
 
-    assert registry.available("tasks")["count"].package == "sbfixture"
+    assert registry.available(Task)["count"].package == "sbfixture"
     sweep = tmp_path / "s"
     results = run_job(
         ["task=count", "generator=copy", *tiny_dataset, "tracking=none", f"output_root={tmp_path}"],

@@ -262,7 +262,7 @@ def config_node(group: str, option: str) -> dict[str, Any]:
 
 
 def test_check_metric_passes_the_length_metric() -> None:
-    check_metric(lambda: create("metrics", config_node("metrics", "length")))
+    check_metric(lambda: create(Metric, config_node("metrics", "length")))
 
 
 class TrainLength(Metric):
@@ -290,7 +290,7 @@ def test_check_metric_catches_broken_metrics(broken: Callable[[], Metric], contr
 
 
 def test_check_attack_passes_the_ngram_attack() -> None:
-    check_attack(lambda: create("attacks", config_node("attack", "ngram")))
+    check_attack(lambda: create(Attack, config_node("attack", "ngram")))
 
 
 class Inverted(Attack):
@@ -318,12 +318,12 @@ def test_check_attack_catches_broken_attacks(broken: Callable[[], Attack], contr
     [("logits", {}), ("lira", {}), ("lira", {"online": False}), ("rmia", {}), ("rmia", {"online": False})],
 )
 def test_check_model_attack_passes_the_model_attacks(option: str, overrides: dict[str, Any]) -> None:
-    check_model_attack(lambda: create("model_attacks", {**config_node("model_attacks", option), **overrides}))
+    check_model_attack(lambda: create(ModelAttack, {**config_node("model_attacks", option), **overrides}))
 
 
 def test_check_attack_points_a_model_attack_to_its_own_check() -> None:
     with pytest.raises(ConformanceError, match="check_model_attack") as info:
-        check_attack(lambda: create("model_attacks", config_node("model_attacks", "lira")))
+        check_attack(lambda: create(ModelAttack, config_node("model_attacks", "lira")))
     assert info.value.contracts == ["kind"]
 
 
@@ -394,7 +394,7 @@ def test_the_canary_audit_passes_the_dp_generators(family: str, tiny_model: dict
         "augpe": lambda: tiny_augpe(tiny_model),
         "dpdiffusion": lambda: DPDiffusionGenerator(**KIT),
         "invisibleink": lambda: create(
-            "generators",
+            Generator,
             {
                 "_plugin_": "invisibleink",
                 "model": tiny_model,

@@ -225,9 +225,7 @@ def demo_audit(
 
         generator = LeakyGenerator
     if generator is not None:
-        registry.create = lambda kind, node, **extra: (
-            generator() if kind == "generators" else create(kind, node, **extra)
-        )
+        registry.create = lambda kind, node, **extra: generator() if kind is Generator else create(kind, node, **extra)
     start = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory() as folder:

@@ -22,6 +22,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from synbench import registry
+from synbench.base import DatasetLoader
 from synbench.contamination import exact, index, mink, texts
 from synbench.contamination.config import ExactConfig
 from synbench.lm.backends import load_shared
@@ -38,7 +39,7 @@ def main() -> dict[str, Any]:
     model, dataset = (OmegaConf.to_container(cfg[k], resolve=True) for k in ("model", "dataset"))
     loaded = load_shared(json.dumps(model, sort_keys=True), "cpu")
     tok = loaded.tokenizer
-    reviews = list(registry.create("datasets", dataset).load(0).train.texts)  # type: ignore[arg-type]
+    reviews = list(registry.create(DatasetLoader, dataset).load(0).train.texts)  # type: ignore[arg-type]
 
     docs = texts.python_docs()
     per_copy = sum(len(ids) for ids in tok(docs, add_special_tokens=False)["input_ids"])

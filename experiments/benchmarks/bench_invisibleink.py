@@ -30,6 +30,7 @@ import torch
 from omegaconf import OmegaConf
 from synbench_invisibleink.generator import InvisibleInkGenerator
 
+from synbench.base import DatasetLoader
 from synbench.corpus import Corpus
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, generate, torch_threads
@@ -75,7 +76,7 @@ def main() -> dict[str, Any]:
     dataset = OmegaConf.to_container(
         OmegaConf.load(os.path.join(HERE, "..", "..", "conf", "dataset", "drugreview.yaml"))
     )
-    train = create("datasets", dataset).load(0).train
+    train = create(DatasetLoader, dataset).load(0).train
     pos = [i for i, ls in enumerate(train.labels) if ls == ("positive",)][: DOCS * B]
     private = train.subset(pos)
     corpus = Corpus.build(list(private.texts), [["positive"]] * len(private), ["positive"], name="bench")

@@ -18,7 +18,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from synbench import registry
-from synbench.base import MetricContext
+from synbench.base import DatasetLoader, Metric, MetricContext
 from synbench.embeddings import EmbeddingCache, EncoderSpec, load_encoder
 from synbench.nlp import load_spacy
 
@@ -34,7 +34,7 @@ def main() -> dict[str, Any]:
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"metrics=[{','.join(METRICS)}]"])
     container: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
-    splits = registry.create("datasets", container["dataset"]).load(0)
+    splits = registry.create(DatasetLoader, container["dataset"]).load(0)
     real, synthetic = splits.eval, splits.train
     n_docs = len(real) + len(synthetic)
     encoder = EncoderSpec(**container["encoder"])
@@ -55,7 +55,7 @@ def main() -> dict[str, Any]:
     }
     for rnd in ("cold", "warm"):
         for name in METRICS:
-            metric = registry.create("metrics", container["metrics"][name])
+            metric = registry.create(Metric, container["metrics"][name])
             start = time.perf_counter()
             values = metric(real, synthetic, ctx)
             seconds = time.perf_counter() - start

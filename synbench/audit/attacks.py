@@ -28,7 +28,7 @@ def attacks_from_node(node: Mapping[str, Any]) -> dict[str, Attack]:
                 f"({', '.join(nested)}); put '# @package attack.{node[PLUGIN_KEY]}' at the top of its "
                 "conf/attack yaml so that a list of attacks keeps them apart"
             )
-        return {str(node[PLUGIN_KEY]): registry.create("attacks", node)}
+        return {str(node[PLUGIN_KEY]): registry.create(Attack, node)}
     if not node:
         raise ConfigError(
             "task=audit needs an attack; choose one, e.g. attack=ngram, or several: attack=[ngram,similarity]"
@@ -39,4 +39,4 @@ def attacks_from_node(node: Mapping[str, Any]) -> dict[str, Attack]:
                 f"attack.{name} is not an attack config (no '{PLUGIN_KEY}' key); choose attacks from "
                 "conf/attack, e.g. attack=[ngram,similarity]"
             )
-    return {str(name): registry.create("attacks", value) for name, value in node.items()}
+    return {str(name): registry.create(Attack, value) for name, value in node.items()}

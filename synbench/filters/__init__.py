@@ -39,7 +39,7 @@ def apply_filter(
     Returns what `score` returns (the non-DP keys it wrote); nothing happens when the filter keeps all (`filter=none`).
     """
     name = str(node.get(registry.PLUGIN_KEY))
-    chosen = registry.create("filters", node).select(synthetic)
+    chosen = registry.create(Filter, node).select(synthetic)
     if chosen is None:
         return []
     scores = chosen.scores

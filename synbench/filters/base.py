@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 
+from synbench.base import Plugin
 from synbench.corpus import Corpus
 
 
@@ -21,13 +22,15 @@ class Selection:
     record: Mapping[str, Any] = field(default_factory=dict)
 
 
-class Filter(ABC):
+class Filter(Plugin):
     """A post-hoc filter of synthetic text. Registered under `synbench.filters`; conf/filter/<name>.yaml names it
     with `_plugin_` and its other keys are constructor keywords.
 
     It sees the synthetic corpus and public models only, so filtering is
     post-processing of DP output and spends no budget.
     """
+
+    entry_point_group = "synbench.filters"
 
     @abstractmethod
     def select(self, synthetic: Corpus) -> Selection | None:

@@ -16,7 +16,7 @@ A backend is a registry plugin (`synbench.lm_backends`), selected by the
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Mapping, Sequence
@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import torch
 
 from synbench import registry
+from synbench.base import Plugin
 from synbench.errors import ConfigError
 from synbench.job import check_no_credentials
 from synbench.lm.generation import chat_prompt, generate, torch_threads
@@ -39,13 +40,15 @@ class ChatRequest:
     max_new_tokens: int | None = None
 
 
-class LMBackend(ABC):
+class LMBackend(Plugin):
     """What a generator needs from an LM: one sampled reply per request, reproducible from `seed` where the LM allows.
 
     Registered under `synbench.lm_backends`; the other keys of its config node
     are constructor keywords. A backend that runs the `model` config group's
     LM sets `uses_model_group`, and is then also given that node as `model`.
     """
+
+    entry_point_group = "synbench.lm_backends"
 
     name: str
     uses_model_group: ClassVar[bool] = False
@@ -122,14 +125,14 @@ def make_backend(node: Mapping[str, Any] | LMBackend, model: Mapping[str, Any] |
     if not keys.get(registry.PLUGIN_KEY):
         raise ConfigError(
             f"the generator's backend config has no '{registry.PLUGIN_KEY}' key naming its LM backend; "
-            f"available: {', '.join(registry.available('lm_backends'))} (conf/generator/backend/*.yaml)"
+            f"available: {', '.join(registry.available(LMBackend))} (conf/generator/backend/*.yaml)"
         )
-    cls = registry.load("lm_backends", str(keys[registry.PLUGIN_KEY]))
+    cls = registry.load(LMBackend, str(keys[registry.PLUGIN_KEY]))
     if not cls.uses_model_group:
-        return registry.create("lm_backends", keys)
+        return registry.create(LMBackend, keys)
     if model is None:
         raise ConfigError(
             f"LM backend '{keys[registry.PLUGIN_KEY]}' runs the `model` config group's LM, and none was "
             "given: set the generator's `model: ${model}`"
         )
-    return registry.create("lm_backends", keys, model=model)
+    return registry.create(LMBackend, keys, model=model)

@@ -56,7 +56,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from synbench import __version__, registry
-from synbench.base import Metric, MetricContext
+from synbench.base import Classifier, Metric, MetricContext
 from synbench.corpus import Corpus, Labels
 from synbench.errors import ConfigError
 from synbench.files import write_json_atomic
@@ -137,7 +137,7 @@ class UtilityMetric(Metric):
         if isinstance(baseline_folds, bool) or not isinstance(baseline_folds, int) or baseline_folds < 2:
             raise ConfigError(f"metrics.utility.baseline_folds={baseline_folds!r} must be an integer >= 2")
         self.node = dict(classifier)
-        self.classifier = registry.create("classifiers", self.node)
+        self.classifier = registry.create(Classifier, self.node)
         self.threshold = float(threshold)
         self.random_draws = max(1, int(random_draws))
         self.baselines = baselines

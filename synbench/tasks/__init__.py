@@ -7,23 +7,19 @@ and one entry point; nothing here lists them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from synbench import registry
 from synbench.errors import PluginError
-
-if TYPE_CHECKING:
-    from synbench.tasks.base import Task
+from synbench.tasks.base import Task
 
 
-def get_task(name: str) -> "Task":
+def get_task(name: str) -> Task:
     """The task plugin `name` (an unknown name lists the installed ones)."""
-    return registry.load("tasks", name)()
+    return registry.load(Task, name)()
 
 
 def writes_results(name: object) -> bool:
     """Whether task `name` runs a job that owns a results.json (a failure before it started is then recorded there)."""
     try:
-        return bool(registry.load("tasks", str(name)).writes_results) if name else False
+        return bool(registry.load(Task, str(name)).writes_results) if name else False
     except PluginError:
         return False

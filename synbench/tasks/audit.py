@@ -30,6 +30,7 @@ from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summa
 from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
 from synbench.audit.summary import summarise
 from synbench.audit.targets import select_targets
+from synbench.base import Generator
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.files import save_arrays_atomic
@@ -175,7 +176,7 @@ def audit_job(job: JobRun) -> None:
         )
     base, design = first["base"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    generator = registry.load("generators", str(node(cfg, "generator")["_plugin_"]))
+    generator = registry.load(Generator, str(node(cfg, "generator")["_plugin_"]))
     control = release.is_control(generator) and math.isinf(epsilon_spent)  # copy: releases private data at any eps
     job.record_release(
         splits,

@@ -22,21 +22,24 @@ False` and overrides `run`.
 
 from __future__ import annotations
 
-from abc import ABC
 from pathlib import Path
 from typing import Any, ClassVar
 
 from omegaconf import DictConfig
 
+from synbench.base import Plugin
 from synbench.errors import PluginError
 from synbench.job import JobSpec
 from synbench.lifecycle import JobRun, run_job
+from synbench.report.summary import summary
 
 REPORT_SECTION = "report_section"  # the results.json field a job's report section goes to
 
 
-class Task(ABC):  # noqa: B024 (no abstract method: a job task implements body, any other run)
+class Task(Plugin):
     """A job kind. Subclass, set the declarations, implement `body` (or, for a task without results, `run`)."""
+
+    entry_point_group = "synbench.tasks"
 
     results_sections: ClassVar[frozenset[str]] = frozenset()
     generation_fields: ClassVar[frozenset[str]] = frozenset()
@@ -64,7 +67,9 @@ class Task(ABC):  # noqa: B024 (no abstract method: a job task implements body, 
             job.results[REPORT_SECTION] = self.report_section
             self.body(job)
 
-        return run_job(cfg, spec, job_dir, body)
+        results = run_job(cfg, spec, job_dir, body, type(self))
+        print(summary(results))
+        return results
 
     def body(self, job: JobRun) -> None:
         """The task's work on `job` (splits, generator runs, scoring), filling `job.results`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from synbench import registry, release
-from synbench.base import MetricContext
+from synbench.base import Metric, MetricContext
 from synbench.corpus import Corpus
 from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
@@ -44,7 +44,7 @@ def score_metrics(
     written_by: dict[str, str] = {}
     non_dp: list[str] = []
     for name, metric_node in progress(metrics.items(), desc="metrics", unit="metric"):
-        metric = registry.create("metrics", metric_node)
+        metric = registry.create(Metric, metric_node)
         with job.timing(f"metric_{name}{suffix}"):
             values = metric(real, synthetic, ctx)
         for key in values:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from synbench import registry
-from synbench.base import MetricContext, Splits
+from synbench.base import Metric, MetricContext, Splits
 from synbench.contamination.ablation import run_ablation
 from synbench.contamination.config import ContaminationConfig
 from synbench.contamination.detect import exact_section, mink_sections
@@ -78,7 +78,7 @@ def ablation_section(job: JobRun, splits: Splits, cc: ContaminationConfig, flagg
 
     def utility(private: Corpus, synthetic: Corpus) -> dict[str, float]:
         ctx = MetricContext(seed=spec.seed, job_dir=str(folder), train=private, cache_dir=cfg.get("cache_dir"))
-        return registry.create("metrics", metrics["utility"])(splits.eval, synthetic, ctx)
+        return registry.create(Metric, metrics["utility"])(splits.eval, synthetic, ctx)
 
     runs, resumed = run_ablation(cc.ablation, flagged, splits.train, base, folder, spec.key, utility)
     table = []

@@ -27,7 +27,7 @@ from synbench import registry
 from synbench.audit.config import AuditConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.targets import select_targets
-from synbench.base import ModelAttack
+from synbench.base import Classifier, ModelAttack
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache, EncoderSpec
 from synbench.errors import ConfigError
@@ -71,7 +71,7 @@ run = ModelAuditTask().run  # the task as a function, `run(cfg, spec, job_dir)`,
 
 def make_attacks(cfg: DictConfig, audit: ModelAuditConfig) -> dict[str, ModelAttack]:
     """The configured `model_attacks` (each a model attack), checked against the reference design."""
-    attacks = {name: registry.create("model_attacks", n) for name, n in node(cfg, "model_attacks").items()}
+    attacks = {name: registry.create(ModelAttack, n) for name, n in node(cfg, "model_attacks").items()}
     if not attacks:
         raise ConfigError("model_attacks is empty; choose some, e.g. model_attacks=[logits,lira,rmia]")
     for name, attack in attacks.items():
@@ -149,7 +149,7 @@ def model_audit_job(job: JobRun) -> None:
         multi_label=pool.multi_label,
         name="model-audit-evaluated",
     )
-    utility = registry.create("classifiers", node(cfg, "classifier")) if audit.classifier == "utility" else None
+    utility = registry.create(Classifier, node(cfg, "classifier")) if audit.classifier == "utility" else None
     runner = ModelRunner(
         spec,
         job.job_dir,

@@ -25,6 +25,7 @@ import yaml
 from omegaconf import DictConfig
 
 from synbench import registry
+from synbench.base import Plugin
 from synbench.errors import ConfigError
 from synbench.job import JobSpec
 from synbench.tasks.base import Task
@@ -38,14 +39,15 @@ NAME = re.compile(r"[a-z][a-z0-9_]*")
 class Kind:
     """What differs between plugin kinds in a scaffolded package."""
 
-    registry_kind: str  # the registry's kind, whose entry-point group the class registers in
+    base: str  # the name of the kind's base class (in synbench.api), whose entry-point group the class registers in
     conf_group: str  # the Hydra config group its YAML file goes to
     check: str  # the conformance kit's function for it
     select: str  # the command line that uses it, with {name}
 
     @property
-    def group(self) -> str:
-        return registry.KINDS[self.registry_kind]
+    def base_class(self) -> type[Plugin]:
+        [found] = [kind for kind in registry.kinds() if kind.__qualname__ == self.base]
+        return found
 
 
 def kinds() -> dict[str, Kind]:
@@ -70,7 +72,8 @@ def template_values(kind: str, name: str) -> dict[str, str]:
         "dist": package.replace("_", "-"),
         "module": kind,
         "class_name": "".join(part.capitalize() for part in name.split("_")) + kind.capitalize(),
-        "group": spec.group,
+        "base": spec.base,
+        "group": spec.base_class.entry_point_group,
         "conf_group": spec.conf_group,
         "check": spec.check,
         "select": spec.select.format(name=name),
@@ -87,7 +90,7 @@ def check_request(kind: str, name: object, dest: Path) -> None:
             f"plugin.name={name!r} is invalid: use a lowercase Python identifier (letters, digits, "
             "underscores; a letter first), for example plugin.name=mygen"
         )
-    taken = registry.available(known[kind].registry_kind).get(name)
+    taken = registry.available(known[kind].base_class).get(name)
     if taken is not None:
         raise ConfigError(
             f"a {kind} plugin named '{name}' is already registered by package '{taken.package}'; "

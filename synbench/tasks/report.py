@@ -9,7 +9,7 @@ from omegaconf import DictConfig
 from synbench.errors import ConfigError
 from synbench.job import JobSpec
 from synbench.lifecycle import node
-from synbench.report import write_report
+from synbench.report.build import write_report
 from synbench.results import RESULTS_FILE
 from synbench.tasks.base import Task
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from synbench_example_generator.generator import DPUnigramGenerator, public_vocabulary
 
-from synbench.api import ConfigError, Corpus, NoiseSource, PrivacySpec
+from synbench.api import ConfigError, Corpus, Generator, NoiseSource, PrivacySpec
 from synbench.api import create_plugin as create
 from synbench.testing import parametrize_with_checks
 
@@ -39,7 +39,7 @@ def test_config_file_matches_constructor() -> None:
     """The shipped YAML builds the generator through the registry, key for key."""
     node = yaml.safe_load(files("synbench_example_generator.conf").joinpath("generator/example.yaml").read_text())
     assert set(node) - {"_plugin_"} == set(inspect.signature(DPUnigramGenerator).parameters)
-    assert isinstance(create("generators", node), DPUnigramGenerator)
+    assert isinstance(create(Generator, node), DPUnigramGenerator)
 
 
 def test_private_fit_spends_at_most_the_budget(corpus: Corpus) -> None:

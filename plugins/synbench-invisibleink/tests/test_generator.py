@@ -16,7 +16,7 @@ from synbench_invisibleink import accounting
 from synbench_invisibleink import generator as module
 from synbench_invisibleink.generator import InvisibleInkGenerator
 
-from synbench.api import ConfigError, Corpus, NoiseSource, PrivacySpec, chat_prompt, load_causal_lm
+from synbench.api import ConfigError, Corpus, Generator, NoiseSource, PrivacySpec, chat_prompt, load_causal_lm
 from synbench.api import create_plugin as create
 from synbench.api import label_sets as lsets
 from synbench.testing import check_generator, public_corpus
@@ -44,7 +44,7 @@ def test_config_file_matches_constructor(chat_model: dict[str, Any]) -> None:
     node = yaml.safe_load(files("synbench_invisibleink.conf").joinpath("generator/invisibleink.yaml").read_text())
     assert set(node) - {"_plugin_"} == set(inspect.signature(InvisibleInkGenerator).parameters)
     node.update(model=chat_model, prompts="drugreview")
-    gen = create("generators", node)
+    gen = create(Generator, node)
     assert isinstance(gen, InvisibleInkGenerator) and gen.prompts.domain == "patient review of a medication"
 
 
