@@ -86,11 +86,18 @@ class OpenAIBackend(LMBackend):
     def complete(
         self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
     ) -> list[str]:
-        """Replies in request order; request i is sent with seed + i (servers that honour `seed` then reproduce)."""
+        """Replies in request order; request i is sent with seed + i (servers that honour `seed` then reproduce).
+
+        The first request that fails after its retries fails the call: the
+        requests still queued are cancelled (those in flight finish first).
+        """
         if not requests:
             return []
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(requests))) as pool:
-            futures = [
-                pool.submit(self._one, r, max_new_tokens, temperature, top_p, seed + i) for i, r in enumerate(requests)
-            ]
+        pool = ThreadPoolExecutor(max_workers=min(self.max_workers, len(requests)))
+        futures = [
+            pool.submit(self._one, r, max_new_tokens, temperature, top_p, seed + i) for i, r in enumerate(requests)
+        ]
+        try:
             return [f.result() for f in futures]
+        finally:  # after a failure the queued requests are dropped, not each retried against a dead server
+            pool.shutdown(wait=True, cancel_futures=True)
