@@ -26,9 +26,6 @@ from synbench.privacy import PrivacySpec
 if TYPE_CHECKING:
     from pathlib import Path
 
-    # a type only: the core layer does not import the encoders (data layer) it annotates
-    from synbench.embeddings import EncoderSpec
-
 METRIC_SECTIONS = ("utility", "fidelity")
 
 
@@ -144,6 +141,19 @@ class Generator(Plugin):
         """Statistics of the last `sample` call (its output is DP, so they are too); keys declared in
         `public_details`."""
         return {}
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """A sentence encoder: `package` is an offline pip package with `get_model_path()`, else `pretrained` is a hub id
+    or folder. A core type (metrics find it in their `MetricContext`); `synbench.embeddings` loads it."""
+
+    name: str
+    pretrained: str
+    package: str | None = None
+    batch_size: int = 64
+    max_seq_length: int = 256
+    normalize: bool = True
 
 
 @dataclass

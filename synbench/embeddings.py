@@ -13,31 +13,19 @@ from __future__ import annotations
 
 import importlib
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from synbench.base import EncoderSpec
 from synbench.errors import ConfigError
 from synbench.files import save_arrays_atomic
 from synbench.resume import keyed_hash
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class EncoderSpec:
-    """A sentence encoder: `package` is an offline pip package with `get_model_path()`, else `pretrained` is a hub id or
-    folder."""
-
-    name: str
-    pretrained: str
-    package: str | None = None
-    batch_size: int = 64
-    max_seq_length: int = 256
-    normalize: bool = True
 
 
 def model_source(package: str | None, pretrained: str) -> str:

@@ -315,7 +315,8 @@ def test_log_private_stats_is_part_of_the_job_key() -> None:
 def test_embedding_cache_key_covers_every_encoder_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from dataclasses import fields, replace
 
-    from synbench.embeddings import EmbeddingCache, EncoderSpec
+    from synbench.base import EncoderSpec
+    from synbench.embeddings import EmbeddingCache
 
     monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "secret.key"))
     spec = EncoderSpec(name="minilm", pretrained="a", package=None, batch_size=64, max_seq_length=256, normalize=True)

@@ -15,9 +15,8 @@ from sklearn.metrics import f1_score
 
 from conftest import compose_config, run_cli
 from synbench import registry
-from synbench.base import Metric, MetricContext
+from synbench.base import EncoderSpec, Metric, MetricContext
 from synbench.corpus import Corpus
-from synbench.embeddings import EncoderSpec
 from synbench.errors import ConfigError, PluginError
 from synbench.generators.copy import CopyGenerator
 from synbench.metrics.common import counter_js, counter_kl, js_divergence, kl_divergence, matched_sample, real_halves

@@ -18,8 +18,8 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from synbench import registry
-from synbench.base import DatasetLoader, Metric, MetricContext
-from synbench.embeddings import EmbeddingCache, EncoderSpec, load_encoder
+from synbench.base import DatasetLoader, EncoderSpec, Metric, MetricContext
+from synbench.embeddings import EmbeddingCache, load_encoder
 from synbench.nlp import load_spacy
 
 METRICS = ["utility", "mauve", "entities", "length"]

@@ -43,9 +43,9 @@ from rapidfuzz.distance import Indel
 from rapidfuzz.process import cdist
 from sklearn.feature_extraction.text import CountVectorizer
 
-from synbench.base import Attack
+from synbench.base import Attack, EncoderSpec
 from synbench.corpus import Corpus
-from synbench.embeddings import EmbeddingCache, EncoderSpec
+from synbench.embeddings import EmbeddingCache
 from synbench.errors import ConfigError
 
 SIMILARITIES = ("embedding", "jaccard", "levenshtein")

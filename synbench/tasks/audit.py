@@ -30,9 +30,9 @@ from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summa
 from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
 from synbench.audit.summary import summarise
 from synbench.audit.targets import select_targets
-from synbench.base import Generator
+from synbench.base import EncoderSpec, Generator
 from synbench.corpus import Corpus
-from synbench.embeddings import EmbeddingCache, EncoderSpec
+from synbench.embeddings import EmbeddingCache
 from synbench.files import save_arrays_atomic
 from synbench.job import derive_seed
 from synbench.lifecycle import JobRun, node, privacy_spec

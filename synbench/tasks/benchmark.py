@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 
 from synbench import registry, release
-from synbench.base import Metric, MetricContext
+from synbench.base import EncoderSpec, Metric, MetricContext
 from synbench.corpus import Corpus
-from synbench.embeddings import EncoderSpec
 from synbench.errors import PluginError
 from synbench.filters import SUFFIX as FILTERED
 from synbench.filters import apply_filter

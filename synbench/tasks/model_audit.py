@@ -27,9 +27,9 @@ from synbench import registry
 from synbench.audit.config import AuditConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.targets import select_targets
-from synbench.base import Classifier, ModelAttack
+from synbench.base import Classifier, EncoderSpec, ModelAttack
 from synbench.corpus import Corpus
-from synbench.embeddings import EmbeddingCache, EncoderSpec
+from synbench.embeddings import EmbeddingCache
 from synbench.errors import ConfigError
 from synbench.files import save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec

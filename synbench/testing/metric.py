@@ -16,9 +16,8 @@ from __future__ import annotations
 import tempfile
 from typing import Any, Callable
 
-from synbench.base import Metric, MetricContext
+from synbench.base import EncoderSpec, Metric, MetricContext
 from synbench.corpus import Corpus
-from synbench.embeddings import EncoderSpec
 from synbench.testing.checks import begin
 from synbench.testing.corpora import public_corpus
 from synbench.testing.values import canonical, is_number
