@@ -13,11 +13,11 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from synbench.report.load import COMPLETE, SECTION, read_object
+from synbench.report.load import COMPLETE, SECTION
 from synbench.report.render import Block, Heading, Text
 from synbench.report.stats import MISSING, estimate, format_eps, format_number
 from synbench.report.table import Cell, Table
-from synbench.results import RESULTS_FILE
+from synbench.results import RESULTS_FILE, read_job
 
 TASK = "contamination"
 DETECTORS = (("exact", "exact n-gram (infini-gram)"), ("mink", "Min-K%"), ("minkpp", "Min-K%++"))
@@ -25,7 +25,7 @@ DETECTORS = (("exact", "exact n-gram (infini-gram)"), ("mink", "Min-K%"), ("mink
 
 def complete_results(root: Path, frame: pd.DataFrame, task: str) -> Iterator[dict[str, Any]]:
     for job in frame.loc[(frame[SECTION] == task) & (frame["status"] == COMPLETE), "job"]:
-        results, _ = read_object(root / job / RESULTS_FILE)
+        results, _ = read_job(root / job / RESULTS_FILE)
         if results is not None:
             yield results | {"_job": job}
 

@@ -1,4 +1,8 @@
-"""A sweep's `results.json` files as one pandas DataFrame, one row per job.
+"""A sweep's `results.json` files as the report's DataFrame, one row per job.
+
+The files are found and read as `synbench.results.load` finds and reads them
+(`job_files`, `read_job`), which gives every field; this frame keeps what the
+tables need, typed for them.
 
 The report reads these files and nothing else a job wrote (the audit's ROC
 image aside, which `build` embeds): they are the allow-listed release, while
@@ -16,14 +20,13 @@ the plugins that ran it installed.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
 
-from synbench.results import RESULTS_FILE
+from synbench.results import UNREADABLE, job_files, number, read_job
 
 METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit")
 # Descriptive (non-numeric) result keys kept as columns.
@@ -34,18 +37,6 @@ SECTION = "report_section"  # the column (and results.json field) of a job's rep
 DIRECTION = (
     "higher_is_better"  # results.json: `<section>.<key>` -> whether higher is better; columns `DIRECTION.<column>`
 )
-UNREADABLE = "unreadable"  # listed with the unfinished jobs; it names no dataset or generator to put in a table
-
-
-def to_float(value: Any) -> float | None:
-    """A number of results.json as a float: strict JSON writes non-finite ones as "inf", "-inf", "nan"."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
-        return float(value)
-    return None
 
 
 def failure_reason(results: Mapping[str, Any]) -> str:
@@ -59,23 +50,14 @@ def failure_reason(results: Mapping[str, Any]) -> str:
     return f"unexpected status {status!r}"
 
 
-def read_object(path: Path) -> tuple[dict[str, Any] | None, str]:
-    """The parsed results file, or None and why it could not be read."""
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, f"results.json unreadable ({type(exc).__name__})"
-    return (results, "") if isinstance(results, dict) else (None, "results.json is not a JSON object")
-
-
 def job_row(root: Path, path: Path) -> dict[str, Any]:
     """One job's row: its description, status, release markers and flat `<section>.<key>` metric columns."""
     job = path.parent
     row: dict[str, Any] = {"job": job.relative_to(root).as_posix(), "has_roc": (job / ROC_FILE).is_file()}
-    results, problem = read_object(path)
+    results, problem = read_job(path)
     if results is None:
         return row | {"task": job.parent.name, SECTION: None, "status": UNREADABLE, "reason": problem}
-    eps = to_float(results.get("epsilon"))
+    eps = number(results.get("epsilon"))
     seed = results.get("seed")
     row |= {
         "task": str(results.get("task", job.parent.name)),
@@ -87,7 +69,7 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else -1,
         "status": str(results.get("status", "?")),
         "noise": results.get("noise"),
-        "delta": to_float(results.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
+        "delta": number(results.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
         # the generator's release only: the operator's reference figures (diagnostic_outputs) describe the real data
         "non_dp": ", ".join(
             str(k) for k in results.get("non_dp_outputs") or [] if k not in (results.get("diagnostic_outputs") or [])
@@ -100,9 +82,9 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         values = results.get(section)
         for key, value in values.items() if isinstance(values, dict) else ():
             column = f"{section}.{key}"
-            number = to_float(value)
-            if number is not None:
-                row[column] = number
+            figure = number(value)
+            if figure is not None:
+                row[column] = figure
             elif column in TEXT_KEYS:
                 row[column] = str(value)
     for column in TEXT_KEYS:  # a failed job has no summary; its config holds the settings (the audit's mode)
@@ -136,7 +118,7 @@ def metric_directions(frame: pd.DataFrame) -> dict[str, bool]:
 
 def load_results(root: Path) -> pd.DataFrame:
     """Every `results.json` below `root`, sorted by job folder; empty (with the base columns) when there are none."""
-    rows = [job_row(root, path) for path in sorted(root.rglob(RESULTS_FILE)) if path.is_file()]
+    rows = [job_row(root, path) for path in job_files(root)]
     base = [
         "job",
         "task",

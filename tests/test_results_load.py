@@ -1,0 +1,77 @@
+"""Sweeps as data: `synbench.results.load` (one row per job, flat columns) and `task=export` (CSV, Parquet)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import compose_config
+from synbench import results
+from synbench.errors import ConfigError, SynBenchError
+from synbench.job import JobSpec
+from synbench.tasks.export import ExportTask, export
+from test_report import SENTINEL, SWEEP, sweep  # noqa: F401  (the report's hand-written sweep, a fixture)
+
+
+def test_load_gives_one_row_per_job_with_flat_columns_status_and_description(sweep: Path) -> None:  # noqa: F811
+    frame = results.load(sweep)
+    files = sorted(sweep.rglob("results.json"))
+    assert list(frame["job"]) == [p.parent.relative_to(sweep).as_posix() for p in files] and len(frame) == 18
+    assert list(frame.columns[:10]) == list(results.LEADING_COLUMNS)
+    jobs = frame.set_index("job")
+    alpha = jobs.loc["benchmark/eps=inf,generator=alpha,seed=1"]
+    assert alpha["status"] == "complete" and alpha["epsilon"] == math.inf and alpha["seed"] == 1
+    assert alpha["utility.f1_micro"] == pytest.approx(0.5 + 0.1 + 0.1) and alpha["fidelity.mauve_ref"] == 0.9
+    assert alpha["config.note"] == "x" and json.loads(alpha["non_dp_outputs"]) == ["utility.real_f1"]
+    assert alpha["higher_is_better.fidelity.entity_div"] == False  # noqa: E712 (a cell, not a Python bool)
+    audit = jobs.loc["audit/eps=1,generator=alpha"]
+    assert audit["audit.eps_emp_lower"] == 1.8 and audit["audit.tpr_at_fpr_0.001"] == 0.05
+    assert audit["audit.mode"] == "k_subsets" and pd.isna(audit["utility.f1_micro"])
+    failed = jobs.loc["benchmark/eps=1,generator=gamma"]
+    assert failed["status"] == "failed" and failed["reason"] == "DataError: train.jsonl line 3: no text"
+    broken = jobs.loc["benchmark/broken"]
+    assert broken["status"] == results.UNREADABLE and broken["reason"] == "results.json unreadable (JSONDecodeError)"
+    assert jobs.loc["audit/eps=2,generator=beta", "config.audit.mode"] == "one_run"
+    assert not frame.astype(str).apply(lambda column: column.str.contains(SENTINEL[:12])).any().any()
+
+
+def test_a_real_job_loads_with_its_description(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    from synbench.tasks import benchmark
+
+    cfg = compose_config([*tiny_dataset, "generator=copy", "metrics=[utility]", "tracking=none", "eps=2"])
+    benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path / "sweep" / "benchmark" / "eps=2")
+    [row] = results.load(tmp_path / "sweep").to_dict("records")
+    written = json.loads((tmp_path / "sweep" / "benchmark" / "eps=2" / "results.json").read_text())
+    assert row["job"] == "benchmark/eps=2" and row["status"] == "complete" and row["epsilon_spent"] == math.inf
+    assert row["config.generator._plugin_"] == "copy" and row["config.dataset.name"] == "tiny"
+    assert row["utility.f1_micro"] == written["utility"]["f1_micro"] and row["job_key"] == written["job_key"]
+    assert row["generation.n_synthetic"] == written["generation"]["n_synthetic"] == 30
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_writes_the_table_atomically_into_the_sweep_folder(sweep: Path, fmt: str) -> None:  # noqa: F811
+    path = export(sweep, fmt)
+    assert path == sweep / f"results.{fmt}" and not list(sweep.glob(".results.*"))
+    back = pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
+    frame = results.load(sweep)
+    assert list(back.columns) == list(frame.columns) and list(back["job"]) == list(frame["job"])
+    pd.testing.assert_series_equal(back["audit.eps_emp_lower"], frame["audit.eps_emp_lower"], check_dtype=False)
+    assert back.set_index("job").loc["benchmark/eps=inf,generator=beta,seed=0", "epsilon"] == math.inf
+
+
+def test_export_task_reads_its_config_and_refuses_bad_input(sweep: Path, tmp_path: Path) -> None:  # noqa: F811
+    overrides = ["task=export", "generator=copy", f"output_root={sweep.parent}", f"sweep={SWEEP}", "tracking=none"]
+    cfg = compose_config([*overrides, "task.format=parquet"])
+    ExportTask().run(cfg, JobSpec.from_config(cfg), sweep / "export" / "job")
+    assert len(pd.read_parquet(sweep / "results.parquet")) == 18
+    with pytest.raises(ConfigError, match="task.format='xlsx' must be one of csv, parquet"):
+        export(sweep, "xlsx")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match="no results.json under"):
+        export(tmp_path / "empty", "csv")
+    with pytest.raises(SynBenchError, match="is not a folder; give the sweep folder"):
+        results.load(tmp_path / "missing")
