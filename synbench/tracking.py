@@ -23,8 +23,6 @@ from synbench.files import to_json
 from synbench.job import JobSpec
 
 log = logging.getLogger(__name__)
-# What a job logs once at its end: each run's summary holds the final value (W&B's sweep views read summaries).
-SUMMARY_METRICS = ("utility/*", "fidelity/*", "audit/*", "timing/*", "epsilon_spent")
 
 
 class NullTracker(Tracker):
@@ -69,7 +67,9 @@ class WandbTracker(Tracker):
         self._n_samples = n_samples
         # Passing mode to init (not WANDB_MODE) keeps the choice to this run, not the whole process.
         os.environ.setdefault("WANDB_SILENT", "true")
-        # Flat keys first, so W&B's grouping and parallel-coordinates views work on a sweep without editing.
+        # Flat keys to group and plot a sweep by (W&B's grouping, parallel coordinates, `task=wandb_workspace`), and
+        # the whole job description under `job` (spread at the top level, its `generator` and `dataset` nodes would
+        # replace the flat names).
         flat = {
             "dataset": spec.dataset,
             "generator": spec.generator,
@@ -85,11 +85,12 @@ class WandbTracker(Tracker):
             dir=str(job_dir),
             name=job_dir.name,
             job_type=spec.task,
-            config=to_json({**flat, **spec.config}),
+            config=to_json({**flat, "job": spec.config}),
             reinit="finish_previous",
         )
-        for pattern in SUMMARY_METRICS:
-            self.run.define_metric(pattern, summary="last")
+        # A job logs its figures once, at its end, and W&B's summary keeps each key's last value as a plain number,
+        # which sweep views (runs table, scatter of a figure against eps, `task=wandb_workspace`) read by name.
+        # (`define_metric(pattern, summary="last")` would store {"last": value} under a glob's keys instead.)
         self._axes: set[str] = set()
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
