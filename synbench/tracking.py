@@ -12,6 +12,7 @@ control, whose "synthetic" text is the private set).
 from __future__ import annotations
 
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -92,6 +93,7 @@ class WandbTracker(Tracker):
         # which sweep views (runs table, scatter of a figure against eps, `task=wandb_workspace`) read by name.
         # (`define_metric(pattern, summary="last")` would store {"last": value} under a glob's keys instead.)
         self._axes: set[str] = set()
+        self._eps = spec.epsilon
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
         """Log numbers; with `step`, as points of a curve on the section's own step axis (`<section>/step`).
@@ -103,7 +105,8 @@ class WandbTracker(Tracker):
         """
         numeric = {k: v for k, v in metrics.items() if isinstance(v, (int, float))}
         if step is None:
-            self.run.log(numeric)
+            # beside the job's nominal eps (a finite one), the x-axis of `task=wandb_workspace`'s plots
+            self.run.log(numeric | ({"eps": self._eps} if math.isfinite(self._eps) else {}))
             return
         axes = {f"{k.rpartition('/')[0] or k}/step" for k in numeric}
         for axis in sorted(axes - self._axes):
