@@ -362,7 +362,9 @@ def test_two_attacks_and_a_pooled_one_run_game_end_to_end(
     for attack in ("ngram", "similarity"):
         assert audit[f"{attack}.eps_emp_lower"] > 0 and f"pooled.{attack}.eps_emp_lower" in audit
     assert audit["attack_chosen"] in ("ngram", "similarity") and audit["pooled.n_targets"] == 2 * audit["n_targets"]
-    assert audit["eps_emp_lower_run_0"] == audit["eps_emp_lower"] and audit["eps_emp_lower_run_1"] > 0
+    # run 1's own bound may be 0: its coins put 8 of 32 targets in, and the membership-blind folds (issue 30) do not
+    # let its selection quarter (4 of 8 members) predict that share on the rest; the pool still proves more
+    assert audit["eps_emp_lower_run_0"] == audit["eps_emp_lower"] and audit["eps_emp_lower_run_1"] >= 0
     assert audit["pooled.eps_emp_lower"] > audit["eps_emp_lower"]  # twice the trials of the same leak prove more
     scores = np.load(tmp_path / "audit_scores.npz")
     assert scores["scores_ngram"].shape == scores["scores_similarity"].shape == scores["members"].shape

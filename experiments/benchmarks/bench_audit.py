@@ -153,7 +153,7 @@ def simulations() -> dict:
         ("rr_eps2", None, lambda mem: (mem ^ (rng.random(mem.shape) > expit(2.0))).astype(float)),
     ]:
         members = rng.random((trials, m)) < 0.5
-        folds = np.stack([target_folds(row[None], i, cfg.select_share) for i, row in enumerate(members)])
+        folds = np.stack([target_folds(np.zeros(m), i, cfg.select_share) for i in range(trials)])
         scores = make(members)
         mu = combined(scores, members, folds, one_run_gdp_mu_lower_bounds)
         eps = combined(scores, members, folds, eps_bound)
@@ -166,9 +166,9 @@ def simulations() -> dict:
         }
         if truth_mu:
             out[name] |= {"true_mu": truth_mu, "mu_lower_above_truth": float(np.mean(mu > truth_mu))}
-    members = np.arange(200)[None] < 100
+    members = np.stack([np.arange(200) < 100, np.arange(200) >= 100])  # one pair of runs (the pair game needs one)
     null = [
-        summarise(rng.normal(size=(1, 200)), members, AuditConfig(mode="k_subsets"), 0.0, seed=t)[0] for t in range(200)
+        summarise(rng.normal(size=(2, 200)), members, AuditConfig(mode="k_subsets"), 0.0, seed=t)[0] for t in range(200)
     ]
     out["null_k_subsets_100_100"] = {
         "eps_emp_mean": round(float(np.mean([n["eps_emp"] for n in null])), 3),

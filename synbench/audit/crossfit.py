@@ -4,7 +4,7 @@ The maximum of log(TPR / FPR) over thresholds is biased upwards: on random
 scores its mean is about 0.5 at any sample size, because some noisy tail
 threshold always looks good. Splitting the targets (all runs of a target on
 the same side, since they share the target's text) into two seeded folds
-removes the selection: the threshold and the inequality are chosen on one
+drawn without looking at membership removes the selection: the threshold and the inequality are chosen on one
 fold and evaluated on the other, then the folds swap.
 
 - `cross_fitted_epsilon`: the mean of the two held-out point estimates,
@@ -20,7 +20,7 @@ fold and evaluated on the other, then the folds swap.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -32,18 +32,23 @@ CountsBound = Callable[
 ]  # (tp, fp, n_pos, n_neg, alpha) -> per threshold
 
 
-def target_folds(members: np.ndarray, seed: int, share: float = 0.5) -> np.ndarray:
-    """(T,) fold index per target: 0 for a seeded `share` of the targets, 1 for the rest, balanced by membership.
+def target_folds(kinds: np.ndarray, seed: int, share: float = 0.5) -> np.ndarray:
+    """(T,) fold index per target: 0 for a seeded `share` of each target kind, 1 for the rest.
 
-    Targets are shuffled, then sorted (stably) by how often they are members
-    and dealt in turn (every 1/share-th to fold 0), so in one-run mode both
-    folds hold about as many members as non-members. The split never looks at scores.
+    The folds come from a seeded permutation that never sees membership:
+    Steinke et al.'s guesses need coins the guesser cannot predict, and a
+    split balanced by membership lets the selection fold's member share
+    predict the test fold's (the guess count chosen there exploits it). Only
+    the target kind (0 outlier, 1 canary: public, fixed by the design before
+    any coin) stratifies, so both folds hold both kinds in proportion. The
+    split never looks at scores either.
     """
-    members = np.atleast_2d(members)
-    order = np.random.default_rng([seed, 0xF01D]).permutation(members.shape[1])
-    ranked = order[np.argsort(members[:, order].mean(axis=0), kind="stable")]
-    dealt = np.arange(members.shape[1])
-    folds = np.empty(members.shape[1], dtype=np.int8)
+    kinds = np.asarray(kinds).ravel()
+    order = np.random.default_rng([seed, 0xF01D]).permutation(kinds.size)
+    ranked = order[np.argsort(kinds[order], kind="stable")]  # shuffled within each kind, the kinds in turn
+    sorted_kinds = kinds[ranked]
+    dealt = np.arange(kinds.size) - np.searchsorted(sorted_kinds, sorted_kinds, side="left")  # rank within its kind
+    folds = np.empty(kinds.size, dtype=np.int8)
     folds[ranked] = np.where(np.floor((dealt + 1) * share) > np.floor(dealt * share), 0, 1)
     return folds
 
@@ -82,29 +87,44 @@ class OperatingPoint:
     bound: float
 
 
-def _folds(scores: np.ndarray, members: np.ndarray, folds: np.ndarray):
-    scores, members = np.atleast_2d(scores), np.atleast_2d(members).astype(bool)
-    for pick in (0, 1):
-        choose, evaluate = fold_roc(scores, members, folds == pick), folds != pick
-        yield choose, scores[:, evaluate], members[:, evaluate]
+def _best_rule(roc: RocCurve, delta: float, min_count: int) -> tuple[float, int, int]:
+    """(smoothed estimate, inequality, threshold row) of the best rule on `roc` among thresholds with at least
+    `min_count` errors behind the denominator."""
+    enough = np.stack([roc.fp >= min_count, roc.n_pos - roc.tp >= min_count])
+    chosen = np.where(enough, smoothed_log_ratios(roc.tp, roc.fp, roc.n_pos, roc.n_neg, delta), -np.inf)
+    side, row = np.unravel_index(np.argmax(chosen), chosen.shape)
+    return float(chosen[side, row]), int(side), int(row)
 
 
 def cross_fitted_epsilon(
-    scores: np.ndarray, members: np.ndarray, folds: np.ndarray, delta: float = 0.0, min_count: int = 5
+    scores: np.ndarray | Sequence[np.ndarray],
+    members: np.ndarray,
+    folds: np.ndarray,
+    delta: float = 0.0,
+    min_count: int = 5,
 ) -> float:
-    """Mean over the two folds of the held-out point estimate at the threshold and inequality chosen on the other.
+    """Mean over the two folds of the held-out point estimate of the rule chosen on the other.
 
-    The choice maximises the (smoothed) estimate over thresholds with at
-    least `min_count` errors behind the denominator, as `empirical_epsilon_curve`.
+    `scores` is one (runs x targets) array or one per attack. The rule, the
+    attack with its threshold and inequality, maximises the (smoothed)
+    estimate on the choosing fold among thresholds with at least `min_count`
+    errors behind the denominator (as `empirical_epsilon_curve`), and is
+    measured once on the other fold: choosing the attack inside the cross-fit
+    keeps the estimate centred on 0 under the null however many attacks run.
     """
+    arrays = [scores] if isinstance(scores, np.ndarray) else list(scores)
+    members = np.atleast_2d(members).astype(bool)
     values = []
-    for roc, s, m in _folds(scores, members, folds):
-        if roc is None or m.all() or not m.any():
+    for pick in (0, 1):
+        evaluate = folds != pick
+        m = members[:, evaluate]
+        rocs = [fold_roc(a, members, folds == pick) for a in arrays]
+        if any(roc is None for roc in rocs) or m.all() or not m.any():
             continue
-        enough = np.stack([roc.fp >= min_count, roc.n_pos - roc.tp >= min_count])
-        chosen = np.where(enough, smoothed_log_ratios(roc.tp, roc.fp, roc.n_pos, roc.n_neg, delta), -np.inf)
-        side, row = np.unravel_index(np.argmax(chosen), chosen.shape)
-        tp, fp, n_pos, n_neg = counts_at(roc.thresholds[row], s, m)
+        rules = [_best_rule(roc, delta, min_count) for roc in rocs]
+        attack = int(np.argmax([r[0] for r in rules]))
+        _, side, row = rules[attack]
+        tp, fp, n_pos, n_neg = counts_at(rocs[attack].thresholds[row], np.atleast_2d(arrays[attack])[:, evaluate], m)
         values.append(float(smoothed_log_ratios(np.array(tp), np.array(fp), n_pos, n_neg, delta)[side]))
     return float(np.mean(values)) if values else 0.0
 

@@ -19,6 +19,7 @@ than the trial interval says the pooling overstates the evidence.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -116,11 +117,12 @@ def pooled_summary(
     cfg: AuditConfig,
     delta: float,
     seed: int,
+    epsilon: float = math.inf,
 ) -> dict[str, Any]:
     """The pooled one-run game's figures as `pooled.<key>`, and each run's own bound (`run_bounds`) as
-    `eps_emp_lower_run_<r>`."""
+    `eps_emp_lower_run_<r>`; its p-values test the nominal `epsilon` (canary groups their group claim)."""
     pooled, pooled_members, pooled_kinds = pool_games(scores, members, kinds)
-    out, _, _ = summarise(pooled, pooled_members, cfg, delta, pooled_kinds, seed)
+    out, _, _ = summarise(pooled, pooled_members, cfg, delta, pooled_kinds, seed, epsilon, cfg.canary_repeats)
     figures: dict[str, Any] = {f"pooled.{k}": v for k, v in out.items() if k not in NOT_POOLED}
     figures.update({f"eps_emp_lower_run_{r}": float(bound) for r, bound in enumerate(run_bounds)})
     return figures

@@ -8,13 +8,20 @@ Which number supports which claim:
   still holds at `confidence`:
   `eps_emp_lower_holdout` (choice on `select_share` of the targets, one
   test on the rest) and `eps_emp_lower_bonferroni` (every choice tested, Bonferroni).
-  In `k_subsets` mode both are Clopper-Pearson bounds on the pooled
-  run x target ROC (pooling treats a run's trials as independent; the block
-  bootstrap in synbench.audit.repeats checks how far that holds); in
-  `one_run` mode both are the Steinke-Nasr-Jagielski binomial bound, the
-  number of guesses chosen on held-out targets or over a Bonferroni grid.
+  Both are Steinke-Nasr-Jagielski binomial bounds (synbench.audit.evidence):
+  on the run's coins in `one_run` mode, on the pair game in `k_subsets` mode
+  (which run of a pair held each target), so neither assumes that a run's
+  trials are independent. `p_value` is the combined test's p-value for the
+  claim (`claim_epsilon`, `claim_delta`): the report's verdicts over seeds
+  and claims rest on it. `k_subsets` also reports the Clopper-Pearson bound
+  on the pooled run x target ROC as `eps_emp_lower_conditional`: valid only
+  if those trials were independent, which nothing guarantees.
+- Canaries of k > 1 copies are groups: their figures (`canaries.<key>`)
+  test the group claim (k eps, delta sum_{i<k} e^{i eps}), the outliers'
+  (eps, delta).
 - `gdp_mu_lower` bounds Gaussian-DP's mu the same two ways (Mahloujifar et
-  al. in one-run mode, Clopper-Pearson on the ROC otherwise) and
+  al.'s one-run analysis, on the pair game in `k_subsets` mode, whose pair
+  is sqrt(2) mu-GDP; `gdp_mu_lower_conditional` the pooled ROC's) and
   `gdp_eps_lower` is the eps it implies at the audit's delta, which is a bound
   only for mechanisms whose privacy profile is Gaussian (DP-SGD, roughly).
 - Several attacks (`attack=[ngram,similarity]`): each attack's figures
@@ -25,15 +32,18 @@ Which number supports which claim:
   part picks the attack together with the threshold or guess count on the
   selection fold and tests that one choice on the other targets. Nothing is
   chosen on the targets it is then tested on. The other headline figures
-  (AUC, eps_emp, ...) are those of the attack the held-out part chose
+  (AUC, ...) are those of the attack the held-out part chose
   (`attack_chosen`).
-- `eps_emp` is an estimate, not evidence: cross-fitted, unbiased under the
-  null, unclipped. `eps_emp_max` is the old maximum over thresholds,
-  optimistic (about 0.5 on random scores).
+- `eps_emp` is an estimate, not evidence: cross-fitted with the attack
+  chosen inside the cross-fit, centred under the null, unclipped.
+  `eps_emp_max` is the old maximum over thresholds, optimistic (about 0.5
+  on random scores).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -47,42 +57,34 @@ from synbench.audit.crossfit import (
     target_folds,
 )
 from synbench.audit.epsilon import bonferroni_epsilon_lower_bound, empirical_epsilon_curve
-from synbench.audit.fdp import (
-    bonferroni_gdp_mu_lower_bound,
-    gdp_mu_lower_bounds_from_counts,
-    one_run_gdp_mu_lower_bounds,
-)
-from synbench.audit.guesses import GameBound, grid_bounds, grid_counts, guess_shares, holdout_selected
-from synbench.audit.one_run import one_run_epsilon_lower_bounds
+from synbench.audit.evidence import PAIR_SCALE, game_evidence, pair_game
+from synbench.audit.fdp import bonferroni_gdp_mu_lower_bound, gdp_mu_lower_bounds_from_counts
+from synbench.audit.guesses import grid_counts, guess_shares
 from synbench.audit.roc import RocCurve
 from synbench.errors import SynBenchError
 from synbench.privacy import gdp_epsilon
 
 KIND_NAMES = ("outliers", "canaries")
-TYPE_KEYS = ("n_targets", "auc", "eps_emp", "eps_emp_lower", "gdp_mu_lower")  # reported per target type too
-ATTACK_KEYS = ("auc", "eps_emp", "eps_emp_lower", "eps_emp_lower_holdout", "eps_emp_lower_bonferroni", "gdp_mu_lower")
+TYPE_KEYS = (
+    "n_targets",
+    "auc",
+    "eps_emp",
+    "eps_emp_lower",
+    "gdp_mu_lower",
+    "p_value",
+    "claim_epsilon",
+    "claim_delta",
+)  # reported per target type too
+ATTACK_KEYS = (
+    "auc",
+    "eps_emp",
+    "eps_emp_lower",
+    "eps_emp_lower_holdout",
+    "eps_emp_lower_bonferroni",
+    "gdp_mu_lower",
+    "p_value",
+)
 Scores = np.ndarray | Mapping[str, np.ndarray]  # (runs x targets), or one such array per attack
-
-
-def _one_run_pair(
-    scores: Sequence[np.ndarray],
-    members: np.ndarray,
-    folds: np.ndarray,
-    cfg: AuditConfig,
-    bound: GameBound,
-    alpha: float,
-) -> tuple[float, float, int]:
-    """(held-out, Bonferroni) one-run bounds over attacks at level alpha each, and the attack the held-out part chose.
-
-    Held-out: the attack and the guess counts with the best bound on fold 0,
-    tested on fold 1. Bonferroni: every attack's grid at alpha / attacks.
-    """
-    stacked = np.concatenate([np.atleast_2d(s) for s in scores])  # one game per attack
-    wide = np.broadcast_to(np.atleast_2d(members), stacked.shape)
-    on_selection, tested = holdout_selected(stacked, wide, folds, cfg.guess_fractions, bound, alpha)
-    chosen = int(np.argmax(on_selection))
-    bonferroni = float(grid_bounds(stacked, wide, cfg.guess_fractions, bound, alpha / len(stacked)).max())
-    return float(tested[chosen]), bonferroni, chosen
 
 
 def _roc_pair(
@@ -106,47 +108,73 @@ def _roc_pair(
     )
 
 
-def bounds(
-    scores: np.ndarray | Sequence[np.ndarray], members: np.ndarray, folds: np.ndarray, cfg: AuditConfig, delta: float
-) -> tuple[dict[str, float], OperatingPoint | None, int]:
-    """The held-out and Bonferroni eps bounds, their maximum, and the GDP mu bound, each pair at half the level.
+def group_claim(epsilon: float, delta: float, copies: int) -> tuple[float, float]:
+    """The claim an (epsilon, delta)-DP mechanism makes about a group of `copies` records: (k eps, delta sum_{i<k}
+    e^{i eps}) (group privacy); a canary with k copies is such a group. No claim (eps = inf) keeps delta."""
+    if math.isinf(epsilon):
+        return epsilon, delta
+    return copies * epsilon, delta * float(sum(math.exp(i * epsilon) for i in range(copies)))
 
-    `scores` is one (runs x targets) array or a sequence of them, one per
-    attack; the bounds then combine the attacks and still hold at
-    `cfg.confidence`. `folds` is the held-out split: fold 0 chooses, fold 1
-    tests. Also returns the operating point and the index of the attack the
-    held-out eps bound chose.
+
+def bounds(
+    scores: np.ndarray | Sequence[np.ndarray],
+    members: np.ndarray,
+    folds: np.ndarray,
+    cfg: AuditConfig,
+    delta: float,
+    claim: float = math.inf,
+) -> tuple[dict[str, float], OperatingPoint | None, int]:
+    """The evidence of one set of targets: held-out and Bonferroni eps bounds, their maximum, its p-value for the
+    claim (`claim`, `delta`)-DP per trial, and the GDP mu bound (synbench.audit.evidence).
+
+    `scores` is one (runs x targets) array or one per attack; the bounds
+    combine the attacks and hold at `cfg.confidence`. `folds` (one per
+    target) is the held-out split: fold 0 chooses, fold 1 tests. One-run
+    mode tests the run's coins; k_subsets mode the pair game, and adds the
+    Clopper-Pearson bounds on the pooled run x target ROC as
+    `eps_emp_lower_conditional` and `gdp_mu_lower_conditional`: valid only if
+    a run's trials were independent, which nothing guarantees. Also returns
+    the held-out operating point on the pooled ROC (the plot's mark) and the
+    index of the attack the held-out eps test chose.
     """
     scores = [scores] if isinstance(scores, np.ndarray) else list(scores)
     half = 1 - (1 - cfg.confidence) / 2
     if cfg.mode == "one_run":
-        level = 1 - half
-
-        def eps_game(m, r, v, alpha):
-            return one_run_epsilon_lower_bounds(m, r, v, delta, alpha)
-
-        holdout, bonferroni, chosen = _one_run_pair(scores, members, folds, cfg, eps_game, level)
-        mu = max(_one_run_pair(scores, members, folds, cfg, one_run_gdp_mu_lower_bounds, level)[:2])
-        point = holdout_selection(scores[chosen], members, folds, epsilon_counts_bound(delta), half)[1]
+        game = [np.atleast_2d(s) for s in scores]
+        coins, coin_folds, scale = np.atleast_2d(members), folds, 1.0
     else:
-        holdout, bonferroni, chosen, point = _roc_pair(
-            scores,
-            members,
-            folds,
-            epsilon_counts_bound(delta),
-            lambda tp, fp, n_pos, n_neg, c: bonferroni_epsilon_lower_bound(tp, fp, n_pos, n_neg, delta, c),
-            half,
-        )
-        mu = max(
-            _roc_pair(scores, members, folds, gdp_mu_lower_bounds_from_counts, bonferroni_gdp_mu_lower_bound, half)[:2]
-        )
+        pairs = [pair_game(s, members) for s in scores]
+        game, coins = [p[0] for p in pairs], pairs[0][1]
+        coin_folds, scale = np.tile(folds, len(members) // 2), PAIR_SCALE
+    level, fractions = 1 - cfg.confidence, cfg.guess_fractions
+    eps = game_evidence(game, coins, coin_folds, fractions, level, scale * delta, scale * claim)
+    mu = game_evidence(game, coins, coin_folds, fractions, level, gdp=True).bound[0] / math.sqrt(scale)
+    chosen = int(eps.chosen[0])
     out = {
-        "eps_emp_lower_holdout": holdout,
-        "eps_emp_lower_bonferroni": bonferroni,
-        "eps_emp_lower": max(holdout, bonferroni),
-        "gdp_mu_lower": mu,
+        "eps_emp_lower_holdout": float(eps.holdout[0]) / scale,
+        "eps_emp_lower_bonferroni": float(eps.bonferroni[0]) / scale,
+        "eps_emp_lower": float(eps.bound[0]) / scale,
+        "p_value": float(eps.p_value[0]),
+        "claim_epsilon": claim,
+        "claim_delta": delta,
+        "gdp_mu_lower": float(mu),
         "gdp_eps_lower": gdp_epsilon(mu, delta) if mu > 0 and delta > 0 else (float("inf") if mu > 0 else 0.0),
     }
+    point = holdout_selection(scores[chosen], members, folds, epsilon_counts_bound(delta), half)[1]
+    if cfg.mode == "k_subsets":
+        out["eps_emp_lower_conditional"] = max(
+            _roc_pair(
+                scores,
+                members,
+                folds,
+                epsilon_counts_bound(delta),
+                lambda tp, fp, n_pos, n_neg, c: bonferroni_epsilon_lower_bound(tp, fp, n_pos, n_neg, delta, c),
+                half,
+            )[:2]
+        )
+        out["gdp_mu_lower_conditional"] = max(
+            _roc_pair(scores, members, folds, gdp_mu_lower_bounds_from_counts, bonferroni_gdp_mu_lower_bound, half)[:2]
+        )
     return out, point, chosen
 
 
@@ -159,17 +187,27 @@ def one_run_best_guess(scores: np.ndarray, members: np.ndarray, cfg: AuditConfig
     return {"guesses": int(guesses[0, best]), "correct": int(correct[0, best])}
 
 
+@dataclass(frozen=True)
+class Claim:
+    """The (epsilon, delta)-DP claim a set of trials is tested against: the job's, or a canary group's."""
+
+    epsilon: float = math.inf
+    delta: float = 0.0
+
+
 def _core(
-    scores: Sequence[np.ndarray], members: np.ndarray, cfg: AuditConfig, delta: float, seed: int
+    scores: Sequence[np.ndarray], members: np.ndarray, kinds: np.ndarray, cfg: AuditConfig, claim: Claim, seed: int
 ) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None, int]:
-    """The figures of one set of targets: bounds over all attacks, the rest from the attack the bounds chose."""
-    found, point, chosen = bounds(scores, members, target_folds(members, seed + 1, cfg.select_share), cfg, delta)
+    """The figures of one set of targets: bounds over all attacks, the estimate with the attack chosen inside the
+    cross-fit, the rest from the attack the held-out bound chose."""
+    folds = target_folds(kinds, seed + 1, cfg.select_share)
+    found, point, chosen = bounds(scores, members, folds, cfg, claim.delta, claim.epsilon)
     own = scores[chosen]
     roc = RocCurve.from_scores(own, members)
     out: dict[str, Any] = {"n_targets": members.shape[1]}
     out.update(roc.summary(cfg.fpr_grid, cfg.recall_grid))
-    out["eps_emp"] = cross_fitted_epsilon(own, members, target_folds(members, seed), delta, cfg.min_count)
-    out["eps_emp_max"] = empirical_epsilon_curve(roc, delta, cfg.min_count)
+    out["eps_emp"] = cross_fitted_epsilon(scores, members, target_folds(kinds, seed), claim.delta, cfg.min_count)
+    out["eps_emp_max"] = empirical_epsilon_curve(roc, claim.delta, cfg.min_count)
     out.update(found)
     if cfg.mode == "one_run":
         out.update(one_run_best_guess(own, members, cfg))
@@ -177,7 +215,14 @@ def _core(
 
 
 def summarise(
-    scores: Scores, members: np.ndarray, cfg: AuditConfig, delta: float, kinds: np.ndarray | None = None, seed: int = 0
+    scores: Scores,
+    members: np.ndarray,
+    cfg: AuditConfig,
+    delta: float,
+    kinds: np.ndarray | None = None,
+    seed: int = 0,
+    epsilon: float = math.inf,
+    canary_copies: int = 1,
 ) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None]:
     """The audit figures for (runs x targets) `scores` and `members`, the ROC and the held-out operating point.
 
@@ -185,7 +230,11 @@ def summarise(
     each one's figures are added as `<attack>.<key>` and the headline bounds
     combine them (module docstring). With targets of both kinds (0 outlier,
     1 canary) the core figures are repeated per kind as `outliers.<key>` and
-    `canaries.<key>`. `seed` draws the target folds.
+    `canaries.<key>`. `seed` draws the target folds. `epsilon` is the nominal
+    claim (per trial, at `delta`) the p-values test; a canary of
+    `canary_copies` > 1 copies is a group, tested against the group claim
+    (`group_claim`), and the headline figures of a set holding such groups
+    test the group claim too (every trial meets it).
     """
     named = dict(scores) if isinstance(scores, Mapping) else {"": scores}
     arrays = [np.atleast_2d(np.asarray(s, dtype=float)) for s in named.values()]
@@ -195,6 +244,9 @@ def summarise(
             f"the audit design put all {members.size} target trials on one side of membership; "
             "raise audit.n_targets or audit.n_canaries, or change the seed"
         )
+    kinds = np.zeros(n_targets, dtype=np.int8) if kinds is None else np.asarray(kinds)
+    claims = {"outliers": Claim(epsilon, delta), "canaries": Claim(*group_claim(epsilon, delta, canary_copies))}
+    headline = claims["canaries"] if (kinds == 1).any() else claims["outliers"]
     out: dict[str, Any] = {
         "mode": cfg.mode,
         "n_runs": n_runs,
@@ -203,18 +255,17 @@ def summarise(
         "delta": delta,
         "confidence": cfg.confidence,
     }
-    core, roc, point, chosen = _core(arrays, members, cfg, delta, seed)
+    core, roc, point, chosen = _core(arrays, members, kinds, cfg, headline, seed)
     out.update(core)
     if len(arrays) > 1:
         out["attack_chosen"] = list(named)[chosen]
         for name, own in zip(named, arrays):
-            alone = _core([own], members, cfg, delta, seed)[0]
+            alone = _core([own], members, kinds, cfg, headline, seed)[0]
             out.update({f"{name}.{k}": alone[k] for k in ATTACK_KEYS})
-    kinds = np.zeros(n_targets, dtype=np.int8) if kinds is None else np.asarray(kinds)
     for code, name in enumerate(KIND_NAMES):
         cols = kinds == code
         out[f"n_{name}"] = int(cols.sum())
         if 0 < cols.sum() < n_targets and 0 < members[:, cols].sum() < members[:, cols].size:
-            part = _core([a[:, cols] for a in arrays], members[:, cols], cfg, delta, seed)[0]
+            part = _core([a[:, cols] for a in arrays], members[:, cols], kinds[cols], cfg, claims[name], seed)[0]
             out.update({f"{name}.{k}": part[k] for k in TYPE_KEYS})
     return out, roc, point

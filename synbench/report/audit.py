@@ -1,15 +1,22 @@
 """The audit table: attack strength and empirical epsilon next to the nominal one, violations marked.
 
-A violation is an audit whose *lower bound* `eps_emp_lower` exceeds the
-nominal epsilon: the point estimate `eps_emp` alone is not evidence, the
-bound holds at the audit's stated confidence. With several seeds a row is a
-violation when any seed's bound exceeds the nominal epsilon, and says how
-many did. A nominal epsilon of ∞ makes no claim, nor does a declared
-non-private control (`copy`) at any epsilon, so nothing can violate those;
-nor does an audit with `canary_repeats` > 1, whose canary trials test groups.
-An audit with targets of both kinds gets one row per kind under its own
-(`outliers`, `canaries`), and one with `audit.repeats` > 1 shows the mean and
-95% interval of its bound over the repeats.
+A violation is an audit whose evidence rejects the nominal claim: the point
+estimate `eps_emp` alone is not evidence, the lower bound `eps_emp_lower`
+and its p-value `p_value` (of the test of the claim) are. A row over S seeds
+tests each seed at alpha / S (Bonferroni: `rejected`), so its verdict fails
+with probability at most alpha however many seeds ran, and says so and which
+seed rejected. A nominal epsilon of ∞ makes no claim, nor does a declared
+non-private control (`copy`) at any epsilon, so nothing can violate those.
+An audit with `canary_repeats` = k > 1 makes each canary a group of k
+copies: its canary trials are tested against the group claim (k eps,
+delta sum_{i<k} e^{i eps}) and its outlier trials against (eps, delta), two
+claims per seed in the Bonferroni count. An audit with targets of both kinds
+gets one row per kind under its own (`outliers`, `canaries`), with the claim
+each kind was tested against, and one with `audit.repeats` > 1 shows the mean
+and 95% interval of its bound over the repeats. k_subsets audits also show
+the Clopper-Pearson bound on the pooled run x target ROC, labelled
+conditional on independent trials: their `eps_emp_lower` is the pair game's,
+which needs no such assumption.
 
 An audit that ran several attacks gets a per-attack table: each attack's AUC
 and bound beside the combined bound and the attack it chose. Each attack's
@@ -23,7 +30,9 @@ says how stable one run is and is no bound.
 The paper reads violations in the low-FPR region FPR in [0.1, 0.2]: the
 empirical epsilon of the ROC points there (TPR 0.38 at FPR 0.1 is 1.34). A
 second table gives that reading from the audit's `tpr_at_fpr_<f>` for the
-grid's f in the region, as an estimate beside the bound, not as evidence.
+grid's f in the region, as an estimate beside the bound, not as evidence,
+with how often it exceeds eps for a mechanism exactly eps-DP at the job's
+numbers of trials (`audit.paper_reading_false_alarm`, simulated by the job).
 """
 
 from __future__ import annotations
@@ -47,11 +56,15 @@ KINDS = ("outliers", "canaries")
 POOLED = "pooled"  # the pooled one-run game's figures: `audit.pooled.<key>`
 CHOSEN = "audit.attack_chosen"  # which attack the combined bound's held-out part chose (text)
 REPEATS = "audit.repeats"  # written only when the job ran more than one audit
+GROUPS = "audit.canary_repeats"  # copies per canary: more than 1 makes each canary a group with its own claim
+FALSE_ALARM = "audit.paper_reading_false_alarm"  # how often the paper's reading "violates" an exactly eps-DP mechanism
 PER_KIND = (
     "audit.auc",
     "audit.eps_emp",
     "audit.gdp_mu_lower",
     LOWER,
+    "audit.p_value",
+    "audit.claim_epsilon",
 )  # the keys the audit summary also reports per target kind
 HEADERS = {
     "audit.auc": "AUC",
@@ -59,6 +72,9 @@ HEADERS = {
     "audit.eps_emp_lower_bonferroni": "Bonferroni bound",
     "audit.gdp_mu_lower": "GDP μ bound",
     LOWER: "eps_emp_lower",
+    "audit.p_value": "p-value of the claim",
+    "audit.claim_epsilon": "claim ε",
+    "audit.eps_emp_lower_conditional": "pooled-ROC bound (conditional on independent trials)",
 }
 
 
@@ -84,6 +100,9 @@ DETAIL_COLUMNS = [
     "audit.eps_emp_lower_bonferroni",
     "audit.gdp_mu_lower",
     LOWER,
+    "audit.claim_epsilon",
+    "audit.p_value",
+    "audit.eps_emp_lower_conditional",
 ]
 
 
@@ -105,22 +124,68 @@ def repeats_cell(group: Group) -> Cell:
     )
 
 
-def violations(group: Group, eps: float, column: str = LOWER) -> tuple[Cell, bool]:
-    """The violation cell of a row, and whether any seed's `column` (the lower bound) exceeds the nominal epsilon."""
-    if group.complete.empty:
+def claim_tests(group: Group) -> list[tuple[str, str]]:
+    """(label, column prefix) of each claim a row's verdict tests: the headline one; or, for an audit whose canaries
+    are groups of `canary_repeats` > 1 copies beside outlier targets, the outliers' claim (eps, delta) and the
+    canary groups' (k eps, delta sum_{i<k} e^{i eps}), each with its own p-value."""
+    copies = group.complete.get(GROUPS, pd.Series(dtype=float)).fillna(1)
+    kinds = [("outliers", "audit.outliers."), ("canary groups", "audit.canaries.")]
+    if (copies > 1).any() and has_figures(group, [f"{prefix}p_value" for _, prefix in kinds]):
+        return kinds
+    return [("", "audit.")]
+
+
+def rejected(p_values: np.ndarray, confidence: float) -> np.ndarray:
+    """Which of a row's tests reject their claim: p <= alpha / n for the n tests (seeds x claims) of the row
+    (Bonferroni), so the row's verdict fails with probability at most alpha = 1 - confidence however many seeds
+    ran. NaN (no p-value) rejects nothing."""
+    p = np.asarray(p_values, dtype=float)
+    return np.nan_to_num(p, nan=1.0) <= (1 - confidence) / max(p.size, 1)
+
+
+def violations(group: Group, eps: float) -> tuple[Cell, bool]:
+    """The violation cell of a row and whether the row's claim is rejected: every seed's and claim's p-value tested
+    at alpha / (seeds x claims) (`rejected`), the cell saying which seed and claim, and at what level."""
+    done = group.complete
+    if done.empty:
         return group.unfinished_cell(), False
     if math.isinf(eps):
         return Cell("n/a (ε = ∞ claims nothing)"), False
-    if group.complete["non_private_control"].astype(bool).any():
+    if done["non_private_control"].astype(bool).any():
         return Cell("n/a (non-private control)"), False
-    if (group.complete.get("audit.canary_repeats", pd.Series(dtype=float)).fillna(1) > 1).any():
-        return Cell("n/a (canary copies test groups)"), False
+    tests = claim_tests(group)
+    columns = [f"{prefix}p_value" for _, prefix in tests]
+    if not has_figures(group, columns):
+        grouped = (done.get(GROUPS, pd.Series(dtype=float)).fillna(1) > 1).any()
+        if len(done) == 1 and not grouped and LOWER in done and done[LOWER].notna().all():  # one test: the bound's
+            hit = bool((done[LOWER] > eps).all())
+            return (Cell("VIOLATION", "violation"), True) if hit else (Cell("no"), False)
+        return Cell("not tested (results without p-values: re-run the audit)", "missing"), False
+    p = done.reindex(columns=columns).to_numpy(float)  # (seeds, claims)
+    level = float(done.get("audit.confidence", pd.Series([0.95])).dropna().min())
+    hits = rejected(p, level)
+    tested = f"{p.size} tests (seeds x claims), each at α/{p.size}" if p.size > 1 else ""
+    if not hits.any():
+        return Cell("no" + (f" ({tested})" if tested else "")), False
+    seeds = done["seed"].tolist() if "seed" in done else list(range(len(done)))
+    which = [
+        f"{label + ', ' if label else ''}seed {seeds[i]}" for i, j in zip(*np.nonzero(hits)) for label in [tests[j][0]]
+    ]
+    detail = f": {'; '.join(which)}" if len(tests) > 1 or len(done) > 1 else ""
+    return Cell("VIOLATION" + detail + (f" ({tested})" if tested else ""), "violation"), True
+
+
+def exceeds(group: Group, eps: float, column: str) -> Cell:
+    """Whether a point estimate `column` is above the nominal epsilon, and in how many seeds: the paper's reading,
+    which is no test (`paper_region_note`)."""
+    if group.complete.empty:
+        return group.unfinished_cell()
+    if math.isinf(eps):
+        return Cell("n/a (ε = ∞ claims nothing)")
     if column not in group.complete or group.complete[column].isna().all():
-        return NOT_MEASURED, False
+        return NOT_MEASURED
     n, hits = len(group.complete), int((group.complete[column] > eps).sum())
-    if not hits:
-        return Cell("no"), False
-    return Cell("VIOLATION" + (f": {hits} of {n} seeds" if n > 1 else ""), "violation"), True
+    return Cell("yes" + (f": {hits} of {n} seeds" if n > 1 else "")) if hits else Cell("no")
 
 
 def head_cells(key: tuple, group: Group) -> tuple[Cell, ...]:
@@ -206,12 +271,17 @@ def paper_region_table(frame: pd.DataFrame, confidence: float) -> Table | None:
             *head_cells(key, group),
             group.seeds_cell(),
             *(metric_cell(group, c, confidence)[0] for c in [*columns, PAPER_EPS]),
-            violations(group, key[3], PAPER_EPS)[0],
+            exceeds(group, key[3], PAPER_EPS),
+            metric_cell(group, FALSE_ALARM, confidence)[0],
         )
         for key, group in groups(jobs, KEYS)
     ]
     head = ("dataset", "generator", "mode", "nominal ε", "seeds", *map(column_header, columns), "ε at FPR 0.1–0.2")
-    return Table(head + ("above nominal ε",), tuple(rows), "privacy audit: the paper's reading (FPR in [0.1, 0.2])")
+    return Table(
+        head + ("above nominal ε", "share above ε if exactly ε-DP"),
+        tuple(rows),
+        "privacy audit: the paper's reading (FPR in [0.1, 0.2])",
+    )
 
 
 def paper_region_note() -> str:
@@ -220,7 +290,11 @@ def paper_region_note() -> str:
         "The paper reads violations in the low-FPR region FPR in [0.1, 0.2]: ε at FPR 0.1–0.2 is the largest "
         "empirical ε, max(log((TPR - δ) / FPR), log((1 - δ - FPR) / (1 - TPR))), of the ROC points at the grid's FPRs "
         "there (TPR 0.38 at FPR 0.1 gives 1.34). It is a point estimate without confidence, reported to compare with "
-        "the paper; a violation claim rests on eps_emp_lower in the table above."
+        "the paper; a violation claim rests on eps_emp_lower in the table above. The last column calibrates it: the "
+        "share of 2,000 simulated audits of a mechanism exactly ε-DP at the nominal ε (randomised response with a "
+        "uniform tie-breaker, whose ROC is the ε-DP boundary), with the job's member and non-member trials, whose "
+        "reading exceeds ε (synbench.audit.paper_reading): for such a mechanism the reading is above ε about half "
+        'the time or more, so "above nominal ε" is no evidence.'
     )
 
 
@@ -396,8 +470,12 @@ def bound_note(frame: pd.DataFrame) -> str:
     return (
         f"eps_emp_lower is a one-sided {level} lower bound on epsilon, the larger of a held-out bound (choice on a "
         "quarter of the targets, one test on the rest) and a Bonferroni bound (every choice tested), each at half "
-        "the failure probability: Clopper-Pearson on the pooled ROC in k_subsets mode, Steinke, Nasr & Jagielski's "
-        "binomial bound on the guesses in one_run mode. A violation is eps_emp_lower > nominal ε. eps_emp is an "
+        "the failure probability: Steinke, Nasr & Jagielski's binomial bound on the guesses, in one_run mode on the "
+        "run's coins, in k_subsets mode on the pair game (which run of a pair held each target; valid without "
+        "independence between a run's trials). A violation is a p-value of the nominal claim at most α / n for "
+        "the row's n tests (seeds, and canary groups' claim beside the outliers'): Bonferroni over seeds, so more "
+        "seeds do not raise the false-alarm rate. The pooled-ROC bound of k_subsets audits (detail table) is "
+        "conditional on independent trials and is no evidence. eps_emp is an "
         "estimate (cross-fitted: the threshold chosen on half the targets, measured on the other half), not "
         "evidence. The GDP μ bound (Mahloujifar, Melis & Chaudhuri in one_run mode) assumes nothing, but the ε it "
         "implies (gdp_eps_lower in results.json) is a bound only for mechanisms with a Gaussian privacy profile."

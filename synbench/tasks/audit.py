@@ -25,6 +25,7 @@ from omegaconf import DictConfig
 from synbench import registry, release
 from synbench.audit.attacks import attacks_from_node
 from synbench.audit.config import AuditConfig
+from synbench.audit.paper_reading import PAPER_REGION, paper_reading_false_alarm
 from synbench.audit.plot import plot_roc
 from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summary
 from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
@@ -113,7 +114,9 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     scores = {name: np.array([r["scores"][name] for r in records], dtype=float) for name in attacks}
     delta = audit.delta if audit.delta is not None else base.privacy.delta
     with job.timing("summary"):
-        summary, roc, point = summarise(scores, design.inclusion, audit, delta, design.kinds, seed)
+        summary, roc, point = summarise(
+            scores, design.inclusion, audit, delta, design.kinds, seed, float(cfg.eps), audit.canary_repeats
+        )
         if repeat == 0:
             save_arrays_atomic(
                 job_dir / SCORES_FILE,
@@ -151,6 +154,19 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     }
 
 
+def paper_reading_figures(audit: AuditConfig, summary: dict[str, Any], eps: float, delta: float) -> dict[str, float]:
+    """How often the paper's reading (point estimates at the grid's FPRs in [0.1, 0.2]) would exceed the nominal eps
+    for a mechanism exactly eps-DP with this audit's numbers of member and non-member trials (public figures);
+    nothing at eps = inf (no claim) or without such FPRs."""
+    low, high = PAPER_REGION
+    fprs = tuple(f for f in audit.fpr_grid if low <= f <= high)
+    members, trials = int(summary["n_member_trials"]), int(summary["n_trials"])
+    if math.isinf(eps) or not fprs:
+        return {}
+    found = paper_reading_false_alarm(eps, members, trials - members, fprs, delta)
+    return {"paper_reading_false_alarm": found.rate, "paper_reading_false_alarm_se": found.standard_error}
+
+
 def audit_job(job: JobRun) -> None:
     cfg, spec = job.cfg, job.spec
     audit = AuditConfig.from_node(node(cfg, "audit"))
@@ -172,8 +188,10 @@ def audit_job(job: JobRun) -> None:
                 audit,
                 first["delta"],
                 spec.seed,
+                float(cfg.eps),
             )
         )
+    summary.update(paper_reading_figures(audit, summary, float(cfg.eps), first["delta"]))
     base, design = first["base"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
     generator = registry.load(Generator, str(node(cfg, "generator")["_plugin_"]))
