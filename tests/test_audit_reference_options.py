@@ -69,7 +69,8 @@ def transcribed_log_probs(n: int, pad: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def attack_score(**options: object) -> np.ndarray:
-    attack = NgramAttack(tokenizer="whitespace", **options)  # type: ignore[arg-type]
+    """The attack's scores on the fixed inputs; `normalise=none` (the sums) unless an option says otherwise."""
+    attack = NgramAttack(tokenizer="whitespace", **{"normalise": "none", **options})  # type: ignore[arg-type]
     return attack.score(TARGETS, corpus(SYNTHETIC), [corpus(r) for r in REFERENCES])
 
 
@@ -83,7 +84,7 @@ def test_pad_target_matches_the_authors_and_the_canarys_echo_ngram_scores(n: int
     are fitted on padded documents, `padded_everygram_pipeline`)."""
     syn, refs = transcribed_log_probs(n, pad)
     np.testing.assert_allclose(attack_score(n=n, pad_target=pad), syn - refs.mean(axis=0), rtol=1e-12, atol=1e-12)
-    alone = NgramAttack(n=n, tokenizer="whitespace", pad_target=pad, reference=False)
+    alone = NgramAttack(n=n, tokenizer="whitespace", pad_target=pad, reference=False, normalise="none")
     np.testing.assert_allclose(alone.score(TARGETS, corpus(SYNTHETIC), []), syn, rtol=1e-12, atol=1e-12)
     if not pad:  # a target shorter than n has no unpadded n-gram: log P = 0, as the reference's empty sum
         assert attack_score(n=n, pad_target=False)[2] == 0.0
@@ -92,7 +93,9 @@ def test_pad_target_matches_the_authors_and_the_canarys_echo_ngram_scores(n: int
 @pytest.mark.parametrize("pad", [True, False])
 def test_kneser_ney_honours_pad_target(pad: bool) -> None:
     """Kneser-Ney scores the same n-grams of the target as add-one does: pad_target=false drops the same terms."""
-    kn = NgramAttack(n=2, tokenizer="whitespace", smoothing="kneser_ney", pad_target=pad, reference=False)
+    kn = NgramAttack(
+        n=2, tokenizer="whitespace", smoothing="kneser_ney", pad_target=pad, reference=False, normalise="none"
+    )
     scores = kn.score(TARGETS, corpus(SYNTHETIC), [])
     n_grams = [len(AddOneModel(2, []).grams(t, pad)) for t in TARGETS]
     assert (scores[np.array(n_grams) == 0] == 0).all() and (scores[np.array(n_grams) > 0] < 0).all()

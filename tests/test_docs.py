@@ -60,3 +60,33 @@ def test_the_strict_docs_build_passes_and_fails_on_a_broken_link(tmp_path: Path)
     (tmp_path / "experiments" / "benchmarks" / "results" / "bench.md").unlink()
     page.write_text(page.read_text().replace("\nSee [the old notes](no-such-page.md).\n", ""))
     assert strict_build(tmp_path).returncode != 0  # a generated file the docs include is missing
+
+
+def test_the_audit_options_table_is_the_calibration_benchs_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/audit.md's attack-options table is rendered from bench_audit_calibration.json (never typed), has a row
+    for every option value the attacks accept, and was measured with the n-gram normalise default configured now,
+    which is the value of highest mean AUC there."""
+    import json
+
+    from conftest import compose_config
+    from synbench.audit.ngram import CALIBRATIONS, NORMALISATIONS
+    from synbench.audit.similarity import KS, SIMILARITIES
+
+    monkeypatch.syspath_prepend(str(REPO / "experiments" / "benchmarks"))
+    from audit_options import OPTION_ROWS, options_table
+
+    results = REPO / "experiments" / "benchmarks" / "results"
+    figures = json.loads((results / "bench_audit_calibration.json").read_text())["options"]
+    assert (results / "audit_options.md").read_text() == options_table(figures)
+    assert '--8<-- "experiments/benchmarks/results/audit_options.md"' in (REPO / "docs" / "audit.md").read_text()
+    rows = {(row.attack, row.key, row.value) for row in OPTION_ROWS}
+    accepted = (
+        {("ngram", "normalise", v) for v in NORMALISATIONS}
+        | {("ngram", "calibration", v) for v in CALIBRATIONS}
+        | {("ngram", "pad_target", v) for v in (True, False)}
+        | {("similarity", "similarity", v) for v in SIMILARITIES}
+        | {("similarity", "k", v) for v in KS}
+    )
+    assert rows == accepted
+    configured = compose_config(["task=audit"]).attack.ngram.normalise
+    assert figures["defaults"]["ngram"]["normalise"] == configured == figures["normalise_best"]

@@ -12,6 +12,16 @@ which never reads a private document) over 40 seeds, whose mean eps_emp must
 be near 0. All audits use the demo data with default targets (outliers and
 canaries) and the default similarity (word Jaccard).
 
+`options` (audit_options.py): every attack option of the docs table (n-gram
+normalise, calibration, pad_target; similarity measure and k), each with the
+attack's other options at their configured defaults, in one one-run audit per
+grid cell that runs all the configurations side by side on the same released
+corpus; per configuration its AUC and one-run bound (that attack alone) per
+cell, their means, and how many cells it catches alone. The n-gram
+`normalise` default must be the value with the highest mean AUC (`done_when`).
+The options table of docs/audit.md (`results/audit_options.md`) is rendered
+from these figures.
+
 CALIBRATION_SEEDS and CALIBRATION_NULL_SEEDS shrink the seed loops; the
 figures record what ran. The whole run is about 50 audits: about 20 minutes
 on 2 busy cores.
@@ -28,7 +38,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_audit import demo_audit  # noqa: E402  (a sibling benchmark module, not a package)
+from audit_options import OPTION_ROWS, config_name, options_table  # noqa: E402  (sibling modules, not a package)
+from bench_audit import demo_audit  # noqa: E402
 from calibration_generator import ParaphraseLeakGenerator  # noqa: E402
 
 LEAK_SHARES, SWAP_SHARES, REPEATS = (1.0, 0.5, 0.25), (0.2, 0.5), 3
@@ -98,6 +109,75 @@ def seeds(overrides: list[str], n: int, generator=None) -> dict:
     return out
 
 
+def attack_defaults() -> dict[str, dict[str, object]]:
+    """The configured options of the n-gram and similarity attacks (interpolations such as `${encoder}` kept)."""
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    import synbench.app  # noqa: F401  (the resolvers the config uses)
+
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["task=audit", "attack=[ngram,similarity]"])
+    nodes = OmegaConf.to_container(cfg.attack, resolve=False)
+    return {name: dict(nodes[name]) for name in ("ngram", "similarity")}
+
+
+def hydra_value(value: object) -> str:
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def option_configs(defaults: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """{attack name: its full config node} for every distinct configuration of the options table."""
+    configs: dict[str, dict[str, object]] = {}
+    for row in OPTION_ROWS:
+        name = config_name(row.attack, {row.key: row.value}, defaults[row.attack])
+        configs[name] = {**defaults[row.attack], row.key: row.value}
+    return configs
+
+
+def options_cell(leak: float, swap: float, configs: dict[str, dict[str, object]]) -> dict[str, dict[str, float]]:
+    """One one-run audit of a grid cell with every option configuration as its own attack: {name: auc, bound}."""
+    overrides = [*ONE_RUN, "~attack.ngram", "~attack.similarity", "generator=copy"] + [
+        f"+attack.{name}={{{','.join(f'{k}:{hydra_value(v)}' for k, v in node.items())}}}"
+        for name, node in configs.items()
+    ]
+    keys = [f"{name}.{key}" for name in configs for key in ("auc", "eps_emp_lower")]
+    figures = demo_audit(overrides, generator=lambda: ParaphraseLeakGenerator(leak, swap), keys=keys)
+    print(f"calibration options leak {leak:g} swap {swap:g}: {figures['wall_s']} s", file=sys.stderr, flush=True)
+    return {name: {key: figures[f"{name}.{key}"] for key in ("auc", "eps_emp_lower")} for name in configs}
+
+
+def options_grid() -> dict:
+    """Per option configuration: its AUC and bound in each cell, their means and range, cells caught alone."""
+    defaults = attack_defaults()
+    configs = option_configs(defaults)
+    cells = {
+        f"leak_{leak:g}_swap_{swap:g}": options_cell(leak, swap, configs)
+        for leak in LEAK_SHARES
+        for swap in SWAP_SHARES
+    }
+    out: dict = {"defaults": defaults, "configs": {}}
+    for name in configs:
+        auc = [c[name]["auc"] for c in cells.values()]
+        lower = [c[name]["eps_emp_lower"] for c in cells.values()]
+        out["configs"][name] = {
+            "auc_mean": round(float(np.mean(auc)), 3),
+            "auc_min": min(auc),
+            "auc_max": max(auc),
+            "eps_emp_lower_mean": round(float(np.mean(lower)), 3),
+            "cells_caught": int(sum(v > 1 for v in lower)),
+            "cells": len(lower),
+            "per_cell": {cell: c[name] for cell, c in cells.items()},
+        }
+    normalise = {
+        value: out["configs"][config_name("ngram", {"normalise": value}, defaults["ngram"])]["auc_mean"]
+        for value in ("none", "per_token", "reference_z")
+    }
+    out["normalise_auc_mean"] = normalise
+    out["normalise_best"] = max(normalise, key=normalise.__getitem__)
+    return out
+
+
 def main() -> dict:
     start = time.perf_counter()
     out: dict = {
@@ -106,6 +186,8 @@ def main() -> dict:
         "repeats_pooled": REPEATS,
         "grid": {f"leak_{leak:g}_swap_{swap:g}": cell(leak, swap) for leak in LEAK_SHARES for swap in SWAP_SHARES},
     }
+    out["options"] = options_grid()
+    (Path(__file__).resolve().parent / "results" / "audit_options.md").write_text(options_table(out["options"]))
     out["example_eps1"] = seeds(["generator=example", *ONE_RUN], SEEDS)
     out["null_leak_0"] = seeds(["generator=copy", *ONE_RUN], NULL_SEEDS, lambda: ParaphraseLeakGenerator(0.0, 0.0))
     grid = out["grid"]
@@ -120,6 +202,8 @@ def main() -> dict:
         "null_mean_eps_emp_within_0.1_of_0": all(
             abs(v["eps_emp_mean"]) <= 0.1 for v in out["null_leak_0"].values() if isinstance(v, dict)
         ),
+        "default_normalise_has_the_highest_mean_auc": out["options"]["defaults"]["ngram"]["normalise"]
+        == out["options"]["normalise_best"],
     }
     out["load_average_at_end"] = os.getloadavg()[0]
     out["wall_s"] = round(time.perf_counter() - start, 1)

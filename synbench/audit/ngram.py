@@ -51,9 +51,11 @@ reference each matches and its power on the calibration bench):
   not (OUT), each a log-mean-exp, averaged; the score is the log of that ratio.
   A reference holds x when x is one of its texts, which is how the audit
   design builds them (each target in half of them).
-- `normalise`: `none`, `per_token` (the calibrated score divided by the
-  number of scored n-grams of the target, so long documents no longer own
-  both tails of a global threshold) or `reference_z` (divided by the
+- `normalise`: `per_token` (the default: the calibrated score divided by
+  the number of scored n-grams of the target, so long documents no longer
+  own both tails of a global threshold; the highest mean AUC of the three
+  on the calibration bench), `none` (the authors' sum, which
+  `+experiment=paper_psytar_audit` keeps) or `reference_z` (divided by the
   standard deviation, ddof 1, of the target's log-probability over the
   reference corpora: the per-example spread LiRA fits, Carlini et al. 2022,
   tensorflow/privacy `research/mi_lira_2021/score.py`).
@@ -211,7 +213,7 @@ class NgramAttack(Attack):
         reference: bool = True,
         smoothing: str = "add_one",
         discount: float = 0.75,
-        normalise: str = "none",
+        normalise: str = "per_token",
         calibration: str = "log_mean",
         pad_target: bool = True,
     ) -> None:
