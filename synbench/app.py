@@ -13,8 +13,6 @@ import os
 import re
 import sys
 from functools import lru_cache
-from importlib.metadata import entry_points
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Sequence
 
@@ -25,7 +23,8 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationToMissingValueError, MissingMandatoryValue
 
-from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin
+from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
+from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
 from synbench import registry
 from synbench.errors import ConfigError, SynBenchError
 from synbench.job import JobSpec, check_no_credentials, job_dirname
@@ -61,29 +60,13 @@ def main() -> None:
 
 
 def config_folders() -> list[Path]:
-    """The folders of config groups: SynBench's own and each plugin package's (`synbench.conf` entry points).
+    """The folders of config groups: SynBench's own and each plugin package's (the `conf` folder beside its classes).
 
-    Found from the packages' locations without importing them (as the Hydra
-    search-path plugin does), so start-up does not load any plugin's code.
+    Found from the packages' locations without importing them (by the Hydra
+    search-path plugin's own lookup), so start-up does not load any plugin's code.
     """
-    packages = [
-        "synbench.conf",
-        *(ep.value for ep in sorted(entry_points(group="synbench.conf"), key=lambda e: e.name)),
-    ]
-    return [folder for package in packages if (folder := package_folder(package)) is not None]
-
-
-def package_folder(package: str) -> Path | None:
-    """The folder of a package, importing nothing new: its own spec when its parent is loaded, else its top's."""
-    parent = package.rpartition(".")[0]
-    name, rest = (
-        (package, []) if not parent or parent in sys.modules else (package.split(".")[0], package.split(".")[1:])
-    )
-    spec = find_spec(name)
-    for location in (spec.submodule_search_locations or []) if spec is not None else []:
-        if Path(location, *rest).is_dir():
-            return Path(location, *rest)
-    return None
+    own = package_folder("synbench.conf")
+    return [*([own] if own is not None else []), *plugin_config_folders()]
 
 
 @lru_cache(maxsize=1)

@@ -1,5 +1,5 @@
 """`Plugin`, the root of every plugin kind, and the kinds' base classes: datasets, generators, metrics, attacks,
-model attacks, classifiers, trackers (filters, LM backends and tasks have theirs beside their code).
+model attacks, classifiers, trackers, LM backends (filters and tasks have theirs beside their code).
 
 A plugin kind is one base class that names its entry-point group; a plugin is
 a class registered under that group (see `synbench.registry`), which must
@@ -294,3 +294,32 @@ class Tracker(Plugin):
     @abstractmethod
     def finish(self, failed: bool = False) -> None:
         """End the run (also when the job failed, then marked so)."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One completion to write: a user turn, an optional system turn, and its own max_new_tokens (None: the call's)."""
+
+    user: str
+    system: str | None = None
+    max_new_tokens: int | None = None
+
+
+class LMBackend(Plugin):
+    """What a generator needs from an LM: one sampled reply per request, reproducible from `seed` where the LM allows.
+
+    Registered under `synbench.lm_backends`; the other keys of its config node
+    are constructor keywords. A backend that runs the `model` config group's
+    LM sets `uses_model_group`, and is then also given that node as `model`.
+    """
+
+    entry_point_group = "synbench.lm_backends"
+
+    name: str
+    uses_model_group: ClassVar[bool] = False
+
+    @abstractmethod
+    def complete(
+        self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
+    ) -> list[str]:
+        """One reply per request, in request order."""

@@ -86,13 +86,32 @@ def test_every_exported_name_resolves_and_no_internal_module_is_left_out_of_the_
 
 
 def test_the_api_has_what_a_plugin_author_needs() -> None:
-    """Base classes, PrivacySpec and its noise, label-set plans, calibration, LM loading and prompts."""
+    """Base classes, PrivacySpec and its noise, label-set plans, calibration, registration; LM helpers in api.lm."""
+    import synbench.api.lm as api_lm
     from synbench.base import Generator, ModelAttack
     from synbench.privacy import NoiseSource
 
     assert api.Generator is Generator and api.ModelAttack is ModelAttack and api.NoiseSource is NoiseSource
-    assert api.plan_label_sets is api.label_sets.plan and callable(api.calibrate) and callable(api.gaussian_sigma)
-    assert api.load_prompts("drugreview").domain and callable(api.load_causal_lm) and callable(api.register)
+    assert callable(api.label_sets.plan) and callable(api.label_sets.release) and callable(api.calibrate)
+    assert "label_prior" in api.label_sets.PUBLIC_DETAILS and callable(api.gaussian_sigma) and callable(api.register)
+    assert api_lm.load_prompts("drugreview").domain and callable(api_lm.load_causal_lm)
+    assert all(hasattr(api_lm, name) for name in api_lm.__all__)
+    assert not set(api.__all__) & set(api_lm.__all__)  # each name has one home
+
+
+def test_the_api_holds_contracts_only_and_imports_without_torch() -> None:
+    """`import synbench.api` loads no torch (nor the LM stack): a plugin that prompts no LM never pays for it."""
+    heavy = ("torch", "transformers", "opacus", "peft", "lightning", "pytorch_lightning")
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import synbench.api, sys; print([m for m in {heavy!r} if m in sys.modules])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+    proc = subprocess.run([sys.executable, "-c", "import synbench.api.lm, sys; assert 'torch' in sys.modules"])
+    assert proc.returncode == 0  # the check can fail: the opt-in LM helpers do load torch
+    assert len(api.__all__) <= 40 and not {"plan_label_sets", "release_label_sets"} & set(api.__all__)
 
 
 def test_the_import_contracts_hold() -> None:

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from synbench import registry
-from synbench.base import Generator
+from synbench.base import ChatRequest, Generator
 from synbench.corpus import Corpus
 from synbench.dp.label_sets import LabelSetConfig
 from synbench.errors import ConfigError, SynBenchError
 from synbench.generators.augpe import AugPEGenerator, evolution
-from synbench.lm.backends import ChatRequest, make_backend
+from synbench.lm.backends import make_backend
 from synbench.lm.prompts import load_prompts
 from synbench.privacy import DELTA_RULES, NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.testing import check_generator

@@ -23,7 +23,8 @@ def test_plugins_task_lists_the_example(installed_plugin: None, tmp_path: Path) 
     out = run_cli(["task=plugins"], cwd=tmp_path).stdout
     line = next(line for line in out.splitlines() if line.strip().startswith("example "))
     assert "synbench-example-generator" in line
-    assert "synbench.conf:" in out
+    [conf] = [line for line in out.splitlines() if line.split()[:1] == ["synbench-example-generator"]]
+    assert conf.split()[1].endswith("synbench_example_generator/conf")  # its config, found beside its class
 
 
 def test_job_with_the_example_generator(installed_plugin: None, tmp_path: Path, tiny_dataset: list[str]) -> None:

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from synbench import registry
-from synbench.base import Attack, DatasetLoader, Generator, ModelAttack, Plugin
+from synbench.base import Attack, DatasetLoader, Generator, LMBackend, ModelAttack, Plugin
 from synbench.errors import PluginError
 from synbench.filters.base import Filter
 from synbench.generators.copy import CopyGenerator
-from synbench.lm.backends import LMBackend
 
 
 def test_builtins_are_registered_through_entry_points() -> None:

@@ -78,10 +78,10 @@ def test_a_scaffolded_generator_installs_registers_runs_and_passes_its_test(
     with installed({dist: dest}):
         listing = run_cli(["task=plugins", f"output_root={tmp_path / 'out'}"], cwd=tmp_path).stdout.splitlines()
         rows = [line.split() for line in listing if line.split()[:2] == [name, dist]]
-        assert [row[-1] for row in rows] == [
-            f"{package}.generator:{template_values('generator', name)['class_name']}",
-            f"{package}.conf",
-        ]
+        assert [row[-1] for row in rows] == [f"{package}.generator:{template_values('generator', name)['class_name']}"]
+        # its one entry point is the class: the config folder is found beside it
+        assert [dist, str(dest / package / "conf")] in [line.split() for line in listing]
+        assert "synbench.conf" not in (dest / "setup.cfg").read_text()
         run_cli(
             [
                 *tiny_dataset,

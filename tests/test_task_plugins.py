@@ -50,26 +50,25 @@ class EchoBackend(LMBackend):
         return [f"{self.prefix} " + " ".join(r.user.split()[:6]) for r in requests]
 '''
 ENTRY_POINTS = """[synbench.tasks]
-count = sbfixture_plugins:CountTask
+count = sbfixture.plugins:CountTask
 
 [synbench.lm_backends]
-echo = sbfixture_plugins:EchoBackend
-
-[synbench.conf]
-sbfixture = sbfixture_conf
+echo = sbfixture.plugins:EchoBackend
 """
 
 
 @pytest.fixture()
 def fixture_package(tmp_path: Path) -> Path:
-    """The folder to put on PYTHONPATH: the module, its two YAML files and its entry points."""
+    """The folder to put on PYTHONPATH: the package (its module, and its two YAML files in the `conf` folder beside
+    it) and its entry points, one per class."""
     site = tmp_path / "site"
-    (site / "sbfixture_conf" / "task").mkdir(parents=True)
-    (site / "sbfixture_conf" / "generator" / "backend").mkdir(parents=True)
-    (site / "sbfixture_plugins.py").write_text(MODULE)
-    (site / "sbfixture_conf" / "__init__.py").write_text("")
-    (site / "sbfixture_conf" / "task" / "count.yaml").write_text("name: count\n")
-    (site / "sbfixture_conf" / "generator" / "backend" / "echo.yaml").write_text("_plugin_: echo\nprefix: hello\n")
+    conf = site / "sbfixture" / "conf"
+    (conf / "task").mkdir(parents=True)
+    (conf / "generator" / "backend").mkdir(parents=True)
+    (site / "sbfixture" / "__init__.py").write_text("")
+    (site / "sbfixture" / "plugins.py").write_text(MODULE)
+    (conf / "task" / "count.yaml").write_text("name: count\n")
+    (conf / "generator" / "backend" / "echo.yaml").write_text("_plugin_: echo\nprefix: hello\n")
     dist = site / "sbfixture-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sbfixture\nVersion: 0.1\n")
@@ -88,7 +87,7 @@ def installed(fixture_package: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     )
     registry._scan.cache_clear()
     yield fixture_package
-    for name in ("sbfixture_plugins", "sbfixture_conf"):
+    for name in ("sbfixture.plugins", "sbfixture"):
         sys.modules.pop(name, None)
     registry._scan.cache_clear()
 
@@ -121,7 +120,7 @@ def test_a_new_task_runs_writes_its_declared_sections_and_the_report_reads_them(
 def test_a_task_writing_an_undeclared_section_fails_its_job(
     installed: Path, tmp_path: Path, tiny_dataset: list[str]
 ) -> None:
-    module = installed / "sbfixture_plugins.py"
+    module = installed / "sbfixture" / "plugins.py"
     module.write_text(module.read_text().replace('frozenset({"counts"})', "frozenset()"))
     with pytest.raises(ReleaseError, match="outside the release allow-list: counts"):
         run_job(
@@ -134,7 +133,8 @@ def test_a_task_writing_an_undeclared_section_fails_its_job(
 def test_a_new_lm_backend_is_picked_by_its_yaml(installed: Path) -> None:
     from omegaconf import OmegaConf
 
-    from synbench.lm.backends import ChatRequest, make_backend
+    from synbench.base import ChatRequest
+    from synbench.lm.backends import make_backend
 
     node = OmegaConf.to_container(compose_config(["generator=augpe", "generator/backend=echo"]).generator, resolve=True)
     assert node["backend"] == {"_plugin_": "echo", "prefix": "hello"}

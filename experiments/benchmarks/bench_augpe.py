@@ -35,7 +35,8 @@ def variation_throughput(batch_size: int, n: int) -> float:
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    from synbench.lm.backends import ChatRequest, LocalBackend
+    from synbench.base import ChatRequest
+    from synbench.lm.backends import LocalBackend
     from synbench.lm.prompts import load_prompts
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):

@@ -16,11 +16,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from synbench.base import FitReport, Generator
+from synbench.base import ChatRequest, FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
 from synbench.errors import ConfigError
-from synbench.lm.backends import ChatRequest, LocalBackend
+from synbench.lm.backends import LocalBackend
 from synbench.privacy import PrivacySpec
 
 DEFAULT_PROMPT = 'Write one short text from a {domain} dataset, with the label "{label}". Reply with the text only.'

@@ -8,7 +8,8 @@
   of the `model` config group (`local`) and an OpenAI-compatible API (`openai`, `openai_compat`).
 """
 
-from synbench.lm.backends import ChatRequest, LMBackend, LocalBackend, load_shared, make_backend
+from synbench.base import ChatRequest, LMBackend
+from synbench.lm.backends import LocalBackend, load_shared, make_backend
 from synbench.lm.generation import GenerationStats, chat_prompt, generate, generated_lengths, torch_threads
 from synbench.lm.models import LoadedModel, ModelSpec, load_causal_lm
 from synbench.lm.prompts import Prompts, load_prompts

@@ -16,48 +16,17 @@ A backend is a registry plugin (`synbench.lm_backends`), selected by the
 from __future__ import annotations
 
 import json
-from abc import abstractmethod
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
 from synbench import registry
-from synbench.base import Plugin
+from synbench.base import ChatRequest, LMBackend
 from synbench.errors import ConfigError
 from synbench.job import check_no_credentials
 from synbench.lm.generation import chat_prompt, generate, torch_threads
 from synbench.lm.models import LoadedModel, load_causal_lm
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One completion to write: a user turn, an optional system turn, and its own max_new_tokens (None: the call's)."""
-
-    user: str
-    system: str | None = None
-    max_new_tokens: int | None = None
-
-
-class LMBackend(Plugin):
-    """What a generator needs from an LM: one sampled reply per request, reproducible from `seed` where the LM allows.
-
-    Registered under `synbench.lm_backends`; the other keys of its config node
-    are constructor keywords. A backend that runs the `model` config group's
-    LM sets `uses_model_group`, and is then also given that node as `model`.
-    """
-
-    entry_point_group = "synbench.lm_backends"
-
-    name: str
-    uses_model_group: ClassVar[bool] = False
-
-    @abstractmethod
-    def complete(
-        self, requests: Sequence[ChatRequest], *, max_new_tokens: int, temperature: float, top_p: float, seed: int
-    ) -> list[str]:
-        """One reply per request, in request order."""
 
 
 @lru_cache(maxsize=1)

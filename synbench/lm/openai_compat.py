@@ -16,8 +16,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
+from synbench.base import ChatRequest, LMBackend
 from synbench.errors import ConfigError, SynBenchError
-from synbench.lm.backends import ChatRequest, LMBackend
 
 # The key sent when the named environment variable is unset: servers without authentication (vLLM, llama.cpp)
 # ignore it, and a hosted API answers 401, which fails the job with that status.

@@ -1,7 +1,7 @@
 """Prompt sets of the LM-prompting generators (AUG-PE, InvisibleInk): one YAML file per domain.
 
 Shared by every generator that prompts an LM, so a plugin loads them through
-`synbench.api.load_prompts` rather than from a generator's package.
+`synbench.api.lm.load_prompts` rather than from a generator's package.
 A prompt file (`conf/prompts/augpe/<name>.yaml`, or any YAML path) has
 `domain` (public words for the kind of text), an optional `system` turn, and
 three templates: `random` (RANDOM_API: `{label}`, `{domain}`), `rephrase`

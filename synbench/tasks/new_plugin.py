@@ -3,8 +3,8 @@
     python -m synbench task=new_plugin plugin.kind=generator plugin.name=mygen plugin.dest=./synbench-mygen
 
 The package holds one class (the smallest honest implementation of its kind),
-its Hydra config file, the two entry points (its kind's group and
-`synbench.conf`), a README, and a test that runs the conformance kit
+its Hydra config file in the `conf` folder beside it, the one entry point
+(in its kind's group), a README, and a test that runs the conformance kit
 (`synbench.testing`) on it. After `pip install -e <dest>` the core finds it by
 name, with no change to SynBench. The scaffold never overwrites a file.
 """

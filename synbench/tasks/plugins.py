@@ -2,24 +2,20 @@
 
 The groups are those of the plugin kinds whose base classes are defined
 (`registry.kinds()`, one base class each; the built-in ones are imported
-here), then the packages of config groups on Hydra's search path.
+here), then each plugin package's config folder, found beside its classes.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from omegaconf import DictConfig
 
-# the modules that define the built-in kinds' base classes besides synbench.base and synbench.tasks.base
-import synbench.filters.base  # noqa: F401
-import synbench.lm.backends  # noqa: F401
+import synbench.filters.base  # noqa: F401  (the one built-in kind whose base is not in synbench.base or tasks.base)
+from hydra_plugins.synbench_searchpath.plugin import config_folders
 from synbench import registry
 from synbench.job import JobSpec
 from synbench.tasks.base import Task
-
-CONF_GROUP = "synbench.conf"
 
 
 def plugin_table() -> str:
@@ -31,9 +27,9 @@ def plugin_table() -> str:
             lines.append("  (none installed)")
         for info in plugins.values():
             lines.append(f"  {info.name:<16} {info.package} {info.version:<10} {info.value}")
-    lines.append(f"{CONF_GROUP}:")  # config packages for Hydra's search path (hydra_plugins.synbench), not classes
-    for ep in sorted(entry_points(group=CONF_GROUP), key=lambda e: e.name):
-        lines.append(f"  {ep.name:<16} {ep.dist.metadata['Name'] if ep.dist else '?'} {ep.value}")
+    lines.append("config folders (beside the classes, on Hydra's search path):")
+    for folder, dist in config_folders().items():
+        lines.append(f"  {dist:<16} {folder}")
     return "\n".join(lines)
 
 

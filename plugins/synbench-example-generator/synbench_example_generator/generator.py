@@ -49,9 +49,8 @@ from synbench.api import (
     PrivacySpec,
     gaussian_sigma,
     gdp_epsilon,
-    release_label_sets,
 )
-from synbench.api import plan_label_sets as label_plan
+from synbench.api import label_sets as lsets  # the module; `label_sets` is also a constructor keyword
 
 TEXT_MECHANISMS = 2  # the token matrix and the length histogram; the label sets add theirs
 
@@ -105,22 +104,8 @@ class DPUnigramGenerator(Generator):
     is the shared label-set mechanism's config (delta split, tail).
     """
 
-    public_details = frozenset(
-        {
-            "sigma",
-            "mechanisms",
-            "vocab_size",  # plan values
-            "label_noise_std",
-            "label_mechanisms",
-            "label_delta_select",
-            "label_threshold",
-            "label_tail",  # of the label sets
-            "label_prior",
-            "label_sets_released",
-            "label_multi_sets_released",
-            "label_head_share",  # the release (DP)
-        }
-    )
+    # plan values, and what the shared label-set plan writes (its noise settings and its DP release)
+    public_details = frozenset({"sigma", "mechanisms", "vocab_size", *lsets.PUBLIC_DETAILS})
 
     def __init__(
         self,
@@ -162,7 +147,7 @@ class DPUnigramGenerator(Generator):
 
         tokens, length_hist = self.exact_statistics(corpus)
         budget = self.label_config.budget(sigma, delta, multi)
-        labels = release_label_sets(corpus, budget, privacy.noise)
+        labels = lsets.release(corpus, budget, privacy.noise)
         noisy_tokens = release(tokens)
         # A label whose noisy row is all zero borrows the pooled unigram of all labels.
         pooled = normalise(noisy_tokens.sum(axis=0))
@@ -221,7 +206,7 @@ class DPUnigramGenerator(Generator):
         plan = [
             (labels, len(list(group)))
             for labels, group in groupby(
-                label_plan(n, model.labels, model.label_space, model.multi_label, model.rng, label_counts)
+                lsets.plan(n, model.labels, model.label_space, model.multi_label, model.rng, label_counts)
             )
         ]
         tokenizer, vocab_ids, _ = public_vocabulary()

@@ -47,19 +47,9 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from synbench.api import (
-    ConfigError,
-    Corpus,
-    FitReport,
-    Generator,
-    Labels,
-    PrivacySpec,
-    chat_prompt,
-    load_prompts,
-    load_shared,
-    torch_threads,
-)
+from synbench.api import ConfigError, Corpus, FitReport, Generator, Labels, PrivacySpec
 from synbench.api import label_sets as lsets
+from synbench.api.lm import chat_prompt, load_prompts, load_shared, torch_threads
 from synbench_invisibleink import accounting
 from synbench_invisibleink.decoding import DecodeStats, Mechanism, Request, decode
 

@@ -16,9 +16,10 @@ from synbench_invisibleink import accounting
 from synbench_invisibleink import generator as module
 from synbench_invisibleink.generator import InvisibleInkGenerator
 
-from synbench.api import ConfigError, Corpus, Generator, NoiseSource, PrivacySpec, chat_prompt, load_causal_lm
+from synbench.api import ConfigError, Corpus, Generator, NoiseSource, PrivacySpec
 from synbench.api import create_plugin as create
 from synbench.api import label_sets as lsets
+from synbench.api.lm import chat_prompt, load_causal_lm
 from synbench.testing import check_generator, public_corpus
 
 # Short prompts (the byte-level tiny model spends a token per character) and few tokens keep the kit's ~100 fits

@@ -37,13 +37,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from synbench.base import EncoderSpec, FitReport, Generator
+from synbench.base import ChatRequest, EncoderSpec, FitReport, Generator, LMBackend
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets as lsets
 from synbench.embeddings import EmbeddingCache
 from synbench.errors import ConfigError
 from synbench.generators.augpe import evolution
-from synbench.lm.backends import ChatRequest, LMBackend, make_backend
+from synbench.lm.backends import make_backend
 from synbench.lm.prompts import Prompts, load_prompts
 from synbench.privacy import PrivacySpec
 
