@@ -9,7 +9,6 @@ failed. Re-running the same command re-runs only failed and missing jobs
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -19,7 +18,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from synbench.results import RESULTS_FILE
+from synbench.results import UNREADABLE, job_files, read_job
 
 log = logging.getLogger("synbench.sweep")
 
@@ -49,11 +48,10 @@ def tuned_keys(config: DictConfig) -> list[str]:
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:
     """One row per `results.json` under the sweep folder: where, what, status and the headline figure."""
     rows = []
-    for path in sorted(sweep_dir.rglob(RESULTS_FILE)):
-        try:
-            r = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            rows.append({"job": str(path.parent.relative_to(sweep_dir)), "status": "unreadable"})
+    for path in job_files(sweep_dir):
+        r, _ = read_job(path)
+        if r is None:
+            rows.append({"job": str(path.parent.relative_to(sweep_dir)), "status": UNREADABLE})
             continue
         headline = r.get("utility", {}).get("f1_micro", r.get("audit", {}).get("eps_emp_lower"))
         rows.append(
