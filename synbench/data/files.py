@@ -33,7 +33,10 @@ DEFAULT_CSV_LABEL_SEP = "|"
 csv.field_size_limit(2**31 - 1)
 
 
-def _jsonl(path: Path) -> Iterator[Row]:
+def jsonl_rows(path: Path, shown: str | None = None) -> Iterator[Row]:
+    """The JSON objects of a JSONL file with their line numbers; messages name the file as `shown` (default: its
+    path) and never quote a line."""
+    name = shown or path
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -42,11 +45,11 @@ def _jsonl(path: Path) -> Iterator[Row]:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(
-                    f"{path} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the line"
+                    f"{name} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the line"
                 ) from None
             if not isinstance(record, dict):
                 raise DataError(
-                    f"{path} line {lineno}: expected a JSON object with named fields, got a {type(record).__name__}"
+                    f"{name} line {lineno}: expected a JSON object with named fields, got a {type(record).__name__}"
                 )
             yield f"line {lineno}", record
 
@@ -118,7 +121,7 @@ class FileDataset(FieldDataset):
             )
         fmt = self._format(path)
         if fmt == "jsonl":
-            rows = _jsonl(path)
+            rows = jsonl_rows(path)
         elif fmt == "parquet":
             rows = _parquet(path)
         else:

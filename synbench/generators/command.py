@@ -52,8 +52,9 @@ import numpy as np
 
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
+from synbench.data.files import jsonl_rows
 from synbench.dp import label_sets
-from synbench.errors import ConfigError, SynBenchError
+from synbench.errors import ConfigError, DataError, SynBenchError
 from synbench.files import FOLDER_MODE, write_corpus_jsonl, write_json_atomic
 from synbench.privacy import PrivacySpec
 
@@ -282,36 +283,28 @@ def _read_synthetic(path: Path, corpus: Corpus) -> Corpus:
     where = f"{{out}}/{SYNTHETIC_FILE}"
     if not path.is_file():
         raise SynBenchError(f"{NAME}: the program wrote no {where}; the contract is in docs/generators/command.md")
-    space = set(corpus.label_space)
+    space, position = set(corpus.label_space), label_sets.positions(corpus.label_space)
     texts: list[str] = []
     labels: list[Labels] = []
     try:
-        with path.open(encoding="utf-8") as lines:
-            for lineno, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                at = f"{NAME}: {where} line {lineno}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise SynBenchError(
-                        f"{at}: not valid JSON ({exc.msg} at column {exc.colno}); fix the program"
-                    ) from None
-                if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                    raise SynBenchError(f'{at}: expected an object with a string field "text"; fix the program')
-                label = record.get("label")
-                if (
-                    not isinstance(label, list)
-                    or not label
-                    or not all(isinstance(x, str) and x in space for x in label)
-                    or (not corpus.multi_label and len(label) != 1)
-                ):
-                    raise SynBenchError(
-                        f'{at}: field "label" must be a list of {"labels" if corpus.multi_label else "one label"} '
-                        f"from the spec's label_space; fix the program"
-                    )
-                texts.append(record["text"])
-                labels.append(label_sets.canonical(label, label_sets.positions(corpus.label_space)))
+        for line, record in jsonl_rows(path, shown=where):
+            label = record.get("label")
+            if not isinstance(record.get("text"), str):
+                raise SynBenchError(f'{NAME}: {where} {line}: expected a string field "text"; fix the program')
+            if (
+                not isinstance(label, list)
+                or not label
+                or not all(isinstance(x, str) and x in space for x in label)
+                or (not corpus.multi_label and len(label) != 1)
+            ):
+                raise SynBenchError(
+                    f'{NAME}: {where} {line}: field "label" must be a list of '
+                    f"{'labels' if corpus.multi_label else 'one label'} from the spec's label_space; fix the program"
+                )
+            texts.append(record["text"])
+            labels.append(label_sets.canonical(label, position))
+    except DataError as exc:  # not JSON, or not an object: the reader's line, with this generator's name
+        raise SynBenchError(f"{NAME}: {exc}") from None
     except UnicodeDecodeError:
         raise SynBenchError(f"{NAME}: {where} is not UTF-8 text; write it as UTF-8") from None
     return Corpus.build(
