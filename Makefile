@@ -10,7 +10,7 @@ TORCH := torch==2.13.0
 # Plugin packages in this repository, installed like third-party ones (their deps are SynBench's own).
 PLUGINS := plugins/synbench-example-generator plugins/synbench-invisibleink
 
-.PHONY: install demo test test-slow check docs bench clean
+.PHONY: install demo test test-slow check docs bench gpu-check clean
 
 install: $(STAMP)
 
@@ -45,6 +45,12 @@ docs: install
 
 bench: install
 	$(PY) experiments/benchmarks/run.py $(BENCH)
+
+# The CUDA paths (Flash-Attention 2 + bf16 DP-SGD with LoRA on a 1B-shaped Llama, DPDDP over every GPU, sampling
+# throughput) in one run writing outputs/gpu_check.json; without CUDA it says "no CUDA device" and exits 0.
+# On a CUDA machine first: $(PY) -m pip install -e '.[cuda]' (flash-attn).
+gpu-check: install
+	$(PY) experiments/gpu_check.py
 
 clean:
 	rm -rf $(VENV) outputs multirun site .pytest_cache

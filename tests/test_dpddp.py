@@ -159,3 +159,39 @@ def test_dpgen_on_two_processes_spends_what_the_one_process_job_spends(tiny_mode
     assert two["steps"] == 5 and len(reports[2].private_stats["train_loss"]) == 5  # rank 0's record came back
     assert len(samples[2]) == 4  # the trained weights came back too: the job's process samples
     print(json.dumps({"one_process_train_s": one["train_s"], "two_process_train_s": two["train_s"]}))
+
+
+@pytest.mark.slow
+def test_a_dpddp_job_from_the_command_line_runs_once(
+    tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any]
+) -> None:
+    """`python -m synbench generator.strategy=dpddp generator.accelerator=cpu generator.devices=2`: the processes are
+    spawned for training only, so the job (label release, sampling, metrics, results) runs once, in one folder."""
+    from conftest import model_overrides, run_cli
+
+    out = tmp_path / "out"
+    run_cli(
+        [
+            *tiny_dataset,
+            *model_overrides(tiny_model),
+            "generator.strategy=dpddp",
+            "generator.accelerator=cpu",
+            "generator.devices=2",
+            "generator.epochs=1",
+            "generator.batch_size=8",
+            "generator.physical_batch_size=4",
+            "generator.max_seq_len=32",
+            "generator.max_new_tokens=6",
+            "task.n_synthetic=6",
+            "metrics=[length]",
+            "tracking=none",
+            "eps=2",
+            f"output_root={out}",
+        ],
+        cwd=tmp_path,
+    )
+    written = list(out.rglob("results.json"))
+    assert len(written) == 1 and len(list(out.rglob("synthetic.jsonl"))) <= 1
+    results = json.loads(written[0].read_text())
+    assert results["status"] == "complete" and 1.9 <= results["epsilon_spent"] <= 2.0
+    assert results["config"]["generator"]["strategy"] == "dpddp" and results["generation"]["steps"] == 4

@@ -202,7 +202,7 @@ class DPSGDModule(pl.LightningModule):
         self._loader: Unsized | None = None
         self._chunk_losses: list[tuple[float, int]] = []
         self._epoch_start = 0.0
-        self.loop_s = 0.0  # seconds inside the training epochs (no process start-up, no set-up)
+        self.epoch_s: list[float] = []  # seconds of each training epoch (no process start-up, no set-up)
         self.shard = Shard()  # this process's share of the data (DPDDP: set in configure_optimizers)
         if self.private:
             check_no_dropout(model)
@@ -324,14 +324,14 @@ class DPSGDModule(pl.LightningModule):
 
     def on_train_epoch_end(self) -> None:
         """One progress line an epoch: public counts (planned steps) and a wall-clock total, nothing per batch."""
-        self.loop_s += time.perf_counter() - self._epoch_start
+        self.epoch_s.append(time.perf_counter() - self._epoch_start)
         log.info(
             "DP-SGD epoch %d/%d done (%d of %d steps) in %.0f s",
             self.current_epoch + 1,
             self.cfg.epochs,
             (self.current_epoch + 1) * self.plan.steps_per_epoch,
             self.plan.steps,
-            time.perf_counter() - self._epoch_start,
+            self.epoch_s[-1],
         )
 
     def on_train_end(self) -> None:
@@ -351,7 +351,7 @@ class DPSGDModule(pl.LightningModule):
             "train_loss": self.train_loss,
             "batch_sizes": self.batch_sizes,
             "tokens_seen": self.tokens_seen,
-            "loop_s": self.loop_s,
+            "epoch_s": self.epoch_s,
         }
 
     def restore_worker_state(self, state: Mapping[str, Any]) -> None:
@@ -364,7 +364,7 @@ class DPSGDModule(pl.LightningModule):
                 self.privacy_engine = DPEngine(accountant=self.cfg.accountant)
             self.privacy_engine.accountant.history = list(state["history"])
         self.train_loss, self.batch_sizes = list(state["train_loss"]), list(state["batch_sizes"])
-        self.tokens_seen, self.loop_s = int(state["tokens_seen"]), float(state["loop_s"])
+        self.tokens_seen, self.epoch_s = int(state["tokens_seen"]), list(state["epoch_s"])
 
     def steps_taken(self) -> int:
         return (
