@@ -345,6 +345,8 @@ class DPSGDModule(pl.LightningModule):
 
         The training processes are spawned (`synbench.dp.distributed`); the
         trained weights come back through Lightning, these through this dict.
+        The loss, batch sizes and token count are rank 0's: its share of each
+        logical batch (private statistics, kept in `private_stats` only).
         """
         return {
             "history": list(self.privacy_engine.accountant.history) if self.privacy_engine else None,
