@@ -12,21 +12,24 @@ import logging
 import os
 import re
 import sys
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override, ValueType
 from hydra.core.plugins import Plugins
+from hydra.errors import OverrideParseException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationToMissingValueError, MissingMandatoryValue
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
-from synbench import registry
-from synbench.errors import ConfigError, SynBenchError
+from synbench import failures, registry
+from synbench.errors import ConfigError
 from synbench.job import JobSpec, check_no_credentials, job_dirname
 from synbench.lifecycle import error_record
 from synbench.results import read_results, write_results
@@ -46,17 +49,44 @@ Plugins.instance().register(SynBenchSearchPathPlugin)
 PRIVATE_UMASK = 0o077
 GLOBAL_PACKAGE = re.compile(r"^#\s*@package\s+_global_", re.MULTILINE)
 TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*):", re.MULTILINE)
+HYDRA_FULL_ERROR = "HYDRA_FULL_ERROR"
 
 
-def main() -> None:
-    """`python -m synbench` and the `synbench` command: private file modes, the command line's keys checked, the job."""
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m synbench` and the `synbench` command: private file modes, the command line checked, the job.
+
+    Every failure ends here as one line on stderr (exit 2; Ctrl-C exits 130):
+    Hydra's own errors re-raised to this point instead of printed with their
+    traceback, a job's error as `synbench.failures` words it.
+    """
     os.umask(PRIVATE_UMASK)
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        check_command_line(sys.argv[1:])
-    except ConfigError as exc:
-        print(f"synbench: error: {exc}", file=sys.stderr)
+        check_command_line(args)
+        with hydra_raises(args):
+            hydra_app()
+    except KeyboardInterrupt:
+        print(f"synbench: {failures.INTERRUPTED}", file=sys.stderr)
+        raise SystemExit(130) from None
+    except Exception as exc:
+        print(f"synbench: error: {failures.describe(exc).message}", file=sys.stderr)
+        failures.print_debug_traceback(exc)
         raise SystemExit(2) from None
-    hydra_app()
+
+
+@contextmanager
+def hydra_raises(args: Sequence[str]) -> Iterator[None]:
+    """Hydra reading `args` as its command line, and raising its errors (HYDRA_FULL_ERROR) rather than printing them."""
+    saved_argv, saved_env = sys.argv, os.environ.get(HYDRA_FULL_ERROR)
+    sys.argv, os.environ[HYDRA_FULL_ERROR] = [sys.argv[0] if sys.argv else "synbench", *args], "1"
+    try:
+        yield
+    finally:
+        sys.argv = saved_argv
+        if saved_env is None:
+            os.environ.pop(HYDRA_FULL_ERROR, None)
+        else:
+            os.environ[HYDRA_FULL_ERROR] = saved_env
 
 
 def config_folders() -> list[Path]:
@@ -83,28 +113,97 @@ def known_top_level_keys() -> frozenset[str]:
 
 
 def check_command_line(args: Sequence[str]) -> None:
-    """Refuse, before Hydra saves anything, an override with an unknown top-level key or a URL with credentials.
+    """Refuse, before Hydra saves anything, an override Hydra would take but the job would get wrong.
 
-    Hydra appends any `+key=value` silently (`+epsilon=0.5` would run at the
-    default eps) and answers a plain unknown key with advice to add `+`; a
-    one-line error naming the nearest known key serves the user better. A
-    `user:password@` URL would be saved in .hydra/ and the job folder's name.
+    An unknown top-level key: Hydra appends any `+key=value` silently
+    (`+epsilon=0.5` would run at the default eps) and answers a plain unknown
+    key with advice to add `+`; a one-line error naming the nearest known key
+    serves the user better. A key given twice (`eps=1 eps=2` runs eps=2 in a
+    folder named after both). `~key` on a value every job reads. An option a
+    config group does not have (`generator=cpy`: "did you mean copy?"). A
+    `sweep` that leaves output_root. A `user:password@` URL, which would be
+    saved in .hydra/ and the job folder's name.
     """
-    known = known_top_level_keys()
-    for arg in args:
-        if arg.startswith("-") or ("=" not in arg and not arg.startswith("~")):
-            continue  # a flag (-m, --cfg job, ...) or a flag's value
+    overrides = [arg for arg in args if not arg.startswith("-") and ("=" in arg or arg.startswith("~"))]
+    for arg in overrides:
         name, _, value = arg.partition("=")
         check_no_credentials({name.lstrip("+~"): value}, "the command line")
-        match = re.match(r"[+~]*([^.=@/]+)", arg)
-        key = match.group(1) if match else arg
-        if key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.5)
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except OverrideParseException as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ConfigError(f"cannot parse the command line: {first}; write overrides as key=value") from None
+    known = known_top_level_keys()
+    seen: dict[str, str] = {}
+    for override, arg in zip(parsed, overrides, strict=True):
+        key = override.key_or_group
+        top = re.split(r"[.@/]", key, maxsplit=1)[0]
+        if top not in known:
+            close = difflib.get_close_matches(top, sorted(known), n=1, cutoff=0.5)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ConfigError(
                 f"'{arg.partition('=')[0]}' is not a config key{hint}; the top-level keys are "
                 f"{', '.join(sorted(known - {'hydra'}))} (and hydra.*)"
             )
+        if key in seen:
+            raise ConfigError(
+                f"{key} is given twice ({seen[key]} and {arg}); give it once (a sweep lists its values: -m {key}=a,b)"
+            )
+        seen[key] = arg
+        if top == "hydra":
+            continue
+        groups = config_groups()
+        if override.is_delete() and key not in groups and "." not in key:
+            raise ConfigError(f"'{arg}' deletes {key}, which every job reads; set {key}=<value> instead")
+        if key in groups and not override.is_delete():
+            check_group_options(key, override, groups[key])
+        if key == "sweep":
+            for value in override_values(override):
+                check_sweep_name(value)
+
+
+def override_values(override: Override) -> list[str]:
+    """The values an override gives: one, or each of a sweep's."""
+    if override.is_sweep_override():
+        return [str(v) for v in override.sweep_string_iterator()]
+    value = override.value()
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return ["null" if value is None else str(value)]
+
+
+def check_group_options(group: str, override: Override, options: frozenset[str]) -> None:
+    """Every option an override picks in a config group exists; else one line with the nearest and the options."""
+    for value in override_values(override):
+        if value in options or value == "null" or override.value_type in (ValueType.GLOB_CHOICE_SWEEP,):
+            continue
+        close = difflib.get_close_matches(value, sorted(options), n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(
+            f"{group}={value} is not an option of the config group '{group}'{hint}; its options are "
+            f"{', '.join(sorted(options))}"
+        )
+
+
+def check_sweep_name(value: str) -> None:
+    """`sweep` names a folder below output_root: a relative path that does not climb out of it."""
+    path = Path(value)
+    if path.is_absolute() or ".." in path.parts or not value.strip():
+        raise ConfigError(
+            f"sweep={value} would write outside output_root; name the sweep with a relative path without '..' "
+            "(set output_root to choose where sweeps go)"
+        )
+
+
+@lru_cache(maxsize=1)
+def config_groups() -> dict[str, frozenset[str]]:
+    """Every config group (`generator`, `generator/backend`, ...) and its options, in every config folder."""
+    groups: dict[str, set[str]] = {}
+    for folder in config_folders():
+        for path in folder.rglob("*.yaml"):
+            if path.parent != folder:
+                groups.setdefault(path.parent.relative_to(folder).as_posix(), set()).add(path.stem)
+    return {group: frozenset(options) for group, options in groups.items()}
 
 
 @hydra.main(version_base="1.3", config_path="pkg://synbench.conf", config_name="config")
@@ -117,28 +216,16 @@ def hydra_app(cfg: DictConfig) -> None:
         spec = JobSpec.from_config(cfg)
         get_task(spec.task).run(cfg, spec, job_dir)
     except Exception as raised:
-        exc = missing_value_error(raised) or raised
+        exc = failures.config_error(raised) or raised
         if writes_results(OmegaConf.select(cfg, "task.name")):
             record_failure(job_dir, exc)
-        if isinstance(exc, SynBenchError):  # bad input: a clear message, not a traceback from deep inside
-            print(f"synbench: error: {exc}", file=sys.stderr)
-        elif multirun:
-            log.exception("job %s failed", job_dir)
-        else:
-            raise
+        failures.print_debug_traceback(exc)  # stderr only, and only when asked for: never app.log
+        line = failures.describe(exc).message
+        print(f"synbench: error: {line}", file=sys.stderr)
         if not multirun:
             raise SystemExit(2) from None
         # In a multirun the sweep goes on; synbench.sweeps.SweepCallback reports the failure at the end.
-
-
-def missing_value_error(exc: BaseException) -> ConfigError | None:
-    """A config value left `???` (such as `data_root` of the paper experiments) as an error that says what to pass."""
-    if not isinstance(exc, (MissingMandatoryValue, InterpolationToMissingValueError)):
-        return None
-    found = re.search(r"Missing mandatory value: ?([\w.]+)", str(exc))
-    missing = found.group(1) if found else exc.full_key
-    needed = f" (needed by '{exc.full_key}')" if exc.full_key and exc.full_key != missing else ""
-    return ConfigError(f"config value '{missing}'{needed} is not set: pass {missing}=<value> on the command line")
+        log.error("job %s failed: %s", job_dir, line)
 
 
 def record_failure(job_dir: Path, exc: BaseException) -> None:

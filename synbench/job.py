@@ -24,6 +24,9 @@ from synbench.privacy import check_accountant, check_delta_setting, check_epsilo
 
 # Keys that change where a job logs, not what it computes.
 NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir")
+# The most synthetic documents one job may ask for: far above any benchmark's (the paper's largest sets are tens
+# of thousands), and far below where the output alone would exhaust memory (1e12 documents died after 20 s).
+MAX_SYNTHETIC = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,9 @@ class JobSpec:
     def from_config(cls, cfg: DictConfig) -> "JobSpec":
         """The job of a composed config; every top-level key is checked here, once, with a one-line error."""
         check_top_level(cfg)
-        container = OmegaConf.to_container(cfg, resolve=True)
+        # A value left `???` (a backend's model, a paper dataset's data_root) fails here, naming its key, before
+        # any request or any work: a plain to_container would pass the string "???" on.
+        container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(container, dict)
         check_no_credentials({k: v for k, v in container.items() if k != "hydra"})
         config = {k: v for k, v in container.items() if k not in NON_SPEC_KEYS}
@@ -84,11 +89,11 @@ def check_top_level(cfg: DictConfig) -> None:
         raise ConfigError(f"seed={seed!r} is invalid: use a non-negative integer")
     n_synthetic = OmegaConf.select(cfg, "task.n_synthetic", default=None)
     if n_synthetic is not None and (
-        isinstance(n_synthetic, bool) or not isinstance(n_synthetic, int) or n_synthetic < 1
+        isinstance(n_synthetic, bool) or not isinstance(n_synthetic, int) or not 1 <= n_synthetic <= MAX_SYNTHETIC
     ):
         raise ConfigError(
-            f"task.n_synthetic={n_synthetic!r} is invalid: use a whole number >= 1, or null for as many "
-            "documents as the private set"
+            f"task.n_synthetic={n_synthetic!r} is invalid: use a whole number from 1 to at most {MAX_SYNTHETIC:,}, "
+            "or null for as many documents as the private set"
         )
     check_cache_dir(OmegaConf.select(cfg, "cache_dir"), OmegaConf.select(cfg, "output_root"))
 

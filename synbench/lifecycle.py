@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterator, Mapping
 
 from omegaconf import DictConfig, OmegaConf
 
-from synbench import registry, release
+from synbench import failures, registry, release
 from synbench.base import DatasetLoader, Generator, Splits
-from synbench.errors import ConfigError, SynBenchError, check_keys
+from synbench.errors import ConfigError, check_keys
 from synbench.job import JobSpec
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.release import TaskDeclarations
@@ -129,11 +129,9 @@ class JobRun:
 
 
 def error_record(exc: BaseException) -> dict[str, str]:
-    """The error as results keep it: our errors' messages never quote data; others' might, so only their type is
-    kept."""
-    if isinstance(exc, SynBenchError):
-        return {"type": type(exc).__name__, "message": str(exc)}
-    return {"type": type(exc).__name__, "message": "not recorded (it may quote data); see the job's log"}
+    """The error as results keep it (`synbench.failures`): our errors' messages never quote data; for any other
+    exception, the plugin that raised it, its type and the file:line of the raise, never its message."""
+    return failures.describe(exc).record()
 
 
 def run_job(

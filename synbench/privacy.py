@@ -37,6 +37,10 @@ DELTA_RULES: dict[str, Callable[[int], float]] = {
 DEFAULT_DELTA_RULE = "1/N^2"
 # How far a generator's reported epsilon or delta may exceed the budget (float tolerance of accountants' solvers).
 EPS_TOLERANCE = 1e-6
+# The GDP root finders' tolerances: relative, so that a tiny budget (eps=1e-9) is calibrated as exactly as eps=4
+# (an absolute 1e-12 was 0.1% of eps=1e-9, which the budget check then blamed on the plugin).
+ROOT_RTOL = 1e-13
+ROOT_XTOL = 1e-300
 # The largest finite eps a job may ask for. Far above any meaningful guarantee, and below where the accountants'
 # calibration stops finishing (PRV at eps=1e6 searches noise multipliers near 0 for hours) or overflows (e^eps).
 MAX_EPSILON = 100.0
@@ -218,7 +222,10 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     hi = 1.0
     while gdp_delta(epsilon, hi) < delta:
         hi *= 2.0
-    mu = float(brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-9, hi, xtol=1e-12))
+    lo = hi / 2
+    while gdp_delta(epsilon, lo) > delta:  # a tiny epsilon puts mu far below 1
+        lo /= 2.0
+    mu = float(brentq(lambda m: gdp_delta(epsilon, m) - delta, lo, hi, xtol=ROOT_XTOL, rtol=ROOT_RTOL))
     while gdp_delta(epsilon, mu) > delta:  # the root finder may land a hair above: never overspend
         mu *= 1 - 1e-12
     return mu
@@ -233,7 +240,10 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     hi = 1.0
     while gdp_delta(hi, mu) > delta:
         hi *= 2.0
-    return float(brentq(lambda eps: gdp_delta(eps, mu) - delta, 0.0, hi, xtol=1e-12))
+    eps = float(brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=ROOT_XTOL, rtol=ROOT_RTOL))
+    while gdp_delta(eps, mu) > delta:  # the root finder may land a hair below: never under-report
+        eps *= 1 + 1e-12
+    return eps
 
 
 def gaussian_sigma(epsilon: float, delta: float, compositions: int = 1) -> float:

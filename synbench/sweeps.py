@@ -15,9 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hydra import compose
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from synbench import failures
+from synbench.job import JobSpec
 from synbench.results import UNREADABLE, job_files, read_job
 
 log = logging.getLogger("synbench.sweep")
@@ -43,6 +47,43 @@ def swept_keys(config: DictConfig) -> list[str]:
 def tuned_keys(config: DictConfig) -> list[str]:
     """The swept keys that select among settings on the same private data (not eps, seed, generator or data)."""
     return [k for k in swept_keys(config) if k not in COMPARED and not k.startswith("dataset")]
+
+
+def sweep_points(config: DictConfig) -> list[list[str]]:
+    """Override lists that together try every value of every swept key once: the first point sets each key to its
+    first value, each further point changes one key to one other value.
+
+    Every job of the grid is a product of these values, so a value that
+    cannot compose or fails the job checks is found here, in one composition
+    per value rather than one per job of the grid.
+    """
+    overrides = {}
+    params = OmegaConf.select(config, "hydra.sweeper.params") or {}
+    lines = [f"{k}={v}" for k, v in params.items()] + [
+        str(o) for o in OmegaConf.select(config, "hydra.overrides.task") or []
+    ]
+    for override in OverridesParser.create().parse_overrides(lines):  # the command line's win over the params
+        if not override.key_or_group.startswith("hydra"):
+            overrides[override.get_key_element()] = override
+    values = {
+        key: [str(v) for v in o.sweep_string_iterator()] if o.is_sweep_override() else [o.get_value_element_as_str()]
+        for key, o in overrides.items()
+    }
+    first = {key: vals[0] for key, vals in values.items()}
+    points = [first]
+    for key, vals in values.items():
+        points.extend({**first, key: value} for value in vals[1:])
+    return [[f"{key}={value}" for key, value in point.items()] for point in points]
+
+
+def check_sweep_points(config: DictConfig) -> None:
+    """Every value of a sweep, composed and checked as a job is (`JobSpec.from_config`), before its first job runs.
+
+    A sweep `eps=1,abc` then fails at once, not after the eps=1 job.
+    """
+    name = str(OmegaConf.select(config, "hydra.job.config_name") or "config")
+    for point in sweep_points(config):
+        JobSpec.from_config(compose(config_name=name, overrides=point))
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -91,6 +132,11 @@ class SweepCallback(Callback):
             log.info("sweep job #%s ended after %.0f s", config.hydra.job.num, time.perf_counter() - self._job_started)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        try:
+            check_sweep_points(config)
+        except Exception as exc:  # Hydra turns a callback's exception into a warning, and would run the sweep
+            print(f"synbench: error: {failures.describe(exc).message}", file=sys.stderr)
+            raise SystemExit(2) from None
         tuned = tuned_keys(config)
         if tuned:
             # Printed, not logged: Hydra sets up logging per job, after this point.

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import logging
 import math
+import netrc
 import os
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlparse
 
 from synbench.base import FitReport, Tracker
 from synbench.corpus import Corpus
@@ -63,6 +65,11 @@ class WandbTracker(Tracker):
 
         if mode not in ("offline", "online", "disabled"):
             raise ConfigError(f"tracking.mode={mode!r} is unknown; use offline, online or disabled")
+        if mode == "online" and not has_wandb_key():
+            raise ConfigError(
+                "tracking.mode=online needs a W&B API key, and none is set: export WANDB_API_KEY (or run "
+                "`wandb login`), or keep tracking.mode=offline and upload later with `wandb sync`"
+            )
         self._wandb = wandb
         self._want_samples = log_samples
         self._n_samples = n_samples
@@ -134,6 +141,21 @@ class WandbTracker(Tracker):
     def finish(self, failed: bool = False) -> None:
         """End the run; a failed job's run is marked failed (exit code 1) in W&B."""
         self.run.finish(exit_code=1 if failed else 0)
+
+
+def has_wandb_key() -> bool:
+    """Whether W&B would find an API key: `WANDB_API_KEY`, or a netrc entry for its host (what `wandb login` writes).
+
+    Checked before `wandb.init`, which would otherwise fail deep inside with a
+    traceback (or wait for a key on a terminal).
+    """
+    if os.environ.get("WANDB_API_KEY"):
+        return True
+    host = urlparse(os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")).hostname or "api.wandb.ai"
+    try:
+        return netrc.netrc(os.environ.get("NETRC")).authenticators(host) is not None
+    except (OSError, netrc.NetrcParseError):
+        return False
 
 
 def make_tracker(node: Mapping[str, Any], spec: JobSpec, job_dir: Path, group: str) -> Tracker:

@@ -64,6 +64,14 @@ def install_plugin(folder: Path) -> None:
     subprocess.run([sys.executable, "-m", "pip", *command], check=True, capture_output=True, text=True)
 
 
+SENTINEL = "QZX-SENTINEL-7f3a91"  # planted in every field of every broken input; must appear nowhere
+
+
+def written_bytes(out: Path, skip: set[Path] | frozenset[Path] = frozenset()) -> bytes:
+    """Every byte written under `out` (results, logs, Hydra's config copies), but for the files in `skip`."""
+    return b"".join(p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and p not in skip)
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

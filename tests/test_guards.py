@@ -11,18 +11,10 @@ from typing import Any
 
 import pytest
 
-from conftest import compose_config, run_cli, write_jsonl
+from conftest import SENTINEL, compose_config, run_cli, write_jsonl, written_bytes
 from synbench.base import FitReport, Generator
 from synbench.errors import ConfigError, SynBenchError
 from synbench.privacy import PrivacySpec
-
-SENTINEL = "QZX-SENTINEL-7f3a91"  # planted in every field of every broken input; must appear nowhere
-
-
-def _everything(out: Path) -> bytes:
-    """Every byte written under `out` (results, logs, Hydra's config copies)."""
-    return b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
-
 
 # --- 1. errors never quote a record value -----------------------------------------------------------------
 
@@ -90,7 +82,7 @@ def test_no_error_quotes_a_record_value(tmp_path: Path, tiny_dataset: list[str])
     assert len(results) == len(files) and all(r["status"] == "failed" for r in results)
     assert all(r["error"]["type"] == "DataError" for r in results)
     assert SENTINEL not in summary
-    assert SENTINEL.encode() not in _everything(out)
+    assert SENTINEL.encode() not in written_bytes(out)
 
 
 # --- 2. no digest of private data in a job's files --------------------------------------------------------

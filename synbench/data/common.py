@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 from synbench.base import DatasetLoader, Splits
 from synbench.corpus import Corpus
-from synbench.data.records import Row, infer_label_space, records_to_corpus
+from synbench.data.records import MAX_CHARS, Row, infer_label_space, records_to_corpus
 from synbench.data.split import make_splits
 
 
@@ -28,7 +28,9 @@ class BaseDataset(DatasetLoader):
     `max_length` is the token sequence length generators use for this
     dataset (the paper's DP-Gen setting); loading does not truncate. `access`
     (public / DUA / credentialed) and `source` say where to get the data and
-    appear in errors when it is missing. `long_documents` says how a
+    appear in errors when it is missing. `max_chars` is the longest document
+    text accepted (a longer one is refused, naming its file and line, before a
+    tokenizer sees it). `long_documents` says how a
     generator trains on documents longer than its sequence length (truncate |
     head_tail | chunk, with at most `max_chunks` chunks; see
     synbench/generators/dpgen/data.py): part of the dataset's config because
@@ -46,6 +48,7 @@ class BaseDataset(DatasetLoader):
     max_train: int | None = None
     max_eval: int | None = None
     max_length: int | None = None
+    max_chars: int = MAX_CHARS
     long_documents: str = "truncate"
     max_chunks: int = 4
     control_code: str | None = None
@@ -119,4 +122,5 @@ class FieldDataset(BaseDataset):
             label_space=self.label_space,
             label_sep=label_sep or self.label_sep,
             label_names=label_names,
+            max_chars=self.max_chars,
         )

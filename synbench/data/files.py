@@ -33,46 +33,56 @@ DEFAULT_CSV_LABEL_SEP = "|"
 csv.field_size_limit(2**31 - 1)
 
 
+def _lines(path: Path, shown: str | Path) -> Iterator[str]:
+    """The file's lines as text (endings kept), each decoded on its own so a non-UTF-8 byte is named by its line."""
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(
+                    f"{shown} line {lineno}: byte {exc.start + 1} of the line is not UTF-8; save the file as UTF-8"
+                ) from None
+
+
 def jsonl_rows(path: Path, shown: str | None = None) -> Iterator[Row]:
     """The JSON objects of a JSONL file with their line numbers; messages name the file as `shown` (default: its
     path) and never quote a line."""
     name = shown or path
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"{name} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the line"
-                ) from None
-            if not isinstance(record, dict):
-                raise DataError(
-                    f"{name} line {lineno}: expected a JSON object with named fields, got a {type(record).__name__}"
-                )
-            yield f"line {lineno}", record
+    for lineno, line in enumerate(_lines(path, name), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"{name} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the line"
+            ) from None
+        if not isinstance(record, dict):
+            raise DataError(
+                f"{name} line {lineno}: expected a JSON object with named fields, got a {type(record).__name__}"
+            )
+        yield f"line {lineno}", record
 
 
 def _delimited(path: Path, delimiter: str) -> Iterator[Row]:
     """Rows of a CSV/TSV file with a header line; `line N` is the line where the record starts."""
     kind = "TSV" if delimiter == "\t" else "CSV"
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter=delimiter)
-        try:
-            header = next(reader, [])
+    reader = csv.reader(_lines(path, path), delimiter=delimiter)
+    try:
+        header = next(reader, [])
+        start = reader.line_num + 1
+        for values in reader:
+            if any(v.strip() for v in values):  # blank lines are allowed
+                if len(values) != len(header):
+                    raise DataError(
+                        f"{path} line {start}: {len(values)} {kind} fields but the header has {len(header)}; "
+                        f"fix the line (quote a text that contains the delimiter)"
+                    )
+                yield f"line {start}", dict(zip(header, values, strict=True))
             start = reader.line_num + 1
-            for values in reader:
-                if any(v.strip() for v in values):  # blank lines are allowed
-                    if len(values) != len(header):
-                        raise DataError(
-                            f"{path} line {start}: {len(values)} {kind} fields but the header has {len(header)}; "
-                            f"fix the line (quote a text that contains the delimiter)"
-                        )
-                    yield f"line {start}", dict(zip(header, values, strict=True))
-                start = reader.line_num + 1
-        except csv.Error as exc:
-            raise DataError(f"{path} line {reader.line_num}: not valid {kind} ({exc}); fix the line") from None
+    except csv.Error as exc:
+        raise DataError(f"{path} line {reader.line_num}: not valid {kind} ({exc}); fix the line") from None
 
 
 def _parquet(path: Path) -> Iterator[Row]:
@@ -114,6 +124,11 @@ class FileDataset(FieldDataset):
 
     def _file_corpus(self, file: str, split: str) -> Corpus:
         path = Path(file).expanduser()
+        if path.is_dir():
+            raise DataError(
+                f"dataset '{self.name}': {split} file '{path}' is a directory; set dataset.{split}=<a file in it> "
+                f"(JSONL, CSV, TSV or Parquet)"
+            )
         if not path.is_file():
             raise DataError(
                 f"dataset '{self.name}': {split} file '{path}' does not exist; "
@@ -127,10 +142,7 @@ class FileDataset(FieldDataset):
         else:
             rows = _delimited(path, "," if fmt == "csv" else "\t")
         sep = DEFAULT_CSV_LABEL_SEP if fmt in ("csv", "tsv") and self.multi_label else None
-        try:
-            return self._corpus(rows, str(path), split, label_sep=self.label_sep or sep)
-        except UnicodeDecodeError:
-            raise DataError(f"{path} is not UTF-8 text; re-save it as UTF-8 (or check dataset.format)") from None
+        return self._corpus(rows, str(path), split, label_sep=self.label_sep or sep)
 
     def _format(self, path: Path) -> str:
         if self.format != "auto":

@@ -81,13 +81,23 @@ def _labels(
     return list(dict.fromkeys(label for label in labels if label))
 
 
-def _text(value: Any, text_field: str, at: str) -> str:
-    """The document text, HTML entities decoded and surrounding whitespace removed."""
+# The longest document a dataset accepts by default (`dataset.max_chars`): a long clinical note or court ruling is
+# well under it; a 50 MB line would crash the tokenizer (an abort at about 7 GB RSS).
+MAX_CHARS = 1_000_000
+
+
+def _text(value: Any, text_field: str, at: str, max_chars: int = MAX_CHARS) -> str:
+    """The document text, HTML entities decoded and surrounding whitespace removed; refused over `max_chars`."""
     if _missing(value):
         value = ""
     if not isinstance(value, str):
         raise DataError(
             f"{at}: field {text_field!r} holds a value of type {type(value).__name__}, not text; fix the record"
+        )
+    if len(value) > max_chars:
+        raise DataError(
+            f"{at}: field {text_field!r} holds {len(value):,} characters, more than dataset.max_chars="
+            f"{max_chars:,}; split or shorten the record, or raise dataset.max_chars"
         )
     text = html.unescape(value).strip()
     if not text:
@@ -108,6 +118,7 @@ def records_to_corpus(
     label_space: Sequence[str] | None = None,
     label_sep: str | None = None,
     label_names: Sequence[str] | None = None,
+    max_chars: int = MAX_CHARS,
 ) -> Corpus:
     """Validate `rows` from `source` (a path or a description) into the corpus `<name>-<split>`.
 
@@ -116,7 +127,8 @@ def records_to_corpus(
     ClassLabel, when given) or a list. Ids come from `id_field`, else
     `<name>-<split>-<i>`. With `label_space=None` nothing is checked against a
     label space and the corpus gets its own sorted labels; see
-    `infer_label_space` for sharing one across splits.
+    `infer_label_space` for sharing one across splits. A text longer than
+    `max_chars` characters is refused before anything (a tokenizer) reads it.
     """
     space = [str(s) for s in label_space] if label_space is not None else None
     allowed = set(space) if space is not None else None
@@ -126,7 +138,7 @@ def records_to_corpus(
     first_seen: dict[str, str] = {}
     for i, (where, record) in enumerate(rows):
         at = f"{source} {where}"
-        text = _text(_field(record, text_field, "text_field", at), text_field, at)
+        text = _text(_field(record, text_field, "text_field", at), text_field, at, max_chars)
         found = _labels(_field(record, label_field, "label_field", at), label_sep, label_names, label_field, at)
         if not found:
             raise DataError(f"{at}: field {label_field!r} is empty (no label); every record needs at least one label")

@@ -303,10 +303,8 @@ def _read_synthetic(path: Path, corpus: Corpus) -> Corpus:
                 )
             texts.append(record["text"])
             labels.append(label_sets.canonical(label, position))
-    except DataError as exc:  # not JSON, or not an object: the reader's line, with this generator's name
+    except DataError as exc:  # not UTF-8, not JSON, or not an object: the reader's line, with this generator's name
         raise SynBenchError(f"{NAME}: {exc}") from None
-    except UnicodeDecodeError:
-        raise SynBenchError(f"{NAME}: {where} is not UTF-8 text; write it as UTF-8") from None
     return Corpus.build(
         texts,
         labels,

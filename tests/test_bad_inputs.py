@@ -1,0 +1,352 @@
+"""The bad-input battery: every input a user can get wrong ends in one line that names the field and the fix.
+
+Each case runs the app's entry point (`synbench.app.main`) in this process, on
+a tiny dataset whose every record carries a sentinel, and checks: a non-zero
+exit, exactly one `synbench: error:` line holding the expected words, no
+traceback anywhere, and the sentinel in no output (stdout, stderr, and every
+file the job wrote: results.json, app.log, .hydra/). The cases that need a
+real process (Ctrl-C, two jobs at once) are in tests/test_job_identity.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SENTINEL, write_jsonl, written_bytes
+
+SCHEMA = pytest.mark.xfail(strict=True, reason="typed config values come with schema32's structured configs (issue 32)")
+AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def errors(self) -> list[str]:
+        return [line for line in self.stderr.splitlines() if line.startswith("synbench: error:")]
+
+
+class CaseTimeout(BaseException):
+    """A case ran past its limit (a BaseException, so no handler of the app takes it for the job's own error)."""
+
+
+CASE_LIMIT_S = 60  # every case refuses in well under a second, or runs the copy control on 30 documents
+
+
+def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
+    """`python -m synbench ARGS`, in this process: the app's entry point with its exit status and output."""
+    from synbench.app import main
+
+    def expire(signum: int, frame: Any) -> None:
+        raise CaseTimeout(f"synbench {' '.join(args)} ran over {CASE_LIMIT_S} s")
+
+    capfd.readouterr()
+    code: Any = 0
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(CASE_LIMIT_S)
+    try:
+        main(args)
+    except SystemExit as exc:  # what the interpreter would print for SystemExit("message"), and its status
+        code = exc.code
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    out = capfd.readouterr()
+    if isinstance(code, str):
+        return Outcome(1, out.out, out.err + code + "\n")
+    return Outcome(int(code or 0), out.out, out.err)
+
+
+@pytest.fixture
+def inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Every input file of the battery, each record holding the sentinel; the working folder is tmp_path."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "secret" / "resume.key"))
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("SYNBENCH_DEBUG", raising=False)
+    s = SENTINEL
+    rows = [{"text": f"patient {i} {s} reports headache", "label": ["pos" if i % 2 else "neg"]} for i in range(40)]
+    folder = tmp_path / "data"
+    folder.mkdir()
+    paths = {
+        "train": write_jsonl(folder / "train.jsonl", rows[:30]),
+        "eval": write_jsonl(folder / "eval.jsonl", rows[30:]),
+        "folder": folder,
+        "out": tmp_path / "out",
+    }
+    paths["a_file"] = folder / "not_a_folder"
+    paths["a_file"].write_text("a file\n")
+    paths["read_only"] = tmp_path / "read_only"
+    paths["read_only"].mkdir()
+    paths["read_only"].chmod(stat.S_IRUSR | stat.S_IXUSR)
+    paths["latin1"] = folder / "latin1.jsonl"
+    lines = [json.dumps(r) for r in rows[:30]]
+    lines[6] = lines[6].replace("headache", "caf\u00e9")
+    paths["latin1"].write_bytes("\n".join(lines).encode("latin-1") + b"\n")
+    paths["long"] = write_jsonl(
+        folder / "long.jsonl", [*rows[:3], {"text": f"{s} " + "x" * 1_000_001, "label": ["pos"]}, *rows[3:30]]
+    )
+    paths["bad_json"] = folder / "bad_json.jsonl"
+    paths["bad_json"].write_text(json.dumps(rows[0]) + "\n" + f'{{"text": "{s}", "label": {s}}}\n')
+    paths["not_object"] = folder / "not_object.jsonl"
+    paths["not_object"].write_text(json.dumps(rows[0]) + "\n" + json.dumps([s, "pos"]) + "\n")
+    paths["duplicate_id"] = write_jsonl(
+        folder / "duplicate_id.jsonl", [{**r, "id": f"{s}-{i % 15}"} for i, r in enumerate(rows[:30])]
+    )
+    paths["empty"] = folder / "empty.jsonl"
+    paths["empty"].write_text("")
+    paths["empty_text"] = write_jsonl(folder / "empty_text.jsonl", [*rows[:5], {"text": "  ", "label": ["pos"]}])
+    paths["no_label"] = write_jsonl(folder / "no_label.jsonl", [*rows[:5], {"text": f"{s} note", "label": []}])
+    paths["two_labels"] = write_jsonl(folder / "two_labels.jsonl", [*rows[:5], {"text": s, "label": ["pos", "neg"]}])
+    paths["text_labels"] = write_jsonl(
+        folder / "text_labels.jsonl", [{"text": r["text"], "label": f"{s} label {i}"} for i, r in enumerate(rows)]
+    )
+    paths["abc"] = write_jsonl(folder / "abc.jsonl", [{**r, "label": ["abc"[i % 3]]} for i, r in enumerate(rows)])
+    paths["csv"] = folder / "ragged.csv"
+    paths["csv"].write_text("text,label\n" + "".join(f'"{s} {i}",pos\n' for i in range(5)) + f"{s},pos,extra\n")
+    paths["txt"] = folder / "train.txt"
+    paths["txt"].write_text(f"{s}\n")
+    paths["plugin"] = tmp_path / "raising_plugin.py"
+    paths["plugin"].write_text(RAISING_PLUGIN)
+    return paths
+
+
+# A generator that raises with the document's text in its message, as a careless plugin would.
+RAISING_PLUGIN = """
+from synbench.api import FitReport, Generator, register
+
+
+@register("generators", "raising")
+class RaisingGenerator(Generator):
+    def fit(self, corpus, privacy, seed):
+        raise ValueError(f"cannot handle {corpus.texts[0]!r}")
+
+    def sample(self, n, label_counts=None):
+        raise NotImplementedError
+"""
+
+
+def base_args(paths: dict[str, Path]) -> list[str]:
+    return [
+        "dataset=files",
+        f"dataset.train={paths['train']}",
+        f"dataset.eval={paths['eval']}",
+        "dataset.name=tiny",
+        "generator=copy",
+        "tracking=none",
+        "metrics=[]",
+        f"output_root={paths['out']}",
+    ]
+
+
+def key_of(arg: str) -> str:
+    return arg.partition("=")[0].lstrip("+~")
+
+
+def command(case: list[str], paths: dict[str, Path]) -> list[str]:
+    """The battery's base command with the case's overrides (a key the case sets is dropped from the base)."""
+    args = [arg.format(**{k: str(v) for k, v in paths.items()}) for arg in case]
+    keys = {key_of(a) for a in args}
+    flags = [a for a in args if a.startswith("-")]
+    return [*flags, *(a for a in base_args(paths) if key_of(a) not in keys), *(a for a in args if a not in flags)]
+
+
+def no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.netrc with a W&B key
+
+
+# (id, overrides, words the one error line must hold); `{name}` is a path of the `inputs` fixture.
+REFUSED: list[tuple[Any, ...]] = [
+    # the command line, before Hydra composes anything
+    ("unknown key +epsilon", ["+epsilon=0.5"], ["'+epsilon' is not a config key", "did you mean eps?"]),
+    ("unknown key epsilon", ["epsilon=0.5"], ["did you mean eps?"]),
+    ("unknown key +foo", ["+foo=1"], ["'+foo' is not a config key", "the top-level keys are"]),
+    ("a key given twice", ["eps=1", "eps=2"], ["eps is given twice", "give it once"]),
+    ("a group given twice", ["generator=copy", "generator=public"], ["generator is given twice"]),
+    ("~eps", ["~eps"], ["'~eps' deletes eps", "set eps=<value>"]),
+    ("~seed", ["~seed"], ["'~seed' deletes seed"]),
+    ("generator=cpy", ["generator=cpy"], ["generator=cpy is not an option", "did you mean copy?", "dpgen"]),
+    ("dataset=mimc", ["dataset=mimc"], ["did you mean mimic?", "drugreview"]),
+    ("metrics=[utility,mauv]", ["metrics=[utility,mauv]"], ["metrics=mauv", "did you mean mauve?"]),
+    ("tracking=wandbb", ["tracking=wandbb"], ["did you mean wandb?"]),
+    ("backend=opena", ["generator=augpe", "generator/backend=opena"], ["did you mean openai?", "local"]),
+    ("sweep outside output_root", ["sweep=../../x"], ["sweep=../../x would write outside output_root"]),
+    ("sweep absolute", ["sweep=/tmp/x"], ["sweep=/tmp/x would write outside output_root"]),
+    ("an override that does not parse", ["eps=[1"], ["cannot parse the command line", "key=value"]),
+    ("a URL with credentials", ["generator=augpe", "generator.backend.base_url=http://u:pw@h/v1"], ["credentials"]),
+    # values, checked before anything runs
+    ("eps=0", ["eps=0"], ["eps=0 is invalid", "eps=inf"]),
+    ("eps=-1", ["eps=-1"], ["eps=-1 is invalid"]),
+    ("eps=nan", ["eps=nan"], ["eps=nan is invalid"]),
+    ("eps=abc", ["eps=abc"], ["eps='abc' is not a number"]),
+    ("eps=1e300", ["eps=1e300"], ["is above 100", "eps<=100"]),
+    ("eps=1e6", ["eps=1e6"], ["eps=1000000.0 is above 100"]),
+    ("delta=1.5", ["delta=1.5"], ["delta=1.5 is invalid", "between 0 and 1"]),
+    ("delta=0", ["delta=0"], ["delta=0 is invalid"]),
+    ("delta=abc", ["delta=abc"], ["delta='abc' is unknown", "1/N^2"]),
+    ("delta=0.5", ["delta=0.5"], ["at least 1/N", "privacy.allow_large_delta=true"]),
+    ("accountant=foo", ["accountant=foo"], ["accountant='foo' is unknown", "prv"]),
+    ("seed=-1", ["seed=-1"], ["seed=-1 is invalid", "non-negative integer"]),
+    ("seed=abc", ["seed=abc"], ["seed='abc' is invalid"]),
+    ("n_synthetic=-5", ["task.n_synthetic=-5"], ["task.n_synthetic=-5 is invalid"]),
+    ("n_synthetic=0", ["task.n_synthetic=0"], ["task.n_synthetic=0 is invalid"]),
+    ("n_synthetic=abc", ["task.n_synthetic=abc"], ["task.n_synthetic='abc' is invalid"]),
+    ("n_synthetic ceiling", ["task.n_synthetic=1000000000000"], ["task.n_synthetic=1000000000000", "at most"]),
+    ("noise_seed=-3", ["privacy.noise_seed=-3"], ["privacy.noise_seed=-3", "non-negative integer"]),
+    ("cache_dir outside", ["cache_dir=/tmp/elsewhere"], ["cache_dir=/tmp/elsewhere is outside output_root"]),
+    ("unknown generator plugin", ["generator._plugin_=nosuchgen"], ["unknown generator plugin 'nosuchgen'"]),
+    ("unknown privacy key", ["+privacy.noise=1"], ["privacy config has unknown key(s) noise"]),
+    ("tracking.mode=bogus", ["tracking=wandb", "tracking.mode=bogus"], ["tracking.mode='bogus' is unknown"]),
+    ("tracking online without a key", ["tracking=wandb", "tracking.mode=online"], ["WANDB_API_KEY", "offline"]),
+    ("??? of the openai backend", ["generator=augpe", "generator/backend=openai"], ["'generator.backend.model'"]),
+    ("??? of a paper experiment", ["+experiment=paper_psytar_dpgen"], ["config value 'data_root'"]),
+    # where the job writes
+    ("output_root=/proc/foo", ["output_root=/proc/foo"], ["/proc/foo", "output_root"]),
+    ("output_root is a file", ["output_root={a_file}"], ["not_a_folder", "output_root"]),
+    ("output_root read-only", ["output_root={read_only}/out"], ["read_only", "output_root"], AS_ROOT),
+    # a sweep: every point validated before its first job runs
+    ("sweep eps=1,abc", ["-m", "eps=1,abc"], ["eps='abc' is not a number"]),
+    ("sweep seed=0,-1", ["-m", "seed=0,-1"], ["seed=-1 is invalid"]),
+    ("sweep delta", ["-m", "delta=1e-5,2"], ["delta=2 is invalid"]),
+    # data files
+    ("text_field", ["dataset.text_field=body"], ["no field 'body'", "dataset.text_field="]),
+    ("label_field", ["dataset.label_field=tag"], ["no field 'tag'", "dataset.label_field="]),
+    ("id_field", ["+dataset.id_field=pid"], ["no field 'pid'", "dataset.id_field="]),
+    ("a missing file", ["dataset.train={folder}/missing.jsonl"], ["missing.jsonl' does not exist"]),
+    ("a directory", ["dataset.train={folder}"], ["is a directory", "dataset.train="]),
+    ("non-UTF-8", ["dataset.train={latin1}"], ["latin1.jsonl line 7", "UTF-8"]),
+    ("a record over max_chars", ["dataset.train={long}"], ["long.jsonl line 4", "dataset.max_chars"]),
+    ("max_chars lowered", ["dataset.max_chars=10"], ["train.jsonl line 1", "dataset.max_chars"]),
+    ("bad JSON", ["dataset.train={bad_json}"], ["bad_json.jsonl line 2: not valid JSON"]),
+    ("a JSON list line", ["dataset.train={not_object}"], ["not_object.jsonl line 2: expected a JSON object"]),
+    ("duplicate ids", ["dataset.train={duplicate_id}", "+dataset.id_field=id"], ["ids must be unique"]),
+    ("an empty file", ["dataset.train={empty}"], ["empty.jsonl has no records"]),
+    ("an empty text", ["dataset.train={empty_text}"], ["empty_text.jsonl line 6", "is empty"]),
+    ("no label", ["dataset.train={no_label}"], ["no_label.jsonl line 6", "at least one label"]),
+    ("two labels, single-label", ["dataset.train={two_labels}"], ["has 2 labels", "dataset.multi_label=true"]),
+    ("labels that look like text", ["dataset.train={text_labels}", "dataset.label_space=null"], ["label_space"]),
+    ("a label outside the space", ["dataset.label_space=[neg,other]"], ["not in the configured label space"]),
+    ("a ragged CSV", ["dataset.train={csv}"], ["ragged.csv line 7", "the header has 2"]),
+    ("an unknown suffix", ["dataset.train={txt}"], ["cannot tell the format", "dataset.format"]),
+    ("dataset.format=xml", ["dataset.format=xml"], ["dataset.format='xml' is not one of"]),
+    ("a plugins file that is missing", ["plugins=[{folder}/nope.py]"], ["plugins[0]", "does not exist"]),
+    # a plugin that raises with a record in its message
+    (
+        "a plugin's exception",
+        ["plugins=[{plugin}]", "generator._plugin_=raising"],
+        ["generator plugin 'raising' raised ValueError at raising_plugin.py:8", "SYNBENCH_DEBUG=1"],
+    ),
+    # typed values (schema32's structured configs)
+    (
+        "allow_inferred_label_space=no",
+        ["dataset.train={text_labels}", "dataset.label_space=null", "dataset.allow_inferred_label_space=no"],
+        ["label_space"],
+        SCHEMA,
+    ),
+    ("allow_large_delta=no", ["delta=0.5", "privacy.allow_large_delta=no"], ["privacy.allow_large_delta=true"], SCHEMA),
+    ("multi_label=maybe", ["dataset.multi_label=maybe"], ["dataset.multi_label"], SCHEMA),
+    (
+        "label_space=abc",
+        ["dataset.train={abc}", "dataset.eval=null", "dataset.label_space=abc"],
+        ["dataset.label_space"],
+        SCHEMA,
+    ),
+    ("label_space duplicate", ["dataset.label_space=[neg,pos,neg]"], ["dataset.label_space", "neg"], SCHEMA),
+    ("max_length=0", ["dataset.max_length=0"], ["dataset.max_length"], SCHEMA),
+]
+
+
+def cases(table: list[tuple[Any, ...]]) -> list[Any]:
+    """A case table as parameters: its id first; elements after the third are its marks."""
+    return [pytest.param(*case[:3], id=case[0], marks=list(case[3:])) for case in table]
+
+
+@pytest.mark.parametrize(
+    ("name", "case", "expected"),
+    cases(REFUSED),
+)
+def test_a_bad_input_is_refused_with_one_line(
+    name: str,
+    case: list[str],
+    expected: list[str],
+    inputs: dict[str, Path],
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    no_key(monkeypatch, tmp_path)
+    outcome = run_app(command(case, inputs), capfd)
+    everything = outcome.stdout + outcome.stderr
+    assert outcome.code != 0, everything
+    assert "Traceback" not in everything, everything
+    assert len(outcome.errors) == 1, everything
+    assert all(word in outcome.errors[0] for word in expected), outcome.errors[0]
+    assert SENTINEL not in everything
+    written = written_bytes(inputs["out"]) if inputs["out"].exists() else b""
+    assert SENTINEL.encode() not in written and b"Traceback" not in written
+    if "-m" in case:  # validated before the first job: nothing ran
+        assert not list(inputs["out"].rglob("results.json"))
+
+
+# (id, overrides, the values the job must have run with: results.json key path -> value)
+RUN: list[tuple[Any, ...]] = [
+    ("eps=1.0", ["eps=1.0"], {"epsilon": 1.0}),
+    ("eps=1e0", ["eps=1e0"], {"epsilon": 1.0}),
+    ("eps=inf", ["eps=inf"], {"epsilon": "inf"}),
+    ("delta rule", ["delta='1/(N ln N)'"], {"config.delta": "1/(N ln N)"}),
+    ("n_synthetic=7", ["task.n_synthetic=7"], {"generation.n_synthetic": 7}),
+    ("seed=3", ["seed=3"], {"seed": 3}),
+    ("a tiny eps is not the plugin's fault", ["generator=example", "eps=1e-9"], {"epsilon": 1e-9}),
+    ("secure_mode=off", ["privacy.secure_mode=off"], {"config.privacy.secure_mode": False}, SCHEMA),
+    ("log_private_stats=no", ["tracking.log_private_stats=no"], {"config.tracking": None}, SCHEMA),
+    ("multi_label=no", ["dataset.multi_label=no"], {"config.dataset.multi_label": False}, SCHEMA),
+]
+
+
+def _at(results: dict[str, Any], path: str) -> Any:
+    value: Any = results
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+@pytest.mark.parametrize(
+    ("name", "case", "ran"),
+    cases(RUN),
+)
+def test_an_edge_input_runs_with_the_values_it_names(
+    name: str,
+    case: list[str],
+    ran: dict[str, Any],
+    inputs: dict[str, Path],
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    outcome = run_app(command(case, inputs), capfd)
+    everything = outcome.stdout + outcome.stderr
+    assert outcome.code == 0 and "Traceback" not in everything, everything
+    [path] = inputs["out"].rglob("results.json")
+    results = json.loads(path.read_text())
+    assert results["status"] == "complete"
+    for key, value in ran.items():
+        assert _at(results, key) == value, key
+    assert SENTINEL not in everything
+    released = (
+        {p for p in inputs["out"].rglob("synthetic.jsonl")} if "generator=copy" in command(case, inputs) else set()
+    )
+    assert SENTINEL.encode() not in written_bytes(inputs["out"], skip=released)  # copy releases its input by design
+
+
+def test_the_battery_has_at_least_60_inputs() -> None:
+    assert len(REFUSED) + len(RUN) >= 60
+    assert len({case[0] for case in [*REFUSED, *RUN]}) == len(REFUSED) + len(RUN)
