@@ -28,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
-from synbench import failures, registry
+from synbench import failures, joblock, registry
 from synbench.errors import ConfigError
 from synbench.job import JobSpec, check_no_credentials, job_dirname
 from synbench.lifecycle import error_record
@@ -214,10 +214,16 @@ def hydra_app(cfg: DictConfig) -> None:
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
         spec = JobSpec.from_config(cfg)
-        get_task(spec.task).run(cfg, spec, job_dir)
+        if not writes_results(spec.task):
+            get_task(spec.task).run(cfg, spec, job_dir)
+            return
+        check_inside_output_root(job_dir, Path(str(cfg.output_root)))
+        with joblock.claim(job_dir, spec.key, float(OmegaConf.select(cfg, "lock_wait_s", default=0))) as job_dir:
+            get_task(spec.task).run(cfg, spec, job_dir)
     except Exception as raised:
         exc = failures.config_error(raised) or raised
-        if writes_results(OmegaConf.select(cfg, "task.name")):
+        # a locked folder is the other process's: nothing of this one is written there
+        if writes_results(OmegaConf.select(cfg, "task.name")) and not isinstance(exc, joblock.JobLocked):
             record_failure(job_dir, exc)
         failures.print_debug_traceback(exc)  # stderr only, and only when asked for: never app.log
         line = failures.describe(exc).message
@@ -226,6 +232,16 @@ def hydra_app(cfg: DictConfig) -> None:
             raise SystemExit(2) from None
         # In a multirun the sweep goes on; synbench.sweeps.SweepCallback reports the failure at the end.
         log.error("job %s failed: %s", job_dir, line)
+
+
+def check_inside_output_root(job_dir: Path, output_root: Path) -> None:
+    """Every file a job writes stays below output_root: its folder (from sweep, task.name, hydra.run.dir) too."""
+    root = output_root.expanduser().resolve()
+    if not job_dir.resolve().is_relative_to(root) or job_dir.resolve() == root:
+        raise ConfigError(
+            f"the job folder {job_dir} is not inside output_root={output_root}; keep sweep a relative name and "
+            "hydra.run.dir / hydra.sweep.dir below ${output_root}, or set output_root to where jobs should go"
+        )
 
 
 def record_failure(job_dir: Path, exc: BaseException) -> None:

@@ -145,20 +145,22 @@ def raise_site(tb: TracebackType | None) -> str:
 def _plugin_prefixes() -> list[tuple[str, str, str]]:
     """(module prefix, kind, name) of every registered plugin; a third party's whole top package is its own.
 
-    The built-in tasks are left out: they are the core's own workflow, so an
-    error raised in core code they call is reported as internal.
+    The kinds are those loaded in this process (a plugin that raised was
+    loaded). The built-in tasks are left out: they are the core's own
+    workflow, so an error raised in core code they call is reported as
+    internal.
     """
     found = []
-    for kind in registry.BASES:
+    for base in registry.kinds():
         try:
-            plugins = registry.available(kind)
+            plugins = registry.available(base)
         except PluginError:
             continue
         for name, info in plugins.items():
             module = info.value.partition(":")[0]
             prefix = module if module.startswith("synbench.") else module.split(".")[0]
             if not prefix.startswith("synbench.tasks"):
-                found.append((prefix, kind[:-1].replace("_", " "), name))
+                found.append((prefix, registry.kind_name(base).replace("_", " "), name))
     return sorted(found, key=lambda item: -len(item[0]))  # the most specific prefix first
 
 

@@ -23,7 +23,7 @@ from synbench.files import to_json
 from synbench.privacy import check_accountant, check_delta_setting, check_epsilon
 
 # Keys that change where a job logs, not what it computes.
-NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir")
+NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir", "lock_wait_s")
 # The most synthetic documents one job may ask for: far above any benchmark's (the paper's largest sets are tens
 # of thousands), and far below where the output alone would exhaust memory (1e12 documents died after 20 s).
 MAX_SYNTHETIC = 10_000_000
@@ -63,9 +63,24 @@ class JobSpec:
 
     @property
     def key(self) -> str:
-        """A stable hash of the description."""
-        text = json.dumps(to_json(self.config), sort_keys=True)
+        """A stable hash of the canonical description: the job's identity, whatever its folder is called.
+
+        Numbers are canonical (`canonical`), so eps=1, eps=1.0 and eps=1e0
+        are one job, as are a single run and the same point of a sweep.
+        """
+        text = json.dumps(canonical(to_json(self.config)), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def canonical(value: Any) -> Any:
+    """A JSON value with each whole-number float written as an int (1.0 -> 1), at any depth: one text per value."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
 
 
 def derive_seed(seed: int, *path: int) -> int:

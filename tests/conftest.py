@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,49 @@ def run_cli(args: list[str], cwd: Path, check: bool = True, timeout: int = 600) 
     if check and proc.returncode != 0:
         raise AssertionError(f"synbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def errors(self) -> list[str]:
+        return [line for line in self.stderr.splitlines() if line.startswith("synbench: error:")]
+
+
+class CaseTimeout(BaseException):
+    """A case ran past its limit (a BaseException, so no handler of the app takes it for the job's own error)."""
+
+
+CASE_LIMIT_S = 60  # every case refuses in well under a second, or runs the copy control on 30 documents
+
+
+def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
+    """`python -m synbench ARGS` in this process (the app's entry point): its exit status and output, as `run_cli`
+    gives them but in a fraction of a second."""
+    from synbench.app import main
+
+    def expire(signum: int, frame: Any) -> None:
+        raise CaseTimeout(f"synbench {' '.join(args)} ran over {CASE_LIMIT_S} s")
+
+    capfd.readouterr()
+    code: Any = 0
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(CASE_LIMIT_S)
+    try:
+        main(args)
+    except SystemExit as exc:  # what the interpreter would print for SystemExit("message"), and its status
+        code = exc.code
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    out = capfd.readouterr()
+    if isinstance(code, str):
+        return Outcome(1, out.out, out.err + code + "\n")
+    return Outcome(int(code or 0), out.out, out.err)
 
 
 def install_plugin(folder: Path) -> None:

@@ -12,60 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import SENTINEL, write_jsonl, written_bytes
+from conftest import SENTINEL, run_app, write_jsonl, written_bytes
 
 SCHEMA = pytest.mark.xfail(strict=True, reason="typed config values come with schema32's structured configs (issue 32)")
 AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
-
-
-@dataclass
-class Outcome:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def errors(self) -> list[str]:
-        return [line for line in self.stderr.splitlines() if line.startswith("synbench: error:")]
-
-
-class CaseTimeout(BaseException):
-    """A case ran past its limit (a BaseException, so no handler of the app takes it for the job's own error)."""
-
-
-CASE_LIMIT_S = 60  # every case refuses in well under a second, or runs the copy control on 30 documents
-
-
-def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
-    """`python -m synbench ARGS`, in this process: the app's entry point with its exit status and output."""
-    from synbench.app import main
-
-    def expire(signum: int, frame: Any) -> None:
-        raise CaseTimeout(f"synbench {' '.join(args)} ran over {CASE_LIMIT_S} s")
-
-    capfd.readouterr()
-    code: Any = 0
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(CASE_LIMIT_S)
-    try:
-        main(args)
-    except SystemExit as exc:  # what the interpreter would print for SystemExit("message"), and its status
-        code = exc.code
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    out = capfd.readouterr()
-    if isinstance(code, str):
-        return Outcome(1, out.out, out.err + code + "\n")
-    return Outcome(int(code or 0), out.out, out.err)
 
 
 @pytest.fixture
@@ -127,7 +83,7 @@ RAISING_PLUGIN = """
 from synbench.api import FitReport, Generator, register
 
 
-@register("generators", "raising")
+@register(Generator, "raising")
 class RaisingGenerator(Generator):
     def fit(self, corpus, privacy, seed):
         raise ValueError(f"cannot handle {corpus.texts[0]!r}")

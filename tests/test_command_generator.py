@@ -131,7 +131,7 @@ SECRET = "zqsecretdocumentword"
         ),
         (
             WRITE_SPENT + "open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'wb').write(b'\\xff\\xfe')\n",
-            r"\{out\}/synthetic.jsonl is not UTF-8",
+            r"\{out\}/synthetic.jsonl line 1: byte 1 of the line is not UTF-8",
         ),
         (
             WRITE_SPENT + "open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w').write(json.dumps("

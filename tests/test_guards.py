@@ -61,7 +61,7 @@ def test_no_error_quotes_a_record_value(tmp_path: Path, tiny_dataset: list[str])
     proc = run_cli(
         [
             "-m",
-            *tiny_dataset,
+            *(o for o in tiny_dataset if not o.startswith(("dataset.train=", "dataset.eval="))),
             f"dataset.eval={evaluation}",
             "+dataset.id_field=id",
             "dataset.label_space=null",

@@ -76,10 +76,12 @@ def dpgen_job(
 ) -> tuple[dict[str, Any], bytes]:
     """A DP-Gen benchmark job on the tiny model with W&B offline; (results.json, every byte the W&B run wrote)."""
     out = tmp_path / "out"
+    # a key is given once: a label space in `extra` replaces the default one
+    labels = [] if any(arg.startswith("dataset.label_space=") for arg in extra) else ["dataset.label_space=[neg,pos]"]
     run_cli(
         [
             *tiny_dataset,
-            "dataset.label_space=[neg,pos]",
+            *labels,
             "generator=dpgen",
             *model_overrides(tiny_model),
             "generator.batch_size=8",

@@ -68,6 +68,7 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         "epsilon": math.nan if eps is None else eps,
         "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else -1,
         "status": str(results.get("status", "?")),
+        "job_key": results.get("job_key"),
         "noise": results.get("noise"),
         "delta": number(results.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
         # the generator's release only: the operator's reference figures (diagnostic_outputs) describe the real data
@@ -116,9 +117,20 @@ def metric_directions(frame: pd.DataFrame) -> dict[str, bool]:
     }
 
 
+def one_row_per_job(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per job key: folders of one job under two names (written before jobs were matched by key) count
+    once, the complete one kept."""
+    kept: dict[Any, dict[str, Any]] = {}
+    for i, row in enumerate(rows):
+        key = row.get("job_key") or ("folder", i)
+        if key not in kept or (kept[key]["status"] != COMPLETE and row.get("status") == COMPLETE):
+            kept[key] = row
+    return sorted(kept.values(), key=lambda row: row["job"])
+
+
 def load_results(root: Path) -> pd.DataFrame:
     """Every `results.json` below `root`, sorted by job folder; empty (with the base columns) when there are none."""
-    rows = [job_row(root, path) for path in job_files(root)]
+    rows = one_row_per_job([job_row(root, path) for path in job_files(root)])
     base = [
         "job",
         "task",

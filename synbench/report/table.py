@@ -47,10 +47,10 @@ class Group:
         return pd.concat([self.complete, self.incomplete])
 
     def seeds_cell(self) -> Cell:
-        """How many seeds the row's numbers come from, and how many did not finish."""
+        """How many distinct seeds the row's numbers come from, and how many did not finish."""
         counts = self.incomplete["status"].value_counts()
         extra = "".join(f" (+{n} {status})" for status, n in sorted(counts.items()))
-        return Cell(f"{len(self.complete)}{extra}", "missing" if self.complete.empty else "")
+        return Cell(f"{self.complete['seed'].nunique()}{extra}", "missing" if self.complete.empty else "")
 
     def unfinished_cell(self) -> Cell:
         """A value of a row none of whose seeds finished: says how they ended (failed, running)."""
