@@ -368,8 +368,9 @@ def test_wandb_curves_have_their_own_step_axis() -> None:
     from synbench.tracking import WandbTracker
 
     tracker = WandbTracker.__new__(WandbTracker)
-    tracker.run, tracker._axes = _Run(), set()
+    tracker.run, tracker._axes, tracker._eps = _Run(), set(), 4.0
     tracker.log_metrics({"utility/f1_micro": 0.5})
+    assert tracker.run.calls[0] == ("log", {"utility/f1_micro": 0.5, "eps": 4.0}, {})  # eps: the view's x-axis
     for step, loss in enumerate([3.0, 2.0, 1.0]):
         tracker.log_metrics({"fit/train_loss": loss}, step=step)
     assert all(not kw for kind, _, kw in tracker.run.calls if kind == "log")
