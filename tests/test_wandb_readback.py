@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+import wandb
 
 from conftest import FIXTURES, compose_config
 from synbench.job import JobSpec
@@ -28,7 +30,7 @@ def offline_run(job_dir: Path) -> OfflineRun:
 
 
 @pytest.fixture
-def sweep(tmp_path: Path, tiny_dataset: list[str]) -> Path:
+def sweep(tmp_path: Path, tiny_dataset: list[str]) -> Iterator[Path]:
     from synbench.tasks import audit, benchmark
 
     common = [
@@ -46,7 +48,10 @@ def sweep(tmp_path: Path, tiny_dataset: list[str]) -> Path:
     benchmark.run(cfg, JobSpec.from_config(cfg), root / "benchmark" / "eps=2")
     cfg = compose_config([*common, "task=audit", "audit.mode=one_run", "audit.targets=canaries", "audit.n_canaries=40"])
     audit.run(cfg, JobSpec.from_config(cfg), root / "audit" / "eps=2")
-    return root
+    yield root
+    # wandb's core service outlives its runs, and files it writes later (its debug logs) take the umask it started
+    # with: stop it, so the next test's job starts its own under that job's umask
+    wandb.teardown()
 
 
 def test_offline_runs_hold_the_sweep_group_config_summary_and_history(sweep: Path) -> None:
