@@ -71,6 +71,8 @@ def test_folds_stratify_by_target_kind_only() -> None:
     folds = target_folds(kinds, 7, 0.25)
     assert (folds[kinds == 0] == 0).sum() == 10 and (folds[kinds == 1] == 0).sum() == 40
     assert not np.array_equal(folds, target_folds(kinds, 8, 0.25))  # seeded
+    with pytest.raises(TypeError, match="never membership"):
+        target_folds(kinds[None] > 0, 7)
 
 
 def test_one_run_coverage_with_membership_blind_folds() -> None:
