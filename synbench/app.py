@@ -7,6 +7,7 @@ then Hydra composes the config and runs the job.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 import os
@@ -33,6 +34,7 @@ from synbench.errors import ConfigError
 from synbench.job import JobSpec, check_no_credentials, job_dirname
 from synbench.lifecycle import error_record
 from synbench.results import read_results, write_results
+from synbench.schema import SynBenchConfig
 from synbench.tasks import get_task, writes_results
 
 log = logging.getLogger(__name__)
@@ -101,8 +103,8 @@ def config_folders() -> list[Path]:
 
 @lru_cache(maxsize=1)
 def known_top_level_keys() -> frozenset[str]:
-    """Every key a config may set at the top: the primary config's, the group names, and keys of `_global_` configs."""
-    keys = {"hydra"}
+    """Every key a config may set at the top: the schema's, the group names, and keys of `_global_` configs."""
+    keys = {"hydra", *(f.name for f in dataclasses.fields(SynBenchConfig))}
     for folder in config_folders():
         keys.update(child.name for child in folder.iterdir() if child.is_dir() and not child.name.startswith("_"))
         for path in folder.rglob("*.yaml"):

@@ -81,8 +81,10 @@ def config_error(exc: BaseException) -> ConfigError | None:
 def hydra_message(exc: HydraException) -> str:
     """Hydra's error (an override it cannot apply, a config it cannot compose) as one line: its first line, and the
     first line of the OmegaConf error under it (a value of the wrong type)."""
-    text = str(exc).strip()
-    lines = [text.splitlines()[0] if text else type(exc).__name__]
+    text = str(exc).strip().splitlines()
+    lines = [text[0] if text else type(exc).__name__]
+    if lines[0].endswith(":") and len(text) > 1:  # "... raised while composing config:" then what was raised
+        lines[0] = f"{lines[0]} {text[1].strip()}"
     cause = exc.__cause__
     if isinstance(cause, OmegaConfBaseException) and str(cause).strip():
         lines.append(str(cause).strip().splitlines()[0])

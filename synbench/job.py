@@ -18,12 +18,14 @@ from typing import Any, Mapping
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from synbench import schema
 from synbench.errors import ConfigError
 from synbench.files import to_json
 from synbench.privacy import check_accountant, check_delta_setting, check_epsilon
 
 # Keys that change where a job logs, not what it computes.
-NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir", "lock_wait_s")
+# `data_root` only feeds the dataset's paths, which the description holds (and it is `???` where no experiment sets it).
+NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir", "lock_wait_s", "data_root")
 # The most synthetic documents one job may ask for: far above any benchmark's (the paper's largest sets are tens
 # of thousands), and far below where the output alone would exhaust memory (1e12 documents died after 20 s).
 MAX_SYNTHETIC = 10_000_000
@@ -44,11 +46,11 @@ class JobSpec:
         check_top_level(cfg)
         # A value left `???` (a backend's model, a paper dataset's data_root) fails here, naming its key, before
         # any request or any work: a plain to_container would pass the string "???" on.
-        container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-        assert isinstance(container, dict)
+        # A top-level `???` that nothing reads (the schema's data_root outside the paper experiments) is no error.
+        container = {str(key): plain(cfg[key]) for key in cfg if not OmegaConf.is_missing(cfg, key)}
         check_no_credentials({k: v for k, v in container.items() if k != "hydra"})
         config = {k: v for k, v in container.items() if k not in NON_SPEC_KEYS}
-        if OmegaConf.select(cfg, "tracking.log_private_stats", default=False):
+        if schema.log_private_stats(OmegaConf.select(cfg, "tracking")):
             # It changes what the job releases, so it is part of the job (and its key); absent when off, so the
             # keys of default jobs stay as they were.
             config["tracking"] = {"log_private_stats": True}
@@ -81,6 +83,11 @@ def canonical(value: Any) -> Any:
     if isinstance(value, list):
         return [canonical(v) for v in value]
     return value
+
+
+def plain(value: Any) -> Any:
+    """A config value as plain data, interpolations resolved; a `???` left inside it fails, naming its key."""
+    return OmegaConf.to_container(value, resolve=True, throw_on_missing=True) if OmegaConf.is_config(value) else value
 
 
 def derive_seed(seed: int, *path: int) -> int:

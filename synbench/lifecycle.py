@@ -21,9 +21,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 from omegaconf import DictConfig, OmegaConf
 
-from synbench import failures, registry, release
+from synbench import failures, registry, release, schema
 from synbench.base import DatasetLoader, Generator, Splits
-from synbench.errors import ConfigError, check_keys
 from synbench.job import JobSpec
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.release import TaskDeclarations
@@ -53,26 +52,21 @@ def node(cfg: DictConfig, key: str) -> dict[str, Any]:
 def privacy_spec(cfg: DictConfig, n_private: int) -> PrivacySpec:
     """The job's budget for a private set of `n_private` documents: delta resolved once here, noise secret unless
     seeded."""
-    noise_cfg = node(cfg, "privacy")
-    check_keys(noise_cfg, ("noise_seed", "secure_mode", "allow_large_delta"), "privacy config")
-    seed = noise_cfg.get("noise_seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ConfigError(f"privacy.noise_seed={seed!r} must be a non-negative integer, or null for secret noise")
-    noise = NoiseSource(seed=seed, secure_mode=bool(noise_cfg.get("secure_mode", False)))
+    options = schema.typed(schema.PrivacyConfig, node(cfg, "privacy"), "privacy")
     return PrivacySpec.for_private_set(
         n_private,
         cfg.eps,
         cfg.delta,
         str(cfg.accountant),
-        noise,
-        allow_large_delta=bool(noise_cfg.get("allow_large_delta", False)),
+        NoiseSource(seed=options.noise_seed, secure_mode=options.secure_mode),
+        allow_large_delta=options.allow_large_delta,
     )
 
 
 def log_private_stats(cfg: DictConfig) -> bool:
     """Whether the user opted in to releasing statistics of private data without noise
     (`tracking.log_private_stats`)."""
-    return bool(OmegaConf.select(cfg, "tracking.log_private_stats", default=False))
+    return schema.log_private_stats(OmegaConf.select(cfg, "tracking"))
 
 
 @dataclass

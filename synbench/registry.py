@@ -19,6 +19,7 @@ plugin is then selected by `_plugin_` exactly as an installed one.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib.util
 import inspect
@@ -30,10 +31,11 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
+from synbench import schema
 from synbench.base import Plugin
 from synbench.errors import ConfigError, PluginError
 
-PLUGIN_KEY = "_plugin_"
+PLUGIN_KEY = schema.PLUGIN_KEY
 LOCAL_PACKAGE = "(plugins: key)"  # the `package` of a plugin registered by a module the config names
 # Plugins registered in this process by `register` (modules named by the `plugins:` config key):
 # entry-point group -> name -> (info, class).
@@ -235,13 +237,23 @@ def create(base: type[P], node: Mapping[str, Any], **extra: Any) -> P:
             f"the {kind} config has no '{PLUGIN_KEY}' key naming its plugin; available: {', '.join(available(base))}"
         )
     cls = load(base, str(name))
-    params.update(extra)
-    accepted = inspect.signature(cls).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
-        unknown = sorted(set(params) - set(accepted))
-        if unknown:
-            raise PluginError(
-                f"{kind} plugin '{name}' does not take {', '.join(map(repr, unknown))}; "
-                f"it takes: {', '.join(accepted) or '(nothing)'}"
-            )
-    return cls(**params)
+    options = schema.options_of(cls, given=extra)
+    signature = inspect.signature(cls).parameters
+    if options is not None:
+        accepted = [f.name for f in dataclasses.fields(options)]
+    elif any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
+        accepted = None  # takes any keyword: its plugin checks them
+    else:
+        accepted = [key for key in signature if key not in extra]
+    unknown = sorted(set(params) - set(accepted)) if accepted is not None else []
+    if unknown:
+        raise PluginError(
+            f"{kind} plugin '{name}' does not take {', '.join(map(repr, unknown))}; "
+            f"it takes: {', '.join(accepted or []) or '(nothing)'}"
+        )
+    if options is not None:  # typed on the plugin's options dataclass (values converted or refused, checks run)
+        built = schema.typed(options, params, kind)
+        if options is cls and not extra:
+            return built  # type: ignore[return-value]
+        params = schema.as_keywords(built)
+    return cls(**params, **extra)

@@ -15,8 +15,9 @@ import logging
 import math
 import netrc
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 from urllib.parse import urlparse
 
 from synbench.base import FitReport, Tracker
@@ -47,8 +48,27 @@ class NullTracker(Tracker):
         pass
 
 
+@dataclass
+class WandbOptions:
+    """`tracking=wandb`'s keys (conf/tracking/wandb.yaml)."""
+
+    mode: str = "offline"  # offline | online | disabled
+    project: str = "synbench"
+    entity: Optional[str] = None
+    log_samples: bool = False  # log synthetic samples (only ever for DP output; never private text)
+    n_samples: int = 20
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("offline", "online", "disabled"):
+            raise ConfigError(f"tracking.mode={self.mode!r} is unknown; use offline, online or disabled")
+        if self.n_samples < 0:
+            raise ConfigError(f"tracking.n_samples={self.n_samples} must be at least 0")
+
+
 class WandbTracker(Tracker):
     """One W&B run per job, grouped per sweep, finished even when the job fails."""
+
+    options = WandbOptions
 
     def __init__(
         self,
@@ -63,8 +83,6 @@ class WandbTracker(Tracker):
     ) -> None:
         import wandb
 
-        if mode not in ("offline", "online", "disabled"):
-            raise ConfigError(f"tracking.mode={mode!r} is unknown; use offline, online or disabled")
         if mode == "online" and not has_wandb_key():
             raise ConfigError(
                 "tracking.mode=online needs a W&B API key, and none is set: export WANDB_API_KEY (or run "

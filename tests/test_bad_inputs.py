@@ -20,7 +20,6 @@ import pytest
 
 from conftest import SENTINEL, run_app, write_jsonl, written_bytes
 
-SCHEMA = pytest.mark.xfail(strict=True, reason="typed config values come with schema32's structured configs (issue 32)")
 AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
 
 
@@ -142,10 +141,10 @@ REFUSED: list[tuple[Any, ...]] = [
     ("an override that does not parse", ["eps=[1"], ["cannot parse the command line", "key=value"]),
     ("a URL with credentials", ["generator=augpe", "generator.backend.base_url=http://u:pw@h/v1"], ["credentials"]),
     # values, checked before anything runs
-    ("eps=0", ["eps=0"], ["eps=0 is invalid", "eps=inf"]),
-    ("eps=-1", ["eps=-1"], ["eps=-1 is invalid"]),
+    ("eps=0", ["eps=0"], ["eps=0.0 is invalid", "eps=inf"]),  # eps is a float in the schema
+    ("eps=-1", ["eps=-1"], ["eps=-1.0 is invalid"]),
     ("eps=nan", ["eps=nan"], ["eps=nan is invalid"]),
-    ("eps=abc", ["eps=abc"], ["eps='abc' is not a number"]),
+    ("eps=abc", ["eps=abc"], ["override eps=abc", "'abc' of type 'str' could not be converted to Float"]),
     ("eps=1e300", ["eps=1e300"], ["is above 100", "eps<=100"]),
     ("eps=1e6", ["eps=1e6"], ["eps=1000000.0 is above 100"]),
     ("delta=1.5", ["delta=1.5"], ["delta=1.5 is invalid", "between 0 and 1"]),
@@ -154,7 +153,7 @@ REFUSED: list[tuple[Any, ...]] = [
     ("delta=0.5", ["delta=0.5"], ["at least 1/N", "privacy.allow_large_delta=true"]),
     ("accountant=foo", ["accountant=foo"], ["accountant='foo' is unknown", "prv"]),
     ("seed=-1", ["seed=-1"], ["seed=-1 is invalid", "non-negative integer"]),
-    ("seed=abc", ["seed=abc"], ["seed='abc' is invalid"]),
+    ("seed=abc", ["seed=abc"], ["override seed=abc", "could not be converted to Integer"]),
     ("n_synthetic=-5", ["task.n_synthetic=-5"], ["task.n_synthetic=-5 is invalid"]),
     ("n_synthetic=0", ["task.n_synthetic=0"], ["task.n_synthetic=0 is invalid"]),
     ("n_synthetic=abc", ["task.n_synthetic=abc"], ["task.n_synthetic='abc' is invalid"]),
@@ -162,18 +161,31 @@ REFUSED: list[tuple[Any, ...]] = [
     ("noise_seed=-3", ["privacy.noise_seed=-3"], ["privacy.noise_seed=-3", "non-negative integer"]),
     ("cache_dir outside", ["cache_dir=/tmp/elsewhere"], ["cache_dir=/tmp/elsewhere is outside output_root"]),
     ("unknown generator plugin", ["generator._plugin_=nosuchgen"], ["unknown generator plugin 'nosuchgen'"]),
-    ("unknown privacy key", ["+privacy.noise=1"], ["privacy config has unknown key(s) noise"]),
+    ("unknown privacy key", ["+privacy.noise=1"], ["privacy.noise", "not in 'PrivacyConfig'", "remove or rename it"]),
     ("tracking.mode=bogus", ["tracking=wandb", "tracking.mode=bogus"], ["tracking.mode='bogus' is unknown"]),
     ("tracking online without a key", ["tracking=wandb", "tracking.mode=online"], ["WANDB_API_KEY", "offline"]),
     ("??? of the openai backend", ["generator=augpe", "generator/backend=openai"], ["'generator.backend.model'"]),
-    ("??? of a paper experiment", ["+experiment=paper_psytar_dpgen"], ["config value 'data_root'"]),
+    (  # the experiment's dataset paths (the base command's own dataset files would leave data_root unread)
+        "??? of a paper experiment",
+        [
+            "+experiment=paper_psytar_dpgen",
+            "generator=dpgen",
+            "dataset.train=${{data_root}}/psytar/train.jsonl",
+            "dataset.eval=${{data_root}}/psytar/test.jsonl",
+        ],
+        ["config value 'data_root'"],
+    ),
+    (
+        "a paper experiment's keys on another generator",
+        ["+experiment=paper_psytar_dpgen", "generator=copy"],
+        ["Key 'epochs' not in 'CopyGeneratorOptions'"],
+    ),
     # where the job writes
     ("output_root=/proc/foo", ["output_root=/proc/foo"], ["/proc/foo", "output_root"]),
     ("output_root is a file", ["output_root={a_file}"], ["not_a_folder", "output_root"]),
     ("output_root read-only", ["output_root={read_only}/out"], ["read_only", "output_root"], AS_ROOT),
-    ("hydra.run.dir outside", ["hydra.run.dir={folder}/elsewhere"], ["elsewhere is not inside output_root"]),
     # a sweep: every point validated before its first job runs
-    ("sweep eps=1,abc", ["-m", "eps=1,abc"], ["eps='abc' is not a number"]),
+    ("sweep eps=1,abc", ["-m", "eps=1,abc"], ["eps=abc", "could not be converted to Float"]),
     ("sweep seed=0,-1", ["-m", "seed=0,-1"], ["seed=-1 is invalid"]),
     ("sweep delta", ["-m", "delta=1e-5,2"], ["delta=2 is invalid"]),
     # data files
@@ -204,23 +216,21 @@ REFUSED: list[tuple[Any, ...]] = [
         ["plugins=[{plugin}]", "generator._plugin_=raising"],
         ["generator plugin 'raising' raised ValueError at raising_plugin.py:8", "SYNBENCH_DEBUG=1"],
     ),
-    # typed values (schema32's structured configs)
+    # typed values (the schema: synbench/schema.py)
     (
         "allow_inferred_label_space=no",
         ["dataset.train={text_labels}", "dataset.label_space=null", "dataset.allow_inferred_label_space=no"],
         ["label_space"],
-        SCHEMA,
     ),
-    ("allow_large_delta=no", ["delta=0.5", "privacy.allow_large_delta=no"], ["privacy.allow_large_delta=true"], SCHEMA),
-    ("multi_label=maybe", ["dataset.multi_label=maybe"], ["dataset.multi_label"], SCHEMA),
+    ("allow_large_delta=no", ["delta=0.5", "privacy.allow_large_delta=no"], ["privacy.allow_large_delta=true"]),
+    ("multi_label=maybe", ["dataset.multi_label=maybe"], ["dataset.multi_label"]),
     (
         "label_space=abc",
         ["dataset.train={abc}", "dataset.eval=null", "dataset.label_space=abc"],
         ["dataset.label_space"],
-        SCHEMA,
     ),
-    ("label_space duplicate", ["dataset.label_space=[neg,pos,neg]"], ["dataset.label_space", "neg"], SCHEMA),
-    ("max_length=0", ["dataset.max_length=0"], ["dataset.max_length"], SCHEMA),
+    ("label_space duplicate", ["dataset.label_space=[neg,pos,neg]"], ["dataset.label_space", "neg"]),
+    ("max_length=0", ["dataset.max_length=0"], ["dataset.max_length"]),
 ]
 
 
@@ -265,9 +275,9 @@ RUN: list[tuple[Any, ...]] = [
     ("n_synthetic=7", ["task.n_synthetic=7"], {"generation.n_synthetic": 7}),
     ("seed=3", ["seed=3"], {"seed": 3}),
     ("a tiny eps is not the plugin's fault", ["generator=example", "eps=1e-9"], {"epsilon": 1e-9}),
-    ("secure_mode=off", ["privacy.secure_mode=off"], {"config.privacy.secure_mode": False}, SCHEMA),
-    ("log_private_stats=no", ["tracking.log_private_stats=no"], {"config.tracking": None}, SCHEMA),
-    ("multi_label=no", ["dataset.multi_label=no"], {"config.dataset.multi_label": False}, SCHEMA),
+    ("secure_mode=off", ["privacy.secure_mode=off"], {"config.privacy.secure_mode": False}),
+    ("log_private_stats=no", ["tracking.log_private_stats=no"], {"config.tracking": None}),
+    ("multi_label=no", ["dataset.multi_label=no"], {"config.dataset.multi_label": False}),
 ]
 
 

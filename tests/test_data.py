@@ -22,6 +22,17 @@ from synbench.errors import ConfigError, DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONF = Path(__file__).parents[1] / "conf" / "dataset"
+
+
+def dataset_node(option: str) -> dict:
+    """The `dataset` node Hydra composes for `dataset=<option>` (its YAML over the plugin's schema)."""
+    from conftest import compose_config
+
+    node = OmegaConf.to_container(compose_config([f"dataset={option}", "data_root=/data"]).dataset)
+    assert isinstance(node, dict)
+    return node
+
+
 SENTIMENT = ["negative", "neutral", "positive"]
 SECRET = "Patient Zelda Quibblesworth took 40mg"  # must never appear in an error message
 
@@ -304,7 +315,7 @@ def test_drugreview_condition_drops_unlabelled_rows() -> None:
 
 def test_drugreview_multilabel_is_the_rating_plus_condition_groups() -> None:
     """The constructed multi-label task: one rating per review, plus 0 to 2 condition groups from the public mapping."""
-    node = OmegaConf.to_container(OmegaConf.load(CONF / "drugreview_multilabel.yaml"))
+    node = dataset_node("drugreview_multilabel")
     splits = registry.create(DatasetLoader, node).load(0)
     train = splits.train
     assert train.multi_label and (len(train), len(splits.eval)) == (600, 379)
@@ -319,7 +330,7 @@ def test_drugreview_multilabel_is_the_rating_plus_condition_groups() -> None:
 
 @pytest.mark.parametrize("path", sorted(CONF.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_dataset_config_builds_its_plugin(path: Path) -> None:
-    node = OmegaConf.to_container(OmegaConf.load(path))
+    node = dataset_node(path.stem)
     loader = registry.create(DatasetLoader, node)
     assert isinstance(loader, DatasetLoader) and loader.name == node["name"]
 
@@ -344,7 +355,7 @@ def test_the_default_task_has_a_public_label_space_fixed_in_its_config() -> None
 
 
 def test_only_label_space_needs_a_label_list_and_control_codes_need_the_labels() -> None:
-    from synbench.generators.dpgen.data import check_control_code
+    from synbench.generators.dpgen.settings import check_control_code
 
     with pytest.raises(ConfigError, match="needs a label_space list"):
         DrugReviewDataset(label="condition", only_label_space=True)

@@ -24,7 +24,7 @@ from synbench.data.files import FileDataset
 from synbench.dp import accounting
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, label_sets
 from synbench.dp.module import TrainConfig, fit_module
-from synbench.errors import ConfigError
+from synbench.errors import ConfigError, PluginError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule
@@ -347,7 +347,7 @@ def test_the_plan_is_what_runs_and_what_is_charged_at_n186_b2(tiny_model: dict[s
 def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         generator(tiny_model, grad_sample_mode="functorch")
-    with pytest.raises(ConfigError, match="dpgen.yaml"):
+    with pytest.raises(PluginError, match="generator plugin 'dpgen' does not take 'epoch'; it takes: epochs, "):
         registry.create(Generator, {"_plugin_": "dpgen", "model": tiny_model, "epoch": 3})
     with pytest.raises(ConfigError, match="label_prior"):
         generator(tiny_model, label_prior="histogram")

@@ -69,7 +69,7 @@ def test_our_errors_keep_their_message_and_a_complete_job_is_skipped(tmp_path: P
 def test_cli_failure_writes_failed_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
     proc = run_cli(
         [
-            *tiny_dataset,
+            *(arg for arg in tiny_dataset if not arg.startswith("dataset.eval=")),  # a key given twice is refused
             "dataset.eval=" + str(tmp_path / "missing.jsonl"),
             "generator=copy",
             "eps=inf",

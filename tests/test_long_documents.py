@@ -20,8 +20,8 @@ from synbench.dp.poisson import PoissonPlan, poisson_loader
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset, fit_text
-from synbench.generators.dpgen.generator import PAPER_LORA
 from synbench.generators.dpgen.module import per_sample_loss
+from synbench.generators.dpgen.settings import PAPER_LORA
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
 from synbench.lm.models import load_causal_lm
@@ -69,7 +69,7 @@ def test_chunks_of_a_document_share_one_poisson_inclusion(tiny_model: dict[str, 
         return collator(docs)
 
     loader = poisson_loader(data, plan, collate, NoiseSource().torch("poisson_masks"))
-    assert loader.batch_sampler.n == len(data) == 40  # one Bernoulli draw per document, not per chunk
+    assert loader.batch_sampler.num_samples == len(data) == 40  # one Bernoulli draw per document, not per chunk
     batches = [b for b in loader if b]
     assert len(drawn) == len(batches) > 0
     for batch, chunks in zip(batches, drawn):

@@ -24,8 +24,8 @@ from synbench.dp.module import TrainConfig, fit_module
 from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
-from synbench.generators.dpgen.generator import PAPER_LORA
 from synbench.generators.dpgen.module import DPGenModule, per_sample_loss
+from synbench.generators.dpgen.settings import PAPER_LORA
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec

@@ -1,12 +1,12 @@
-"""`AuditConfig`: the `audit` config node (conf/task/audit.yaml), checked once, with messages that say what to fix."""
+"""`AuditConfig`: the schema of the `audit` config node (conf/task/audit.yaml sets only what differs), with the
+checks a type cannot express."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
 
 from synbench.audit.design import MODES
-from synbench.errors import ConfigError, check_keys
+from synbench.errors import ConfigError
 
 TARGET_KINDS = ("outliers", "canaries", "both")
 GRIDS = ("fpr_grid", "recall_grid", "eps_grid", "guess_fractions")
@@ -14,42 +14,53 @@ GRIDS = ("fpr_grid", "recall_grid", "eps_grid", "guess_fractions")
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """How an audit is designed, run and summarised; see conf/task/audit.yaml for each key."""
+    """How an audit is designed, run and summarised: the schema of `audit.*` (each key's meaning beside it)."""
 
-    mode: str = "k_subsets"
-    n_targets: int | None = 50  # None: every outlier of both criteria (the paper's audit)
+    mode: str = "k_subsets"  # k_subsets: K generator runs | one_run: Steinke, Nasr & Jagielski (2023), one run
+    targets: str = "both"  # outliers | canaries | both (metrics are also reported per type: outliers.*, canaries.*)
+    # --- outlier targets (the paper's D_out): the farthest far_fraction from the centroid and LOF's outliers, at
+    # most n_targets (ranked jointly, alternating between the two criteria, when the union is larger: targets.py)
+    n_targets: int | None = 50  # null = the whole union (the paper's audit)
     far_fraction: float = 0.01
     lof_neighbors: int = 20
-    lof_contamination: float | str = 0.1
-    n_subsets: int = 100
-    base_fraction: float = 0.5
-    n_references: int = 4
-    ref_fraction: float = 0.5
-    n_synthetic: int | None = None
-    targets: str = "both"
+    lof_contamination: float | str = 0.1  # share LOF flags ("auto" flags none on the demo's MiniLM embeddings)
+    # --- canaries (Meeus et al. 2025): a D_aux document's first words + random words of a public vocabulary, a
+    # random label; inserted like targets. More trials per run are what raise the one-run ceiling.
     n_canaries: int = 300
+    # copies of each canary in a private set that holds it. >1 audits GROUPS of that size: a bound then concerns
+    # group privacy (k copies of an (eps,0)-DP record: k*eps)
     canary_repeats: int = 1
     canary_prefix_words: int = 10
     canary_suffix_words: int = 15
+    # --- design (the rest of the training split goes 1:2 to D_prv and D_aux)
+    n_subsets: int = 100  # K (k_subsets mode), even: K/2 pairs that split the targets between them
+    base_fraction: float = 0.5  # share of D_prv in each pair's private sets
+    n_references: int = 4  # M, even: each target is in exactly M/2 reference corpora
+    ref_fraction: float = 0.5  # share of D_aux in each reference corpus (about |D_prv| documents)
+    # synthetic documents per run; null = a private set's planned size (its base + half the targets), fixed in
+    # advance: a size that followed membership would reveal it
+    n_synthetic: int | None = None
+    save_synthetic: bool = True  # keep each run's synthetic corpus in runs/ (local disk only, never tracked)
+    # --- one-run guesses: k+ (top scores called members) and k- (bottom scores called non-members) as shares of
+    # the targets, each from {0} and guess_fractions; chosen on held-out targets and over the grid with Bonferroni
     guess_fractions: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
-    select_share: float = 0.25
-    repeats: int = 1
-    bootstrap_samples: int = 200
-    fpr_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 0.2)
-    recall_grid: tuple[float, ...] = (0.01, 0.1)
+    select_share: float = 0.25  # share of the targets that choose the held-out bound's threshold / guess counts
+    # --- repeated audits
+    repeats: int = 1  # R independent audits (new design, canaries, generator randomness): mean and 95% interval
+    bootstrap_samples: int = 200  # k_subsets: block bootstrap over pairs of runs against a per-trial bootstrap (AUC)
+    # --- reporting
+    fpr_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 0.2)  # audit.tpr_at_fpr_<f>; the paper reads FPR in [0.1, 0.2]
+    recall_grid: tuple[float, ...] = (0.01, 0.1)  # audit.precision_at_recall_<r>
+    # eps_emp / eps_emp_max choose among thresholds with at least this many errors behind the denominator;
+    # eps_emp_lower has no such cap
     min_count: int = 5
-    confidence: float = 0.95
-    delta: float | None = None
-    eps_grid: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
-    save_synthetic: bool = True
-
-    @classmethod
-    def from_node(cls, node: Mapping[str, Any]) -> "AuditConfig":
-        check_keys(node, cls.__dataclass_fields__, "audit config")
-        grids = {k: tuple(float(v) for v in node[k]) for k in GRIDS if k in node}
-        return cls(**{**node, **grids})
+    confidence: float = 0.95  # of eps_emp_lower (and of gdp_mu_lower): its two parts each hold at 1 - (1 - c) / 2
+    delta: float | None = None  # of the empirical epsilon; null = the job's delta (from the planned set size)
+    eps_grid: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)  # DP trade-off curves drawn on the ROC plot, with nominal eps
 
     def __post_init__(self) -> None:
+        for key in GRIDS:  # the schema gives lists: kept as tuples, so a built config is immutable
+            object.__setattr__(self, key, tuple(float(v) for v in getattr(self, key)))
         if self.mode not in MODES:
             raise ConfigError(f"audit.mode={self.mode!r} is unknown; choose one of {', '.join(MODES)}")
         if self.targets not in TARGET_KINDS:

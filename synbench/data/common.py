@@ -16,6 +16,7 @@ from synbench.base import DatasetLoader, Splits
 from synbench.corpus import Corpus
 from synbench.data.records import MAX_CHARS, Row, infer_label_space, records_to_corpus
 from synbench.data.split import make_splits
+from synbench.errors import ConfigError
 
 
 @dataclass(kw_only=True)
@@ -43,18 +44,35 @@ class BaseDataset(DatasetLoader):
 
     name: str = "dataset"
     domain: str | None = None  # medical, financial, legal, ...: the word the post-hoc filter's prompt asks about
-    label_space: Sequence[str] | None = None
-    eval_fraction: float = 0.2
+    label_space: list[str] | None = None  # null = inferred from the data (and then treated as public)
+    eval_fraction: float = 0.2  # held out of train when there is no eval split
     max_train: int | None = None
     max_eval: int | None = None
     max_length: int | None = None
-    max_chars: int = MAX_CHARS
-    long_documents: str = "truncate"
+    max_chars: int = MAX_CHARS  # the longest document text accepted; a longer record is refused (file and line)
+    long_documents: str = "truncate"  # truncate (head) | head_tail | chunk (up to max_chunks, one privacy unit)
     max_chunks: int = 4
     control_code: str | None = None
     access: str = "public"
     source: str = ""
+    # true: release an inferred space even when it looks like text (> N/10 labels, or one > 100 chars)
     allow_inferred_label_space: bool = False
+
+    def __post_init__(self) -> None:
+        """The checks a type cannot express: a label space of distinct names, a sequence length of at least 1."""
+        if self.label_space is not None:
+            seen = [label for i, label in enumerate(self.label_space) if label in self.label_space[:i]]
+            if seen:
+                raise ConfigError(
+                    f"dataset.label_space names {', '.join(map(repr, dict.fromkeys(seen)))} more than once; "
+                    "list each label once"
+                )
+            if not self.label_space:
+                raise ConfigError("dataset.label_space is empty; list the labels, or null to infer them from the data")
+        if self.max_length is not None and self.max_length < 1:
+            raise ConfigError(f"dataset.max_length={self.max_length} must be at least 1 (tokens per sequence), or null")
+        if self.max_chunks < 1:
+            raise ConfigError(f"dataset.max_chunks={self.max_chunks} must be at least 1")
 
     def load(self, seed: int) -> Splits:
         train, eval = self._read()

@@ -25,10 +25,10 @@ from __future__ import annotations
 import io
 import logging
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator
 
 import pandas as pd
 
@@ -83,20 +83,21 @@ class DrugReviewDataset(BaseDataset):
 
     name: str = "drugreview"
     label: str = "rating"
-    condition_groups: Mapping[str, Sequence[str]] | None = None
+    condition_groups: dict[str, list[str]] = field(default_factory=dict)  # {}: the single-label task
     only_label_space: bool = False
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.label not in LABEL_COLUMNS:
             raise ConfigError(f"dataset.label={self.label!r} is not one of: {', '.join(LABEL_COLUMNS)}")
-        if self.only_label_space and (self.label_space is None or self.condition_groups is not None):
+        if self.only_label_space and (self.label_space is None or self.condition_groups):
             raise ConfigError(
                 f"dataset '{self.name}': only_label_space=true keeps the reviews whose label is in "
                 "dataset.label_space, "
                 "so it needs a label_space list and no condition_groups; set both or set only_label_space=false"
             )
         self._groups_of: dict[str, list[str]] = {}
-        for group, conditions in (self.condition_groups or {}).items():
+        for group, conditions in self.condition_groups.items():
             for condition in conditions:
                 self._groups_of.setdefault(str(condition), []).append(str(group))
 
@@ -132,12 +133,12 @@ class DrugReviewDataset(BaseDataset):
             split=split,
             id_field="id",
             label_space=self.label_space,
-            multi_label=self.condition_groups is not None,
+            multi_label=bool(self.condition_groups),
         )
 
     def _rows(self, frame: pd.DataFrame) -> Iterator[Row]:
         for doc_id, review, label, condition in zip(
             frame.index, frame["review"], frame[self.label], frame["condition"], strict=True
         ):
-            labels = [label, *self._groups_of.get(condition, [])] if self.condition_groups is not None else label
+            labels = [label, *self._groups_of.get(condition, [])] if self.condition_groups else label
             yield f"id {doc_id}", {"id": doc_id, "text": _unquote(review), "label": labels}

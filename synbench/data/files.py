@@ -105,11 +105,12 @@ class FileDataset(FieldDataset):
     multi-label cell is split on `label_sep` (default "|").
     """
 
-    train: str | None = None
-    eval: str | None = None
-    format: str = "auto"
+    train: str | None = None  # the training file (required)
+    eval: str | None = None  # null: eval_fraction of train is held out
+    format: str = "auto"  # auto (from the suffix) | jsonl | csv | tsv | parquet
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.format not in ("auto", *FORMATS):
             raise ConfigError(f"dataset.format={self.format!r} is not one of: auto, {', '.join(FORMATS)}")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from synbench.corpus import Corpus
 from synbench.data.common import FieldDataset
@@ -41,7 +41,7 @@ class HuggingFaceDataset(FieldDataset):
     subset: str | None = None
     train_split: str = "train"
     eval_split: str | None = "test"
-    label_names: Sequence[str] | None = None
+    label_names: list[str] | None = None
 
     def _read(self) -> tuple[Corpus, Corpus | None]:
         import datasets

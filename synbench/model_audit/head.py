@@ -26,9 +26,10 @@ import torch
 from torch.utils.data import Dataset
 
 from synbench.dp import accounting
-from synbench.dp.job import DPSGDSettings, JobBudget
+from synbench.dp.job import JobBudget
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, fit_module
 from synbench.dp.poisson import PoissonPlan
+from synbench.dp.settings import DPSGDSettings
 from synbench.errors import ConfigError, check_keys
 from synbench.privacy import PrivacySpec
 
@@ -151,7 +152,7 @@ class LogisticHead:
             model,
             FeatureDataset(x, y),
             collate,
-            s.train_config(privacy, budget),
+            s.train_config(privacy, budget.noise_multiplier(privacy)),
             HeadLoss(multi_label, x.shape[1], train_y.shape[1]),
         )
         device = s.device()

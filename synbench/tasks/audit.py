@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig
 
-from synbench import registry, release
+from synbench import registry, release, schema
 from synbench.audit.attacks import attacks_from_node
 from synbench.audit.config import AuditConfig
 from synbench.audit.paper_reading import PAPER_REGION, paper_reading_false_alarm
@@ -169,7 +169,7 @@ def paper_reading_figures(audit: AuditConfig, summary: dict[str, Any], eps: floa
 
 def audit_job(job: JobRun) -> None:
     cfg, spec = job.cfg, job.spec
-    audit = AuditConfig.from_node(node(cfg, "audit"))
+    audit = schema.typed(AuditConfig, node(cfg, "audit"), "audit")
     splits = job.load_splits()
     with job.timing("targets"):
         outliers = select_outliers(cfg, audit, splits.train)

@@ -11,7 +11,6 @@ public WordPiece vocabulary; results say so in `init`.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -19,55 +18,21 @@ import numpy as np
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
-from synbench.dp.job import DPSGD_DETAILS, DPSGDSettings, JobBudget
+from synbench.dp.job import DPSGD_DETAILS, JobBudget
 from synbench.dp.module import DPSGDModule, fit_module
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
 from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDataset, collate, public_tokenizer
 from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, parameter_count
 from synbench.generators.dpdiffusion.sampling import generate
+from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 from synbench.privacy import PrivacySpec
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class DPDiffusionSettings(DPSGDSettings):
-    """Every `generator.*` key; conf/generator/dpdiffusion.yaml documents each."""
-
-    d_model: int = 128
-    n_layers: int = 2
-    n_heads: int = 4
-    d_ff: int = 512
-    max_seq_len: int = 64
-    t_min: float = 1e-3
-    noise_draws: int = 1
-    sample_steps: int = 64
-    temperature: float = 1.0
-    sample_batch_size: int = 64
-
-    def positive_keys(self) -> tuple[str, ...]:
-        return (
-            *super().positive_keys(),
-            "d_model",
-            "n_layers",
-            "n_heads",
-            "d_ff",
-            "max_seq_len",
-            "noise_draws",
-            "sample_steps",
-            "sample_batch_size",
-        )
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.strategy != "auto":
-            raise ConfigError("generator 'dpdiffusion' runs on one device (strategy=auto)")
-        if not self.temperature > 0:
-            raise ConfigError(f"generator.temperature={self.temperature} must be positive")
-
-
 class DPDiffusionGenerator(Generator):
+    options = DPDiffusionSettings
     public_details = DPSGD_DETAILS | frozenset(
         {
             "denoiser",
@@ -127,7 +92,7 @@ class DPDiffusionGenerator(Generator):
             draws=s.noise_draws,
             noise=privacy.noise,
         )
-        module = DPSGDModule(model, dataset, collate, s.train_config(privacy, budget), loss)
+        module = DPSGDModule(model, dataset, collate, s.train_config(privacy, budget.noise_multiplier(privacy)), loss)
         train_s = fit_module(module, **s.trainer_kwargs(device))
         eps_spent = budget.spent(privacy, module.privacy_engine, "dpdiffusion")
         self._model, self._corpus, self._labels, self._seed = model, corpus, released, seed

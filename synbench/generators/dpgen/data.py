@@ -25,10 +25,10 @@ from torch.utils.data import Dataset
 from synbench.corpus import Corpus
 from synbench.dp.label_sets import label_sets
 from synbench.errors import ConfigError
+from synbench.generators.dpgen.settings import LONG_DOCUMENTS
 
 IGNORE = -100  # label id that cross-entropy skips
 LOSS_ON = ("text", "all")
-LONG_DOCUMENTS = ("truncate", "head_tail", "chunk")
 
 
 AUTHORS_CONTROL_CODE = "{labels}\n\n"
@@ -43,15 +43,6 @@ def control_code(labels: Sequence[str], template: str | None = None) -> str:
     names from pretraining; the template is public, so this costs no budget.
     """
     return (template or AUTHORS_CONTROL_CODE).replace("{labels}", "\t".join(labels))
-
-
-def check_control_code(template: str | None) -> None:
-    """A template must place the labels, or every prompt would be the same and no label would condition anything."""
-    if template is not None and "{labels}" not in template:
-        raise ConfigError(
-            f"generator.control_code={template!r} (set by dataset.control_code) has no {{labels}} "
-            "placeholder; write where the labels go, e.g. 'Condition: {labels}\\n\\n', or set it to null"
-        )
 
 
 class Example(NamedTuple):

@@ -10,7 +10,7 @@ Budget: one accountant history holds the whole job, the DP label-set plan
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,13 +20,12 @@ import torch
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
-from synbench.dp.job import DPSGD_DETAILS, DPSGDSettings, JobBudget
-from synbench.dp.module import TrainConfig
+from synbench.dp.job import DPSGD_DETAILS, JobBudget
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
-from synbench.files import atomic_folder
 from synbench.generators.dpgen import weights
-from synbench.generators.dpgen.data import LONG_DOCUMENTS, Collator, DocumentDataset, check_control_code, control_code
+from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
+from synbench.generators.dpgen.settings import DPGenOptions, DPGenSettings
 from synbench.lm.generation import generate, memory_batch_size
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
@@ -34,82 +33,12 @@ from synbench.resume import resume_key
 
 log = logging.getLogger(__name__)
 
-PAPER_LORA = {
-    "r": 8,
-    "alpha": 16,
-    "dropout": 0.0,
-    "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-}
-
 # Settings that only change sampling: a checkpoint trained under other values of these is reused.
 SAMPLING_KEYS = frozenset({"temperature", "top_p", "max_new_tokens", "sample_batch_size", "num_threads"})
 
 
-@dataclass(frozen=True)
-class DPGenSettings(DPSGDSettings):
-    """Every `generator.*` key but `model` and `workdir`; conf/generator/dpgen.yaml documents each."""
-
-    lora: Mapping[str, Any] | None = field(default_factory=lambda: dict(PAPER_LORA))
-    loss_on: str = "text"
-    control_code: str | None = None
-    max_seq_len: int = 128
-    max_train_docs: int | None = None
-    long_documents: str = "truncate"
-    max_chunks: int = 4
-    activation_checkpointing: bool | str = "auto"
-    physical_batch_tokens: int = 4096
-    temperature: float = 0.9
-    top_p: float = 1.0
-    max_new_tokens: int = 256
-    sample_batch_size: int = 32
-
-    def positive_keys(self) -> tuple[str, ...]:
-        return (
-            *super().positive_keys(),
-            "max_seq_len",
-            "max_new_tokens",
-            "sample_batch_size",
-            "max_chunks",
-            "physical_batch_tokens",
-        )
-
-    @property
-    def checkpointing(self) -> bool:
-        """Activation checkpointing: as set, or (auto) from 1024 training tokens on, where activations dominate
-        memory."""
-        return (
-            self.max_seq_len >= 1024 if self.activation_checkpointing == "auto" else bool(self.activation_checkpointing)
-        )
-
-    @property
-    def physical_documents(self) -> int:
-        """Documents per physical batch: `physical_batch_size`, capped at `physical_batch_tokens` of training tokens."""
-        rows = self.max_seq_len * (self.max_chunks if self.long_documents == "chunk" else 1)
-        return max(1, min(self.physical_batch_size, self.physical_batch_tokens // rows))
-
-    def train_config(self, privacy: PrivacySpec, budget: JobBudget) -> TrainConfig:
-        return replace(super().train_config(privacy, budget), physical_batch_size=self.physical_documents)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_control_code(self.control_code)
-        if self.long_documents not in LONG_DOCUMENTS:
-            raise ConfigError(
-                f"generator.long_documents={self.long_documents!r} (set by dataset.long_documents) "
-                f"must be one of {', '.join(LONG_DOCUMENTS)}"
-            )
-        if self.activation_checkpointing not in (True, False, "auto"):
-            raise ConfigError(
-                f"generator.activation_checkpointing={self.activation_checkpointing!r} must be true, false or auto"
-            )
-        if self.long_documents == "chunk" and self.grad_sample_mode != "hooks":
-            raise ConfigError(
-                "long_documents=chunk needs generator.grad_sample_mode=hooks: a document's chunks are "
-                "clipped as one gradient, which ghost clipping cannot form"
-            )
-
-
 class DPGenGenerator(Generator):
+    options = DPGenOptions
     public_details = DPSGD_DETAILS | frozenset(
         {
             "fine_tuning",
@@ -236,20 +165,6 @@ class DPGenGenerator(Generator):
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(self._sampling)
 
-    def save_model(self, folder: Path) -> Path:
-        """The fitted model (LoRA merged) and its tokenizer as a local model folder that `model.pretrained=<folder>`
-        loads; written beside `folder` and renamed into place, so a crash leaves no folder that looks complete.
-
-        For a model trained without DP (planted contamination's "pretraining"):
-        weights fitted under DP are a release only through what they generate.
-        """
-        if self._model is None:
-            raise ConfigError("generator 'dpgen': save_model() called before fit()")
-        with atomic_folder(folder) as partial:
-            self._model.save_pretrained(partial)
-            self._tokenizer.save_pretrained(partial)
-        return folder
-
     def _train_docs(self, corpus: Corpus, noise: NoiseSource) -> Corpus:
         """The documents DP-SGD trains on: all, or a uniform subset of `max_train_docs` (a demo-size knob).
 
@@ -276,7 +191,7 @@ class DPGenGenerator(Generator):
         budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
         released = budget.release_labels(corpus, privacy)
         collator = Collator(tokenizer.pad_token_id, s.loss_on, chunked=s.long_documents == "chunk")
-        module = DPGenModule(model, dataset, collator, s.train_config(privacy, budget))
+        module = DPGenModule(model, dataset, collator, s.train_config(privacy, budget.noise_multiplier(privacy)))
         train_s = fit_module(module, **s.trainer_kwargs(next(model.parameters()).device))
         return {
             "epsilon_spent": budget.spent(privacy, module.privacy_engine, "dpgen"),

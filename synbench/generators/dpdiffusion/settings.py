@@ -1,0 +1,42 @@
+"""DP-Diffusion's options (`generator=dpdiffusion`): the schema of its `generator.*` keys, importable without torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from synbench.dp.settings import DPSGDSettings, at_least_one
+from synbench.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class DPDiffusionSettings(DPSGDSettings):
+    """Every `generator.*` key of DP-Diffusion: the denoiser, its diffusion loss and sampling, and the DP-SGD keys."""
+
+    d_model: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 512
+    max_seq_len: int = 64
+    t_min: float = 1e-3
+    noise_draws: int = 1
+    sample_steps: int = 64
+    temperature: float = 1.0
+    sample_batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        at_least_one(
+            self,
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "d_ff",
+            "max_seq_len",
+            "noise_draws",
+            "sample_steps",
+            "sample_batch_size",
+        )
+        if self.strategy != "auto":
+            raise ConfigError("generator 'dpdiffusion' runs on one device (strategy=auto)")
+        if not self.temperature > 0:
+            raise ConfigError(f"generator.temperature={self.temperature} must be positive")

@@ -1,0 +1,229 @@
+"""The one config schema: structured configs (dataclasses) in Hydra's ConfigStore, so OmegaConf types every value.
+
+The top of the schema is `SynBenchConfig` (registered as `synbench_schema`,
+the first entry of conf/config.yaml's defaults list). Each plugin declares its
+options as a dataclass (`options_of`: the class's `options`, or the class
+itself when it is a dataclass, as the dataset loaders are); a built-in's is
+registered as `schema/<group>/<name>`, which its group YAML names first in
+its defaults list (`- /schema/generator/dpgen@_here_`), so the YAML holds only
+the values that differ and Hydra types each value, command line included, as
+it merges. A bool then takes true/false (yes/no, on/off) and nothing else, a
+list is a list, an int an int. `typed` applies the same merge to any plugin
+node when the plugin is built, so a third-party plugin's options are typed
+through its class with no change to the core (docs/config.md).
+
+Checks a type cannot express (ranges, choices, keys that depend on each
+other) live in each dataclass's `__post_init__`, one place per setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Collection, List, Mapping, Optional, TypeVar
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf, open_dict
+from omegaconf.errors import OmegaConfBaseException
+
+from synbench.errors import ConfigError
+
+PLUGIN_KEY = "_plugin_"
+SCHEMA_GROUP = "schema"  # ConfigStore group of the plugins' schema nodes: schema/<config group>/<plugin name>
+TOP_SCHEMA = "synbench_schema"
+T = TypeVar("T")
+
+
+@dataclass
+class PrivacyConfig:
+    """`privacy.*`: where privacy noise comes from and the guards a user may lift (conf/config.yaml explains each)."""
+
+    # null = privacy noise from OS entropy (secret). An int reproduces the noise for research replication; results
+    # then say "noise": "seeded" and the output is NOT DP against anyone with the seed
+    noise_seed: Optional[int] = None
+    secure_mode: bool = False  # DP-SGD noise robust to floating-point attacks (Opacus' secure_mode sampling); slower
+    allow_large_delta: bool = False  # true: accept a delta >= 1/N (refused by default: a whole document could leak)
+
+    def __post_init__(self) -> None:
+        if self.noise_seed is not None and self.noise_seed < 0:
+            raise ConfigError(
+                f"privacy.noise_seed={self.noise_seed} must be a non-negative integer, or null for secret noise"
+            )
+
+
+@dataclass
+class TrackingOptions:
+    """Keys every `tracking` node has besides its plugin's: whether non-DP statistics of private data are released."""
+
+    # true releases non-DP statistics of private data (train loss, batch sizes, token counts) and marks the job
+    log_private_stats: bool = False
+
+
+@dataclass
+class SynBenchConfig:
+    """The top-level config: the groups a job picks (each node typed by its plugin's schema) and the job's values."""
+
+    dataset: Any = MISSING
+    generator: Any = MISSING
+    model: Any = None
+    encoder: Any = None
+    classifier: Any = None
+    metrics: Any = field(default_factory=dict)
+    attack: Any = None
+    filter: Any = None
+    task: Any = MISSING
+    tracking: Any = None
+    eps: float = 4.0  # privacy budget; inf = the same pipeline without DP
+    # null = 1/N^2 for the private set size N, the same for every generator; or a number in (0, 1), or the rule
+    # "1/(N ln N)" (AUG-PE's, for paper replication)
+    delta: Any = None  # checked by privacy.check_delta_setting (a number, null or a rule: no one OmegaConf type)
+    accountant: str = "prv"  # prv | rdp | gdp (generators that train with DP-SGD use prv or rdp)
+    privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
+    seed: int = 0  # everything that is not a privacy mechanism: splits, audit design, weight init, decoding
+    # unpackaged plugins: modules (dotted names on PYTHONPATH, or .py paths) whose classes decorated with
+    # synbench.api.register join the registry, e.g. plugins=[./my_filters.py] filter._plugin_=short
+    plugins: List[str] = field(default_factory=list)
+    sweep: str = "default"  # names the output folder and the W&B group of a sweep
+    output_root: str = "outputs"
+    cache_dir: str = "${output_root}/cache"  # per-corpus embedding caches (local disk only)
+    # a job locks its folder; the same job started again waits this long for it, then fails naming its pid
+    lock_wait_s: float = 10.0
+    # the paper experiments' folder of datasets: required (`???`) where a dataset's paths name it
+    data_root: Optional[str] = MISSING
+    # the options of the tasks that have a section of their own (typed by schema/<section>, which the task's YAML
+    # names in its defaults list); null for the other tasks
+    audit: Any = None
+    model_audit: Any = None
+    model_attacks: Any = None  # task=model_audit's attacks (the model_attacks group)
+    contamination: Any = None
+    plugin: Any = None  # task=new_plugin's scaffold settings
+
+
+def log_private_stats(tracking: Mapping[str, Any] | None) -> bool:
+    """`tracking.log_private_stats` as a bool, whichever tracker the node is for (a third party's is typed here)."""
+    value = (tracking or {}).get("log_private_stats", False)
+    return typed(TrackingOptions, {"log_private_stats": value}, "tracking").log_private_stats
+
+
+def options_of(cls: type, given: Collection[str] = ()) -> type | None:
+    """The dataclass a plugin class declares its options with: `cls.options`, `cls` itself if it is a dataclass,
+    or one derived from its constructor's typed keywords (less `given`, the keywords the core passes itself).
+
+    The derived one types a plugin that declares nothing (a third party's
+    `def __init__(self, steps: int = 10, greedy: bool = False)`), so every
+    plugin's values are converted or refused the same way. A constructor that
+    takes `**kwargs` declares no schema: its plugin gets its node as written.
+    """
+    options = getattr(cls, "options", None)
+    if options is None and dataclasses.is_dataclass(cls):
+        options = cls
+    if isinstance(options, type) and dataclasses.is_dataclass(options):
+        return options
+    return signature_options(cls, frozenset(given))
+
+
+@lru_cache(maxsize=None)
+def signature_options(cls: type, given: frozenset[str]) -> type | None:
+    """A dataclass of the keywords of `cls(...)`: each typed by its annotation (one OmegaConf cannot type: Any), a
+    keyword without a default required."""
+    params = inspect.signature(cls).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except (NameError, TypeError):
+        hints = {}
+    fields = [
+        (p.name, typeable(hints.get(p.name, Any)), field(default=MISSING if p.default is p.empty else p.default))
+        for p in params
+        if p.name not in given and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    return dataclasses.make_dataclass(f"{cls.__name__}Options", fields)
+
+
+def typeable(hint: Any) -> Any:
+    """`hint` if OmegaConf can type a field with it (bool, int, float, str, list, dict, Optional, dataclasses), else
+    Any (a Mapping or Sequence annotation, a class of the plugin's own)."""
+    try:
+        OmegaConf.structured(dataclasses.make_dataclass("Probe", [("value", hint, field(default=None))]))
+    except (OmegaConfBaseException, TypeError, ValueError):
+        return Any
+    return hint
+
+
+def schema_node(options: type, plugin: str | None = None) -> DictConfig:
+    """The typed node of an options dataclass (writable even when the dataclass is frozen), with `_plugin_` set."""
+    node = OmegaConf.structured(options)
+    writable(node)
+    if plugin is not None:
+        with open_dict(node):
+            node[PLUGIN_KEY] = plugin
+    return node
+
+
+def writable(node: Any) -> None:
+    """Clear the read-only flag a frozen dataclass puts on its node and on each nested one, so values merge in."""
+    if isinstance(node, (DictConfig, ListConfig)):
+        OmegaConf.set_readonly(node, False)
+        for key in range(len(node)) if isinstance(node, ListConfig) else node.keys():
+            writable(node._get_node(key))
+
+
+def typed(options: type[T], node: Mapping[str, Any], where: str) -> T:
+    """`node` merged onto the schema of `options` and built: each value converted to its field's type, and the
+    dataclass's own checks run, or refused in one line. `_plugin_` is not an option and is left out."""
+    plain = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
+    # plain values: a nested node Hydra typed by another schema (the utility metric's `classifier: ${classifier}`)
+    # stays a mapping, not an instance of that schema's dataclass
+    values = {
+        k: OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v
+        for k, v in plain.items()
+        if k != PLUGIN_KEY
+    }
+    try:
+        built = OmegaConf.to_object(OmegaConf.merge(schema_node(options), values))
+    except OmegaConfBaseException as exc:
+        raise config_error(exc, where) from None
+    assert isinstance(built, options)
+    return built
+
+
+def as_keywords(options: Any) -> dict[str, Any]:
+    """A built options dataclass as constructor keywords (one level: nested options stay dataclasses)."""
+    return {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+
+
+def config_error(exc: BaseException, where: str = "") -> ConfigError:
+    """OmegaConf's several-line type error (or Hydra's composition error around it) as one line naming the key,
+    what it got and what it takes."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, OmegaConfBaseException):
+        cause = cause.__cause__ or cause.__context__
+    found = cause or exc
+    key = ".".join(k for k in (where, str(getattr(found, "full_key", "") or "")) if k)
+    message = (str(getattr(found, "msg", None) or found).strip().splitlines() or ["invalid value"])[0]
+    fix = "remove or rename it" if "not in" in message else "fix the value on the command line or in its YAML file"
+    return ConfigError(f"{key or 'config'}: {message}; {fix} (docs/config.md lists each key and its type)")
+
+
+def store_plugin(group: str, name: str, options: type, *core: type) -> None:
+    """Register a plugin's options as `schema/<group>/<name>`: its group YAML then starts its defaults list with
+    `- /schema/<group>/<name>@_here_` and holds only the values that differ.
+
+    `core` adds dataclasses of keys the core reads from the same node (a
+    tracking node's `log_private_stats`), which the plugin is not given.
+    """
+    if core:
+        options = dataclasses.make_dataclass(options.__name__, [], bases=(options, *core))
+    ConfigStore.instance().store(group=f"{SCHEMA_GROUP}/{group}", name=name, node=schema_node(options, name))
+
+
+def store_section(name: str, options: type) -> None:
+    """Register a task's section (`audit`, ...) as `schema/<name>`; the task's YAML names it `@<name>`."""
+    ConfigStore.instance().store(group=SCHEMA_GROUP, name=name, node=schema_node(options))
+
+
+ConfigStore.instance().store(name=TOP_SCHEMA, node=SynBenchConfig)
