@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,6 +62,21 @@ def atomic_path(path: Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def atomic_folder(folder: Path) -> Iterator[Path]:
+    """A temporary folder beside `folder` for a writer to fill; it replaces `folder` (an older, incomplete one
+    included) when the block ends and is removed if it fails, so a folder that exists is complete."""
+    folder.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        yield partial
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(partial, folder)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -102,10 +102,32 @@ class AblationConfig:
 
 
 @dataclass(frozen=True)
+class PlantedConfig:
+    """Planted contamination: a copy of the public model trained without DP on a known share of the private set.
+
+    `train` holds DP-Gen settings (conf/generator/dpgen.yaml's keys) for that
+    non-DP continued training; the public text is the embedded python_docs
+    corpus, its first `public_docs` paragraphs of at least `public_min_chars`.
+    """
+
+    enabled: bool = False
+    share: float = 0.2  # S: this share of the private training split goes into the "pretraining" corpus
+    public_docs: int = 60
+    public_min_chars: int = 200
+    train: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _fraction(self.share, "contamination.planted.share", low_open=True)
+        if self.public_docs < 0 or self.public_min_chars < 0:
+            raise ConfigError("contamination.planted.public_docs and public_min_chars must be >= 0")
+
+
+@dataclass(frozen=True)
 class ContaminationConfig:
     exact: ExactConfig = field(default_factory=ExactConfig)
     mink: MinKConfig = field(default_factory=MinKConfig)
     ablation: AblationConfig = field(default_factory=AblationConfig)
+    planted: PlantedConfig = field(default_factory=PlantedConfig)
     save_scores: bool = True  # per-document scores in the job folder (contamination_scores.npz), never logged
 
     @classmethod
@@ -115,11 +137,12 @@ class ContaminationConfig:
         tuples = {"files", "non_members", "members", "steps"}
         sub = {
             name: {k: tuple(v) if k in tuples and v is not None else v for k, v in dict(node.get(name) or {}).items()}
-            for name in ("exact", "mink", "ablation")
+            for name in ("exact", "mink", "ablation", "planted")
         }
         return cls(
             exact=_build(ExactConfig, sub["exact"], "contamination.exact"),
             mink=_build(MinKConfig, sub["mink"], "contamination.mink"),
             ablation=_build(AblationConfig, sub["ablation"], "contamination.ablation"),
+            planted=_build(PlantedConfig, sub["planted"], "contamination.planted"),
             save_scores=bool(node.get("save_scores", True)),
         )

@@ -17,13 +17,11 @@ folder any server loads offline:
 from __future__ import annotations
 
 import copy
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
 from synbench.errors import ConfigError
+from synbench.files import atomic_folder
 from synbench.lm.models import load_causal_lm
 
 # save_pretrained writes these last; a folder holding them is complete (it was renamed into place whole)
@@ -68,14 +66,7 @@ def gguf_to_folder(model: str | Mapping[str, Any], folder: str | Path) -> Path:
     plain = AutoModelForCausalLM.from_config(config, dtype=loaded.model.dtype)
     plain.load_state_dict(loaded.model.state_dict(), strict=True)
     plain.generation_config = loaded.model.generation_config
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
+    with atomic_folder(folder) as partial:  # replaces an incomplete folder from an older, interrupted copy
         plain.save_pretrained(partial)
         loaded.tokenizer.save_pretrained(partial)
-        if folder.exists():  # an incomplete folder from an older, interrupted copy
-            shutil.rmtree(folder)
-        os.replace(partial, folder)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
     return folder

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +27,32 @@ import torch
 from synbench import registry
 from synbench.base import Metric, MetricContext, Splits
 from synbench.contamination.ablation import run_ablation
-from synbench.contamination.config import ContaminationConfig
+from synbench.contamination.config import ContaminationConfig, PlantedConfig
 from synbench.contamination.detect import exact_section, mink_sections
+from synbench.contamination.planted import PlantedCorpus, known_answer_figures, plant_corpus
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.files import save_arrays_atomic
+from synbench.files import save_arrays_atomic, write_json_atomic
+from synbench.generators.dpgen.generator import DPGenGenerator
 from synbench.lifecycle import JobRun, node, privacy_spec
 from synbench.lm.backends import load_shared
+from synbench.lm.folders import FOLDER_FILES, gguf_to_folder
+from synbench.privacy import PrivacySpec
 from synbench.report.stats import estimate
 from synbench.run import GeneratorRun
 from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
 SCORES_FILE = "contamination_scores.npz"
-NON_DP = ["contamination.exact", "contamination.mink", "contamination.minkpp", "contamination.ablation"]
+NON_DP = [
+    "contamination.exact",
+    "contamination.mink",
+    "contamination.minkpp",
+    "contamination.ablation",
+    "contamination.planted",
+]
+PLANTED_DIR = "planted"  # S, the pretraining corpus, DP-Gen's checkpoint and the planted model folder (`model/`)
+TRAINING_FILE = "training.json"
 
 
 class ContaminationTask(Task):
@@ -55,21 +69,27 @@ class ContaminationTask(Task):
 run = ContaminationTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
 
 
-def ablation_section(job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray) -> dict[str, Any]:
+def ablation_section(
+    job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray, model: dict[str, Any]
+) -> dict[str, Any]:
     """The ablation's runs (`synbench.contamination.ablation`) and the table of mean F1 with 95% intervals; fills the
     release header.
 
     Every run gets the job's one budget: delta resolved once from the whole
     private split, never from a run's smaller set, so the delta results
-    report is the one every run used.
+    report is the one every run used. A generator that starts from the
+    `model` group starts from `model` (the planted model, when planted).
     """
     cfg, spec = job.cfg, job.spec
     metrics = node(cfg, "metrics")
     if "utility" not in metrics:
         raise ConfigError("the contamination ablation measures utility: keep `utility` in metrics (metrics=[utility])")
     folder = job.job_dir / "ablation"
+    generator = node(cfg, "generator")
+    if "model" in generator:
+        generator["model"] = model
     base = GeneratorRun(
-        node(cfg, "generator"),
+        generator,
         spec.generator,
         privacy_spec(cfg, len(splits.train)),
         spec.seed,
@@ -116,16 +136,63 @@ def ablation_section(job: JobRun, splits: Splits, cc: ContaminationConfig, flagg
     }
 
 
+def plant_model(
+    job: JobRun, pc: PlantedConfig, train: Corpus, model: dict[str, Any], cache_dir: Path
+) -> tuple[PlantedCorpus, dict[str, Any], dict[str, Any]]:
+    """S and its pretraining corpus (`synbench.contamination.planted`), and `model` trained on that corpus without DP
+    (DP-Gen at eps=inf with `pc.train`'s settings), saved as `planted/model/`: (corpus, its model node, training).
+
+    Resumes at every step: S and the corpus are read back, DP-Gen reuses its
+    checkpoint (`planted/dpgen/`), and a complete model folder is not trained
+    again. The public model's GGUF is first converted to a plain folder
+    (cached under `cache_dir/models/`), whose weights can be saved once trained.
+    """
+    folder = job.job_dir / PLANTED_DIR
+    corpus = plant_corpus(pc, train, job.spec.seed, folder)
+    model_dir = folder / "model"
+    # `planted` is no ModelSpec field: it keys the Min-K% score cache by what the folder was trained on
+    planted_node = {
+        **model,
+        "name": f"{model.get('name')}_planted",
+        "pretrained": str(model_dir),
+        "package": None,
+        "gguf_file": None,
+        "planted": {"share": pc.share, "seed": job.spec.seed, "train": dict(pc.train), "public": corpus.n_public},
+    }
+    if not all((model_dir / name).is_file() for name in FOLDER_FILES) or not (folder / TRAINING_FILE).is_file():
+        base = gguf_to_folder(model, cache_dir / "models" / str(model.get("name")))
+        base_node = {**model, "pretrained": str(base), "package": None, "gguf_file": None}
+        generator = DPGenGenerator(base_node, workdir=str(folder), **{"label_prior": "uniform", **pc.train})
+        pretraining = Corpus.build(
+            corpus.documents, [("text",)] * len(corpus.documents), ("text",), name="planted-pretraining"
+        )
+        privacy = PrivacySpec.for_private_set(len(pretraining), math.inf, job.cfg.delta, str(job.cfg.accountant))
+        fit = generator.fit(pretraining, privacy, job.spec.seed)
+        generator.save_model(model_dir)
+        keys = ("fine_tuning", "epochs", "steps", "n_train_docs", "max_seq_len", "train_s", "trainable_params")
+        losses = fit.private_stats.get("train_loss") or []
+        training = {k: fit.details.get(k) for k in keys} | {
+            "final_train_loss": float(np.mean(losses[-5:])) if losses else None,
+            "resumed": bool(fit.details.get("resumed")),
+        }
+        write_json_atomic(folder / TRAINING_FILE, training)
+    return corpus, planted_node, json.loads((folder / TRAINING_FILE).read_text())
+
+
 def contamination_job(job: JobRun) -> None:
     cfg, timing = job.cfg, job.timing
     cc = ContaminationConfig.from_node(node(cfg, "contamination"))
     cache_dir = Path(str(cfg.cache_dir))
     splits = job.load_splits()
+    model = node(cfg, "model")
+    planted: PlantedCorpus | None = None
+    if cc.planted.enabled:  # the model and the index's corpus become the planted ones
+        with timing("plant"):
+            planted, model, training = plant_model(job, cc.planted, splits.train, model, cache_dir)
+        cc = replace(cc, exact=replace(cc.exact, index_dir=None, corpus="files", files=(str(planted.corpus_file),)))
     with timing("load_model"):
-        loaded = load_shared(
-            json.dumps(node(cfg, "model"), sort_keys=True), "cuda" if torch.cuda.is_available() else "cpu"
-        )
-    section: dict[str, Any] = {"n_documents": len(splits.train), "model": str(node(cfg, "model").get("name"))}
+        loaded = load_shared(json.dumps(model, sort_keys=True), "cuda" if torch.cuda.is_available() else "cpu")
+    section: dict[str, Any] = {"n_documents": len(splits.train), "model": str(model.get("name"))}
     arrays: dict[str, np.ndarray] = {}
     if cc.exact.enabled:
         with timing("exact"):
@@ -133,11 +200,19 @@ def contamination_job(job: JobRun) -> None:
         arrays |= found
     if cc.mink.enabled:
         with timing("mink"):
-            found_sections, found = mink_sections(
-                cc.mink, node(cfg, "model"), loaded, splits.train, splits.eval, cache_dir
-            )
+            found_sections, found = mink_sections(cc.mink, model, loaded, splits.train, splits.eval, cache_dir)
         section |= found_sections
         arrays |= found
+    if planted is not None:
+        section["planted"] = {
+            "share": cc.planted.share,
+            "n_members": int(planted.members.sum()),
+            "n_unseen": int((~planted.members).sum()),
+            "n_public_docs": planted.n_public,
+            "model_folder": f"{PLANTED_DIR}/model",
+            "training": training,
+            **known_answer_figures(planted.members, arrays),
+        }
     if cc.save_scores:  # per-document scores stay in the job folder: never logged, tracked or put in results
         save_arrays_atomic(job.job_dir / SCORES_FILE, **arrays)
     job.record_release(splits, {"n_private": len(splits.train), "n_eval": len(splits.eval)})
@@ -159,7 +234,7 @@ def contamination_job(job: JobRun) -> None:
                 f"contamination.ablation.detector={cc.ablation.detector} is not enabled; enable it or pick another"
             )
         with timing("ablation"):
-            section["ablation"] = ablation_section(job, splits, cc, arrays[flag_key])
+            section["ablation"] = ablation_section(job, splits, cc, arrays[flag_key], model)
         job.results["non_dp_outputs"] = [k for k in NON_DP if k.split(".")[1] in section]
         for row in section["ablation"]["table"]:
             log.info(

@@ -23,6 +23,7 @@ from synbench.dp import label_sets
 from synbench.dp.job import DPSGD_DETAILS, JobBudget
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
+from synbench.files import atomic_folder
 from synbench.generators.dpgen import weights
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
 from synbench.generators.dpgen.settings import DPGenOptions, DPGenSettings
@@ -164,6 +165,20 @@ class DPGenGenerator(Generator):
 
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(self._sampling)
+
+    def save_model(self, folder: Path) -> Path:
+        """The fitted model (LoRA merged) and its tokenizer as a local model folder that `model.pretrained=<folder>`
+        loads; written beside `folder` and renamed into place, so a crash leaves no folder that looks complete.
+
+        For a model trained without DP (planted contamination's "pretraining"):
+        weights fitted under DP are a release only through what they generate.
+        """
+        if self._model is None:
+            raise ConfigError("generator 'dpgen': save_model() called before fit()")
+        with atomic_folder(folder) as partial:
+            self._model.save_pretrained(partial)
+            self._tokenizer.save_pretrained(partial)
+        return folder
 
     def _train_docs(self, corpus: Corpus, noise: NoiseSource) -> Corpus:
         """The documents DP-SGD trains on: all, or a uniform subset of `max_train_docs` (a demo-size knob).
