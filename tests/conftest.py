@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -29,10 +30,21 @@ def compose_config(overrides: list[str] | None = None) -> DictConfig:
         return compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
 
 
+def last_wins(args: list[str]) -> list[str]:
+    """Overrides with one per key, the last kept in its place: tests pass a fixture's defaults and then their own
+    values, and the app refuses a key given twice."""
+
+    def key(arg: str) -> str | None:
+        return None if arg.startswith("-") or "=" not in arg else arg.partition("=")[0].lstrip("+~")
+
+    last = {key(arg): i for i, arg in enumerate(args) if key(arg) is not None}
+    return [arg for i, arg in enumerate(args) if key(arg) is None or last[key(arg)] == i]
+
+
 def run_cli(args: list[str], cwd: Path, check: bool = True, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     """Run `python -m synbench ARGS` in `cwd` the way a user does (killed after `timeout` seconds)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "synbench", *args],
+        [sys.executable, "-m", "synbench", *last_wins(args)],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -62,9 +74,39 @@ class CaseTimeout(BaseException):
 CASE_LIMIT_S = 60  # every case refuses in well under a second, or runs the copy control on 30 documents
 
 
+LoggingState = dict[str, tuple[list[logging.Handler], int, bool, bool]]
+
+
+def logging_state() -> LoggingState:
+    """Every logger's handlers, level, propagation and disabled flag (the root's under "")."""
+    loggers = {"": logging.getLogger(), **{n: lg for n, lg in logging.Logger.manager.loggerDict.items()}}
+    return {
+        name: (list(lg.handlers), lg.level, lg.propagate, lg.disabled)
+        for name, lg in loggers.items()
+        if isinstance(lg, logging.Logger)
+    }
+
+
+def restore_logging(state: LoggingState) -> None:
+    """Undo what Hydra's logging set up for a run in this process: its handlers write to this test's captured
+    streams and the job's app.log, and would outlive both (a later test logging to a closed stream)."""
+    loggers = {"": logging.getLogger(), **{n: lg for n, lg in logging.Logger.manager.loggerDict.items()}}
+    for name, logger in loggers.items():
+        if not isinstance(logger, logging.Logger):
+            continue
+        handlers, level, propagate, disabled = state.get(name, ([], logging.NOTSET, True, False))
+        for handler in logger.handlers:
+            if handler not in handlers:
+                handler.close()
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+        logger.propagate, logger.disabled = propagate, disabled
+
+
 def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
     """`python -m synbench ARGS` in this process (the app's entry point): its exit status and output, as `run_cli`
     gives them but in a fraction of a second."""
+    from synbench import registry
     from synbench.app import main
 
     def expire(signum: int, frame: Any) -> None:
@@ -74,6 +116,9 @@ def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
     code: Any = 0
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(CASE_LIMIT_S)
+    logs = logging_state()
+    local_plugins = {group: dict(plugins) for group, plugins in registry._LOCAL.items()}
+    modules = set(sys.modules)
     try:
         main(args)
     except SystemExit as exc:  # what the interpreter would print for SystemExit("message"), and its status
@@ -81,6 +126,11 @@ def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+        restore_logging(logs)
+        registry._LOCAL.clear()  # plugins a case's `plugins=` key registered stay in that case
+        registry._LOCAL.update(local_plugins)
+        for name in [m for m in sys.modules if m.startswith("_synbench_plugins_") and m not in modules]:
+            del sys.modules[name]
     out = capfd.readouterr()
     if isinstance(code, str):
         return Outcome(1, out.out, out.err + code + "\n")
