@@ -69,7 +69,7 @@ def test_chunks_of_a_document_share_one_poisson_inclusion(tiny_model: dict[str, 
         return collator(docs)
 
     loader = poisson_loader(data, plan, collate, NoiseSource().torch("poisson_masks"))
-    assert loader.batch_sampler.num_samples == len(data) == 40  # one Bernoulli draw per document, not per chunk
+    assert loader.batch_sampler.n == len(data) == 40  # one Bernoulli draw per document, not per chunk
     batches = [b for b in loader if b]
     assert len(drawn) == len(batches) > 0
     for batch, chunks in zip(batches, drawn):
