@@ -71,6 +71,8 @@ def test_folds_stratify_by_target_kind_only() -> None:
     folds = target_folds(kinds, 7, 0.25)
     assert (folds[kinds == 0] == 0).sum() == 10 and (folds[kinds == 1] == 0).sum() == 40
     assert not np.array_equal(folds, target_folds(kinds, 8, 0.25))  # seeded
+    with pytest.raises(TypeError, match="never membership"):
+        target_folds(kinds[None] > 0, 7)
 
 
 def test_one_run_coverage_with_membership_blind_folds() -> None:
@@ -191,7 +193,6 @@ def test_headline_estimate_chooses_the_attack_inside_the_cross_fit() -> None:
     assert out["eps_emp"] == cross_fitted_epsilon(list(attacks.values()), members, folds, 0.0, CFG.min_count)
 
 
-@pytest.mark.slow  # 4,000 null games of three attacks through the cross-fit: ~30 s on a busy 2-core machine
 def test_cross_fitted_estimate_over_attacks_is_centred_under_the_null() -> None:
     """Three attacks (two correlated) that know nothing, 4,000 one-run games of 300 targets: the mean estimate is
     within three standard errors of 0 (the choice made outside the cross-fit gave 0.026 +/- 0.008 over 2,000)."""

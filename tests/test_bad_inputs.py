@@ -184,6 +184,7 @@ REFUSED: list[tuple[Any, ...]] = [
     ("output_root=/proc/foo", ["output_root=/proc/foo"], ["/proc/foo", "output_root"]),
     ("output_root is a file", ["output_root={a_file}"], ["not_a_folder", "output_root"]),
     ("output_root read-only", ["output_root={read_only}/out"], ["read_only", "output_root"], AS_ROOT),
+    ("hydra.run.dir outside", ["hydra.run.dir={folder}/elsewhere"], ["elsewhere is not inside output_root"]),
     # a sweep: every point validated before its first job runs
     ("sweep eps=1,abc", ["-m", "eps=1,abc"], ["eps=abc", "could not be converted to Float"]),
     ("sweep seed=0,-1", ["-m", "seed=0,-1"], ["seed=-1 is invalid"]),

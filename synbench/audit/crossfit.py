@@ -43,7 +43,9 @@ def target_folds(kinds: np.ndarray, seed: int, share: float = 0.5) -> np.ndarray
     any coin) stratifies, so both folds hold both kinds in proportion. The
     split never looks at scores either.
     """
-    kinds = np.asarray(kinds).ravel()
+    kinds = np.asarray(kinds)
+    if kinds.ndim != 1 or kinds.dtype == bool:
+        raise TypeError(f"target_folds takes the targets' kinds, shape (T,), never membership (got {kinds.shape})")
     order = np.random.default_rng([seed, 0xF01D]).permutation(kinds.size)
     ranked = order[np.argsort(kinds[order], kind="stable")]  # shuffled within each kind, the kinds in turn
     sorted_kinds = kinds[ranked]
