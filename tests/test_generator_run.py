@@ -155,7 +155,11 @@ def test_the_ablation_runs_every_step_at_the_jobs_one_delta_and_reports_that_del
     flagged = np.zeros(30, dtype=bool)
     flagged[:10] = True
     section = ablation_section(
-        job, Splits(corpus(30), corpus(12, "eval")), ContaminationConfig.from_node(node(cfg, "contamination")), flagged
+        job,
+        Splits(corpus(30), corpus(12, "eval")),
+        ContaminationConfig.from_node(node(cfg, "contamination")),
+        flagged,
+        node(cfg, "model"),
     )
     assert sorted(size for size, _, _ in recording) == [20, 20, 30]  # none, flagged and random arms
     assert {budget.delta for _, budget, _ in recording} == {1 / 30**2}
