@@ -20,6 +20,11 @@ import pytest
 
 from conftest import OFFLINE_ENV, SENTINEL, compose_config, run_app, write_jsonl, written_bytes
 
+# Slow for now: after tests/test_dpgen.py has trained in this process, a failing case here crashed the whole pytest
+# run ("lost sys.stderr": an in-process run's logging set-up closes a stream pytest reports through). Alone or in
+# `make test-slow` they pass; the isolation fix is open (see the session note).
+pytestmark = pytest.mark.slow
+
 # A generator that raises with a document's text in its message, as a careless plugin would; SLEEP_S makes fit slow.
 PLUGIN = """
 import os
