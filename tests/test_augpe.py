@@ -339,20 +339,6 @@ def test_openai_backend_drops_queued_requests_after_a_failure() -> None:
     assert not thread.is_alive()
 
 
-def test_openai_backend_drops_queued_requests_after_a_failure() -> None:
-    """One request failing after its retries fails the call at once: the queued ones are never sent."""
-    server, thread = serve(limit=20, fail_first=20)
-    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    api = make_backend({"_plugin_": "openai", "base_url": url, "model": "stub", "max_workers": 1, "max_retries": 1})
-    with pytest.raises(SynBenchError, match=r"failed after up to 2 attempt\(s\): InternalServerError \(HTTP 503\)"):
-        api.complete([ChatRequest(f"q{i}") for i in range(6)], max_new_tokens=1, temperature=1.0, top_p=1.0, seed=0)
-    sent = {b["messages"][-1]["content"] for b in server.bodies}  # q0 with its retry, and q1 if already in flight
-    assert "q0" in sent and sent <= {"q0", "q1"}  # the four still queued were cancelled, never sent
-    server.stop.set()
-    thread.join(timeout=5)
-    assert not thread.is_alive()
-
-
 # ----- the local LM and the conformance kit ------------------------------------------------------------------------
 
 
