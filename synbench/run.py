@@ -17,6 +17,7 @@ domain loops in `synbench.audit`, `synbench.contamination` and
 
 from __future__ import annotations
 
+import inspect
 import json
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
@@ -150,6 +151,9 @@ class GeneratorRun:
     noise_run: int | None = None  # run index of a multi-run job; None: the job's own noise stream
     record: RunRecord | None = None
     synthetic_path: Path | None = None  # where the synthetic corpus is written as JSONL, when asked for
+    # the job's folder, given to a generator whose constructor takes `job_dir` (DP-Gen's checkpoint goes there): a
+    # place it writes, so not part of what the run computes, nor of the job's key
+    job_dir: Path | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # fields the record carries about this run (arm, step, ...)
 
     @property
@@ -171,7 +175,7 @@ class GeneratorRun:
         """
         return to_json(
             {
-                **{k: v for k, v in asdict(self).items() if k not in ("privacy", "record", "synthetic_path")},
+                **{k: v for k, v in asdict(self).items() if k not in ("privacy", "record", "synthetic_path", "job_dir")},
                 "epsilon": self.privacy.epsilon,
                 "delta": self.privacy.delta,
                 "accountant": self.privacy.accountant,
@@ -184,6 +188,12 @@ class GeneratorRun:
         """The record of this run when it has already finished for this job."""
         return self.record.load() if self.record is not None else None
 
+    def build(self) -> Generator:
+        """A new generator from the run's config node, given the job's folder when its constructor takes one."""
+        cls = registry.load(Generator, str(self.generator.get(registry.PLUGIN_KEY, self.name)))
+        takes_folder = self.job_dir is not None and "job_dir" in inspect.signature(cls).parameters
+        return registry.create(Generator, self.generator, **({"job_dir": str(self.job_dir)} if takes_folder else {}))
+
     def execute(self, private: Corpus, score: Score | None = None, timing: Timing = untimed) -> RunOutput:
         """Run the generator on `private` (or return the saved run): fit, budget check, sample, score, record.
 
@@ -194,7 +204,7 @@ class GeneratorRun:
         saved = self.saved()
         if saved is not None:
             return RunOutput(saved)
-        generator = registry.create(Generator, self.generator)  # fresh: no state shared between runs
+        generator = self.build()  # fresh: no state shared between runs
         budget = self.budget
         generator.expect_samples(self.n_synthetic)
         with timing("fit"):

@@ -136,6 +136,7 @@ class SweepCallback(Callback):
             check_sweep_points(config)
         except Exception as exc:  # Hydra turns a callback's exception into a warning, and would run the sweep
             print(f"synbench: error: {failures.describe(exc).message}", file=sys.stderr)
+            failures.print_debug_traceback(exc)
             raise SystemExit(2) from None
         tuned = tuned_keys(config)
         if tuned:

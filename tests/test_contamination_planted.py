@@ -103,7 +103,6 @@ def test_planted_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dic
             "tracking=none",
             f"output_root={tmp_path}",
             f"cache_dir={tmp_path / 'cache'}",
-            f"generator.workdir={tmp_path / 'generator'}",  # no Hydra run here to set it (no ablation: never used)
             "eps=inf",
             "contamination.exact.n=16",
             "contamination.planted.public_docs=4",

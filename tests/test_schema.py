@@ -155,7 +155,6 @@ def multi_label_overrides(tmp_path: Path) -> list[str]:
         f"dataset.eval={test}",
         "dataset.multi_label=true",
         f"dataset.label_space=[{','.join(SPACE)}]",
-        "generator.workdir=null",
     ]
 
 

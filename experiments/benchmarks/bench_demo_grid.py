@@ -2,9 +2,9 @@
 
 One multirun in a child process (conf/experiment/demo.yaml: the joblib launcher
 at 2 workers, eps in {1, 4, inf}, the benchmark task at seeds 0-2 and the
-one-run audit at seed 0), over the built-in private generators and the
-InvisibleInk plugin (`BENCH_DEMO_GRID_GENERATORS`, comma-separated, changes
-the list; the order is the order jobs start). Tracking is off; outputs go to
+one-run audit at seed 0), over the built-in private generators
+(`BENCH_DEMO_GRID_GENERATORS`, comma-separated, changes the list, e.g. adds
+the InvisibleInk plugin; the order is the order jobs start). Tracking is off; outputs go to
 `BENCH_DEMO_GRID_ROOT` (default `outputs/bench_demo_grid`), kept so that an
 interrupted measurement resumes: the grid skips complete jobs, as it does for
 a user. A resumed attempt's wall time is not the grid's, so each attempt is
@@ -38,8 +38,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 ATTEMPTS_FILE = HERE / "results" / "bench_demo_grid.attempts.jsonl"
 JOBS_FILE = HERE / "results" / "bench_demo_grid.jobs.jsonl"
-# AUG-PE, DP-Diffusion and InvisibleInk first: DP-Gen's benchmark slice was measured before (experiments/results/demo)
-GENERATORS = "augpe,dpdiffusion,invisibleink,dpgen"
+# the demo's own generators (conf/experiment/demo.yaml), the longest jobs first so that the 2 workers end together
+GENERATORS = "dpgen,augpe,dpdiffusion"
 LOAD_EVERY_S = 30.0
 TARGET_WALL_S = 1800
 

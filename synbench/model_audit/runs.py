@@ -166,6 +166,7 @@ class ModelRunner:
             noise_run=run,
             record=record,
             synthetic_path=synthetic,
+            job_dir=self.job_dir,
             extra={"n_train": len(data)},
         )
         return generator_run.execute(

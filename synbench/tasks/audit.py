@@ -96,7 +96,12 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     attacks = attacks_from_node(node(cfg, "attack"))
     size = design.planned_private_size()  # the job's delta comes from it, resolved once, never from a run's own set
     base = GeneratorRun(
-        node(cfg, "generator"), spec.generator, privacy_spec(cfg, size), spec.seed, audit.n_synthetic or size
+        node(cfg, "generator"),
+        spec.generator,
+        privacy_spec(cfg, size),
+        spec.seed,
+        audit.n_synthetic or size,
+        job_dir=job_dir,
     )
     runs = private_set_runs(design, base, job_dir / RUNS_DIR, spec.key, attacks, repeat, audit.save_synthetic)
     resumed = sum(run.saved() is not None for run in runs)

@@ -79,6 +79,7 @@ def benchmark(job: JobRun) -> None:
         spec.seed,
         int(cfg.task.n_synthetic or len(splits.train)),
         synthetic_path=job.job_dir / "synthetic.jsonl" if cfg.task.save_synthetic else None,
+        job_dir=job.job_dir,
     )
     log.info(
         "fitting generator '%s' on %d private documents (eps=%s)", spec.generator, len(splits.train), privacy.epsilon

@@ -94,6 +94,7 @@ def ablation_section(
         privacy_spec(cfg, len(splits.train)),
         spec.seed,
         cc.ablation.n_synthetic or len(splits.train),
+        job_dir=job.job_dir,
     )
 
     def utility(private: Corpus, synthetic: Corpus) -> dict[str, float]:

@@ -62,13 +62,16 @@ class DPGenGenerator(Generator):
         }
     )
 
-    def __init__(self, model: Mapping[str, Any], workdir: str | None = None, **settings: Any) -> None:
+    def __init__(
+        self, model: Mapping[str, Any], workdir: str | None = None, job_dir: str | None = None, **settings: Any
+    ) -> None:
         try:
             self.settings = DPGenSettings(**settings)
         except TypeError as exc:
             raise ConfigError(f"generator 'dpgen': {exc}; see conf/generator/dpgen.yaml for its keys") from None
         self.model_node = dict(model)
-        self.checkpoint = Path(workdir) / "dpgen" if workdir else None
+        folder = workdir or job_dir  # job_dir: given by the core (GeneratorRun), not a config key
+        self.checkpoint = Path(folder) / "dpgen" if folder else None
         self._model: Any = None
         self._tokenizer: Any = None
         self._corpus: Corpus | None = None

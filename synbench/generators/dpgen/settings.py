@@ -105,4 +105,5 @@ class DPGenOptions(DPGenSettings):
     """The whole `generator` node of DP-Gen: its settings, the model it fine-tunes and where its checkpoint goes."""
 
     model: Any = None  # the model config group (conf/model/*.yaml), `${model}` in conf/generator/dpgen.yaml
-    workdir: str | None = None  # checkpoint of the trained weights + accounting goes to <workdir>/dpgen
+    # checkpoint of the trained weights + accounting goes to <workdir>/dpgen; null = the job's folder (its `job_dir`)
+    workdir: str | None = None
