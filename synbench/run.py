@@ -130,6 +130,11 @@ def untimed(step: str) -> AbstractContextManager[Any]:
     return nullcontext()
 
 
+# GeneratorRun fields left out of its description: where it writes (record, synthetic file, job folder), and the
+# privacy spec, which the description gives as epsilon, delta, accountant and noise mode (never the noise seed)
+NOT_DESCRIBED = ("privacy", "record", "synthetic_path", "job_dir")
+
+
 @dataclass(frozen=True)
 class GeneratorRun:
     """One generator run, described before it starts: frozen, and serialisable (`describe`).
@@ -175,7 +180,7 @@ class GeneratorRun:
         """
         return to_json(
             {
-                **{k: v for k, v in asdict(self).items() if k not in ("privacy", "record", "synthetic_path", "job_dir")},
+                **{k: v for k, v in asdict(self).items() if k not in NOT_DESCRIBED},
                 "epsilon": self.privacy.epsilon,
                 "delta": self.privacy.delta,
                 "accountant": self.privacy.accountant,
