@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from synbench.audit import (
 from synbench.audit.ngram import NgramAttack
 from synbench.base import Generator
 from synbench.corpus import Corpus
+from synbench.errors import ConfigError
 from synbench.job import JobSpec
 from synbench.nlp import tokenize
 
@@ -368,3 +370,56 @@ def test_two_attacks_and_a_pooled_one_run_game_end_to_end(
     assert audit["pooled.eps_emp_lower"] > audit["eps_emp_lower"]  # twice the trials of the same leak prove more
     scores = np.load(tmp_path / "audit_scores.npz")
     assert scores["scores_ngram"].shape == scores["scores_similarity"].shape == scores["members"].shape
+
+
+def test_listed_targets_are_the_audited_outliers(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+    """`audit.target_positions` (e.g. S of a planted-contamination job) replaces the embedding outliers: the design's
+    outlier targets are exactly the listed positions."""
+    overrides, _ = audit_data
+    listed = [3, 11, 17, 29, 40, 41, 52, 58]
+    positions = tmp_path / "members.json"
+    positions.write_text(json.dumps({"share": 0.2, "n_train": 60, "positions": listed}))
+    run_cli(
+        [
+            *(o for o in overrides if not o.startswith("output_root=")),
+            "generator=copy",
+            "eps=inf",
+            "audit.mode=one_run",
+            "audit.targets=outliers",
+            f"audit.target_positions={positions}",
+            f"output_root={tmp_path}",
+        ],
+        cwd=tmp_path,
+    )
+    [results_file] = list(tmp_path.rglob("results.json"))
+    audit = json.loads(results_file.read_text())["audit"]
+    assert audit["n_outliers"] == len(listed) and audit["n_canaries"] == 0
+    targets = np.load(results_file.parent / "audit_design.npz")["targets"]
+    assert sorted(targets.tolist()) == listed
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        (None, "no such file"),
+        ("{not json", "not a readable JSON file"),
+        (json.dumps({"positions": []}), "field 'positions'"),
+        (json.dumps({"positions": [1, 1]}), "distinct positions"),
+        (json.dumps({"positions": [0, 60]}), "distinct positions in [0, 60)"),
+        (json.dumps({"n_train": 100, "positions": [0]}), "field 'n_train' is 100"),
+    ],
+)
+def test_listed_targets_refuse_a_bad_file_in_one_line(tmp_path: Path, content: str | None, field: str) -> None:
+    from synbench.audit.targets import listed_targets
+
+    path = tmp_path / "members.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError, match=re.escape(field)) as caught:
+        listed_targets(str(path), 60)
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_listed_targets_need_outlier_targets() -> None:
+    with pytest.raises(ConfigError, match="audit.targets=outliers or both"):
+        AuditConfig(targets="canaries", target_positions="members.json")

@@ -22,9 +22,8 @@ Rows:
   planted model.
 - `audit_planted_eps<e>_seed_<s>`: the one-run audit of DP-Gen from the planted model;
   a sound audit shares the public model in both worlds, so its bound stays
-  <= eps, beside the paper's reading. Its targets are the audit's outlier
-  targets of the private set: the audit has no option yet to draw its targets
-  from S (`targets_from_S: false` in the figures says so).
+  <= eps, beside the paper's reading. Its targets are S itself
+  (`audit.target_positions` = the planted job's `planted/members.json`).
 
 `CONTAMINATION_PLANTED_ROWS` (comma-separated row names or prefixes; default
 all) picks the rows to run; the others are read when finished and listed as
@@ -76,6 +75,8 @@ def rows() -> dict[str, list[str]]:
             out[f"audit_planted_eps{e}_seed_{s}"] = [
                 "task=audit",
                 "audit.mode=one_run",
+                "audit.targets=outliers",
+                f"audit.target_positions={job_dir(f'planted_seed_{s}') / 'planted' / 'members.json'}",
                 "generator=dpgen",
                 *DATASET,
                 f"eps={e}",
@@ -174,12 +175,24 @@ def utility_gain(done: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def audits(done: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    keys = ("eps_emp_lower", "auc", "paper_reading_false_alarm")
-    return [
-        {"row": name, "eps": results["epsilon"]} | {k: results["audit"].get(k) for k in keys}
-        for name, results in done.items()
-        if name.startswith("audit_planted_")
-    ]
+    """Per audit row: the sound bound and the AUC, beside the paper's reading (the point epsilon at FPR in [0.1,
+    0.2], `synbench.report.audit.paper_region_epsilon`) and how often that reading alarms on an exactly eps-DP
+    mechanism with the same numbers of trials."""
+    import pandas as pd
+
+    from synbench.report.audit import paper_region_epsilon
+
+    keys = ("n_targets", "eps_emp_lower", "auc", "paper_reading_false_alarm")
+    out = []
+    for name, results in done.items():
+        if name.startswith("audit_planted_"):
+            reading = paper_region_epsilon(pd.json_normalize(results, sep=".")).iloc[0]
+            out.append(
+                {"row": name, "eps": results["epsilon"]}
+                | {k: results["audit"].get(k) for k in keys}
+                | {"paper_reading_eps": None if math.isnan(reading) else round(float(reading), 3)}
+            )
+    return out
 
 
 def summary(done: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -192,14 +205,14 @@ def summary(done: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "detection_by_seed": {n: detection(r) for n, r in done.items() if n.startswith("planted_seed_")},
         "utility_gain": gain,
         "ablation": {k: ablation[k] for k in ("detector", "n_flagged", "reps", "table")} if ablation else None,
-        "audit": {"targets_from_S": False, "rows": audit},
+        "audit": {"targets_from_S": True, "rows": audit},
         "done_when": {
             "exact_recall_on_S_at_least_0.95": head["exact_recall_members"] >= DONE_RECALL if head else None,
             "minkpp_auc_at_least_0.8": head["minkpp_auc_members_vs_unseen"] >= DONE_AUC if head else None,
             "utility_gain_with_intervals": all(
                 g is not None and g["gain_f1_micro"]["n"] >= len(SEEDS) for g in gain.values()
             ),
-            # None until the audit rows ran; targets are outliers, not S (no audit option for S targets yet)
+            # None until the audit rows ran (targets: S, by audit.target_positions)
             "audit_at_most_eps": all(a["eps_emp_lower"] <= a["eps"] for a in audit) if audit else None,
         },
     }
@@ -234,12 +247,42 @@ def render(figures: dict[str, Any]) -> str:
                 for k, v in parts.items()
             )
             lines += ["", f"DP-Gen at {eps.replace('_', '=')}, F1 micro over {parts['gain']['n']} seed(s): {shown}."]
+    if figures["ablation"] is not None:
+        lines += ["", ablation_lines(figures["ablation"])]
+    if figures["audit"]["rows"]:
+        lines += [
+            "",
+            "One-run audit of DP-Gen from the planted model, targets = S (`audit.target_positions`): the public model "
+            "saw every target in both worlds, so a sound bound stays <= eps.",
+            "",
+            "| row | eps | targets | AUC | eps_emp_lower (95%) | paper's reading (point eps, FPR 0.1-0.2) "
+            "| its false-alarm rate at eps-DP |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for a in figures["audit"]["rows"]:
+            alarm = a["paper_reading_false_alarm"]
+            lines.append(
+                f"| `{a['row']}` | {a['eps']:g} | {a['n_targets']} | {a['auc']:.3f} | {a['eps_emp_lower']:.3f} "
+                f"| {_num(a['paper_reading_eps'])} | {_num(alarm)} |"
+            )
     done = figures["done_when"]
     lines += ["", "Done when: " + ", ".join(f"`{k}`: {v}" for k, v in done.items()) + "."]
     to_run = [row["name"] for row in figures["rows"].values() if row["status"] != "complete"]
     if to_run:
         lines += ["", f"Rows still to run ({len(to_run)}): " + ", ".join(f"`{n}`" for n in to_run) + "."]
     return "\n".join(lines) + "\n"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def ablation_lines(ablation: dict[str, Any]) -> str:
+    """The removal ablation as its figures give it: detector, flagged documents, repetitions and table."""
+    return (
+        f"Removal ablation at eps=4 from the planted model ({ablation['detector']} flags, "
+        f"{ablation['n_flagged']} flagged, R={ablation['reps']}): `{json.dumps(ablation['table'])}`."
+    )
 
 
 def main() -> dict[str, Any]:

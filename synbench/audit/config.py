@@ -21,6 +21,9 @@ class AuditConfig:
     # --- outlier targets (the paper's D_out): the farthest far_fraction from the centroid and LOF's outliers, at
     # most n_targets (ranked jointly, alternating between the two criteria, when the union is larger: targets.py)
     n_targets: int | None = 50  # null = the whole union (the paper's audit)
+    # a JSON file whose `positions` list names the outlier targets instead (positions in the training split; e.g.
+    # planted/members.json, the set S of +experiment=contamination_planted); null = embedding outliers as above
+    target_positions: str | None = None
     far_fraction: float = 0.01
     lof_neighbors: int = 20
     lof_contamination: float | str = 0.1  # share LOF flags ("auto" flags none on the demo's MiniLM embeddings)
@@ -65,6 +68,11 @@ class AuditConfig:
             raise ConfigError(f"audit.mode={self.mode!r} is unknown; choose one of {', '.join(MODES)}")
         if self.targets not in TARGET_KINDS:
             raise ConfigError(f"audit.targets={self.targets!r} is unknown; choose one of {', '.join(TARGET_KINDS)}")
+        if self.target_positions is not None and not self.outliers:
+            raise ConfigError(
+                "audit.target_positions names outlier targets, but audit.targets=canaries has none; "
+                "set audit.targets=outliers or both"
+            )
         if self.targets != "outliers" and self.n_canaries < 2:
             raise ConfigError(
                 f"audit.n_canaries={self.n_canaries} must be at least 2 with audit.targets={self.targets}"

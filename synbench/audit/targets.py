@@ -11,7 +11,9 @@ must contribute even when the centroid criterion alone fills the cap.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 from sklearn.neighbors import LocalOutlierFactor
@@ -86,3 +88,36 @@ def select_targets(
             "or audit.lof_contamination"
         )
     return np.sort(chosen)
+
+
+def listed_targets(path: str, n_train: int) -> np.ndarray:
+    """The targets named by position in a JSON file's `positions` list, e.g. S of a planted-contamination job.
+
+    Auditing a known set (documents the public model saw in its pretraining)
+    asks whether the release leaks them beyond what the shared public model
+    already knows. The file must describe this job's training split: when it
+    records `n_train`, that must equal the split's size. Positions only, never
+    text, so an error can name the file and field freely.
+    """
+    where = f"audit.target_positions={path}"
+    try:
+        found = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: no such file; give the path of a JSON file with a 'positions' list") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{where}: not a readable JSON file ({type(exc).__name__}); fix or regenerate it") from None
+    positions = found.get("positions") if isinstance(found, dict) else None
+    if not isinstance(positions, list) or not positions or not all(type(p) is int for p in positions):
+        raise ConfigError(f"{where}: field 'positions' must be a non-empty list of integers (training positions)")
+    recorded = found.get("n_train")
+    if recorded is not None and recorded != n_train:
+        raise ConfigError(
+            f"{where}: field 'n_train' is {recorded} but this job's training split has {n_train} documents; "
+            "use the dataset settings and seed of the job that wrote the file"
+        )
+    targets = np.unique(np.asarray(positions, dtype=np.int64))
+    if len(targets) != len(positions) or targets[0] < 0 or targets[-1] >= n_train:
+        raise ConfigError(
+            f"{where}: field 'positions' must hold distinct positions in [0, {n_train}) of the training split"
+        )
+    return targets

@@ -30,7 +30,7 @@ from synbench.audit.plot import plot_roc
 from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summary
 from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
 from synbench.audit.summary import summarise
-from synbench.audit.targets import select_targets
+from synbench.audit.targets import listed_targets, select_targets
 from synbench.base import EncoderSpec, Generator
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache
@@ -47,9 +47,12 @@ PLOT_FILE = "audit_roc.png"
 
 
 def select_outliers(cfg: DictConfig, audit: AuditConfig, train: Corpus) -> np.ndarray:
-    """Outlier targets from the configured encoder's embeddings of the training split (none for canaries only)."""
+    """Outlier targets from the configured encoder's embeddings of the training split (none for canaries only), or
+    the positions `audit.target_positions` lists."""
     if not audit.outliers:
         return np.zeros(0, dtype=np.int64)
+    if audit.target_positions is not None:
+        return listed_targets(audit.target_positions, len(train))
     cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
     return select_targets(
         cache.embed(train.texts),
