@@ -23,6 +23,7 @@ import hmac
 import json
 import os
 import secrets
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -42,20 +43,15 @@ def secret_path() -> Path:
 
 
 def secret() -> bytes:
-    """The per-user secret, made on first use (exclusive create, 0600: two jobs starting together agree on one)."""
+    """The per-user secret, made on first use (0600; two jobs starting together agree on one)."""
     return _secret(secret_path())
 
 
 @lru_cache(maxsize=4)
 def _secret(path: Path) -> bytes:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_bytes(SECRET_BYTES))
+    if not path.exists():
+        _publish_once(path, secrets.token_bytes(SECRET_BYTES))
     value = path.read_bytes()
     if len(value) != SECRET_BYTES:  # a half-written file from a crash, or one another program wrote
         raise ConfigError(
@@ -63,6 +59,29 @@ def _secret(path: Path) -> bytes:
             f"instead of resuming) or point {SECRET_ENV} at another file"
         )
     return value
+
+
+def _publish_once(path: Path, value: bytes) -> None:
+    """Put `value` at `path` unless a file is there already, never showing a reader a partial file.
+
+    Written whole to a private temporary file first, then hard-linked to
+    `path`: the link appears with all its bytes, and fails when another job
+    linked first, whose secret then stands for both. (An exclusive create
+    followed by a write let the second of two jobs starting together read the
+    empty file in between: a demo-grid job failed so.)
+    """
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(value)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(temporary)
 
 
 def keyed_hash(description: Mapping[str, Any], texts: Iterable[str]) -> str:

@@ -409,3 +409,26 @@ def test_results_writer_fails_a_field_outside_the_allow_list(tmp_path: Path) -> 
     written = read_results(tmp_path)
     assert written is not None and written["status"] == "failed" and "train_loss" not in written
     assert written["generation"] == {"n_private": 3} and "generation.train_tokens" in written["error"]["message"]
+
+
+def test_two_jobs_making_the_secret_together_agree_on_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second job that starts while the first is still making the secret reads a whole secret, the same one.
+
+    The second job is simulated inside the first's draw of the random bytes,
+    the moment an exclusive-create-then-write left an empty file behind.
+    """
+    from synbench import resume
+
+    path = tmp_path / "secret" / "resume.key"
+    draw, seen = resume.secrets.token_bytes, []
+
+    def draw_while_another_job_starts(n: int) -> bytes:
+        if not seen:
+            seen.append(None)
+            seen.append(resume._secret.__wrapped__(path))  # the other job, with its own cache
+        return draw(n)
+
+    monkeypatch.setattr(resume.secrets, "token_bytes", draw_while_another_job_starts)
+    first = resume._secret.__wrapped__(path)
+    assert len(first) == resume.SECRET_BYTES and seen[1] == first == path.read_bytes()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and [p.name for p in path.parent.iterdir()] == [path.name]
