@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO, compose_config
+from conftest import REPO, compose_config, run_cli
 from synbench import results
 from synbench.errors import ConfigError, SynBenchError
 from synbench.job import JobSpec
@@ -94,4 +94,23 @@ def test_the_kept_demo_sweep_loads_and_exports(tmp_path: Path) -> None:
         (copy / path.parent.relative_to(DEMO)).mkdir(parents=True)
         shutil.copy(path, copy / path.relative_to(DEMO))
     back = pd.read_parquet(export(copy, "parquet"))
+    pd.testing.assert_series_equal(back["utility.f1_macro"], frame["utility.f1_macro"], check_dtype=False)
+
+
+@pytest.mark.slow
+def test_the_demo_sweep_as_run_loads_and_exports(tmp_path: Path) -> None:
+    """`+experiment=demo -m` as a user runs it (joblib, 2 workers), with the copy control as its generator so that
+    it takes minutes rather than the hours of the DP generators: one row per job, then `task=export`."""
+    common = ["tracking=none", f"output_root={tmp_path}"]
+    run_cli(["+experiment=demo", "generator=copy", *common, "-m"], cwd=tmp_path, timeout=1800)
+    frame = results.load(tmp_path / "demo")
+    assert len(frame) == 12 and (frame["status"] == "complete").all()  # eps {1, 4, inf} x (3 seeds + the audit)
+    bench = frame[frame["task"] == "benchmark"]
+    assert sorted(bench["seed"].unique()) == [0, 1, 2] and sorted(bench["epsilon"].unique()) == [1, 4, math.inf]
+    assert bench["utility.f1_macro"].notna().all() and (bench["generation.n_synthetic"] == 116).all()
+    audits = frame[frame["task"] == "audit"]
+    assert len(audits) == 3 and (audits["audit.mode"] == "one_run").all() and audits["audit.eps_emp_lower"].gt(1).all()
+    run_cli(["task=export", "sweep=demo", "task.format=parquet", *common], cwd=tmp_path)
+    back = pd.read_parquet(tmp_path / "demo" / "results.parquet")
+    assert list(back["job"]) == list(frame["job"])
     pd.testing.assert_series_equal(back["utility.f1_macro"], frame["utility.f1_macro"], check_dtype=False)
