@@ -8,6 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +106,27 @@ def restore_logging(state: LoggingState) -> None:
         logger.propagate, logger.disabled = propagate, disabled
 
 
+@contextmanager
+def handlers_out_of_reach() -> Iterator[None]:
+    """Hide the handlers that exist before a run in this process from the logging set-up of that run.
+
+    Hydra sets logging up with dictConfig, which closes every live handler of the process (logging._handlerList),
+    not only those on a logger. Some handlers close their stream: absl's, made when a test imports absl (through
+    dp_accounting, in tests/test_dpgen.py), writes to the sys.stderr of that moment, pytest's capture stream, and
+    closing it loses pytest's stderr. The run's own handlers are left to dictConfig and to `restore_logging`.
+    """
+    lock = logging._lock  # type: ignore[attr-defined]
+    refs: list[weakref.ref[logging.Handler]] = logging._handlerList  # type: ignore[attr-defined]
+    with lock:
+        before = refs[:]
+        del refs[:]
+    try:
+        yield
+    finally:
+        with lock:
+            refs[:0] = before
+
+
 def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
     """`python -m synbench ARGS` in this process (the app's entry point): its exit status and output, as `run_cli`
     gives them but in a fraction of a second."""
@@ -120,7 +144,8 @@ def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
     local_plugins = {group: dict(plugins) for group, plugins in registry._LOCAL.items()}
     modules = set(sys.modules)
     try:
-        main(args)
+        with handlers_out_of_reach():
+            main(args)
     except SystemExit as exc:  # what the interpreter would print for SystemExit("message"), and its status
         code = exc.code
     finally:

@@ -4,7 +4,9 @@ and the edges of running one (a plugin's exception, SYNBENCH_DEBUG, Ctrl-C) each
 from __future__ import annotations
 
 import fcntl
+import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -19,11 +21,6 @@ from typing import Any
 import pytest
 
 from conftest import OFFLINE_ENV, SENTINEL, compose_config, run_app, write_jsonl, written_bytes
-
-# Slow for now: after tests/test_dpgen.py has trained in this process, a failing case here crashed the whole pytest
-# run ("lost sys.stderr": an in-process run's logging set-up closes a stream pytest reports through). Alone or in
-# `make test-slow` they pass; the isolation fix is open (see the session note).
-pytestmark = pytest.mark.slow
 
 # A generator that raises with a document's text in its message, as a careless plugin would; SLEEP_S makes fit slow.
 PLUGIN = """
@@ -186,6 +183,22 @@ def test_a_plugin_exception_is_one_line_and_its_traceback_only_on_stderr_when_as
     logs = list((tmp_path / "out").rglob("*.log"))
     assert logs and all(SENTINEL.encode() not in p.read_bytes() for p in logs)
     assert SENTINEL.encode() not in written_bytes(tmp_path / "out")
+
+
+class ClosesItsStream(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler that closes the stream it writes to, as absl's does (its stream: the sys.stderr of absl's import)."""
+
+    def close(self) -> None:
+        self.stream.close()
+        super().close()
+
+
+def test_an_in_process_run_closes_no_handler_made_before_it(job: list[str], capfd: pytest.CaptureFixture[str]) -> None:
+    """Hydra's dictConfig closes every live handler; absl's, made when tests/test_dpgen.py imports dp_accounting,
+    holds pytest's capture stream, and closing that crashed the rest of the pytest run."""
+    earlier = ClosesItsStream(io.StringIO())
+    assert run_app([*job, "eps=1"], capfd).code == 0
+    assert not earlier.stream.closed
 
 
 def _sigint_when_started(proc: subprocess.Popen[str], marker: Path, timeout: float = 120) -> None:
