@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from omegaconf import DictConfig
 
 from conftest import REPO, compose_config, run_cli
 
@@ -241,6 +242,55 @@ def test_the_prepared_grids_compare_without_tuning(experiment: str, tuned: list[
         with open_dict(cfg):
             cfg.hydra.sweeper.params["generator.lr"] = "1e-4,1e-3"
         assert tuned_keys(cfg) == ["generator.lr"]
+
+
+def multirun_config(overrides: list[str]) -> DictConfig:
+    """The config Hydra hands the sweep callback for `python -m synbench -m OVERRIDES` (Hydra initialised)."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    hydra = GlobalHydra.instance().hydra
+    assert hydra is not None
+    return hydra.compose_config(config_name="config", overrides=overrides, run_mode=RunMode.MULTIRUN)
+
+
+@pytest.mark.parametrize("overrides", [["generator=dpgen", "eps=1,4"], ["+experiment=demo"]], ids=["dpgen", "demo"])
+def test_a_dpgen_sweep_passes_its_sweep_point_check(overrides: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check composes each point before any job runs, with no Hydra run to resolve `${hydra:...}`: a generator
+    config reading one (DP-Gen's workdir before d0f0a74) failed every such sweep before its first job."""
+    from hydra import initialize_config_module
+    from hydra.core.hydra_config import HydraConfig
+
+    from synbench.sweeps import check_sweep_points, sweep_points
+
+    monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # as in on_multirun_start, whatever ran before here
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        config = multirun_config(overrides)
+        assert any("generator=dpgen" in point for point in sweep_points(config))  # a DP-Gen point is checked
+        check_sweep_points(config)
+
+
+def test_a_dpgen_job_key_holds_no_path_of_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """eps=1 and eps=1.0 are one job that Hydra puts in two folders (named by the overrides): a key that held the
+    folder (DP-Gen's workdir from `${hydra:runtime.output_dir}`) made them two jobs, each run."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import open_dict
+
+    from synbench.job import JobSpec
+
+    specs = []
+    monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # restored after the test; set below as in each job
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        for eps in ("1", "1.0"):
+            overrides = ["generator=dpgen", f"eps={eps}"]
+            job = compose(config_name="config", overrides=overrides, return_hydra_config=True)
+            with open_dict(job):
+                job.hydra.runtime.output_dir = str(tmp_path / f"eps={eps}")
+            HydraConfig.instance().set_config(job)
+            specs.append(JobSpec.from_config(compose(config_name="config", overrides=overrides)))
+    assert specs[0].key == specs[1].key
+    assert all(str(tmp_path) not in repr(spec.config) for spec in specs)
 
 
 def test_the_wandb_sweep_config_runs_valid_overrides() -> None:
