@@ -9,8 +9,9 @@ same for R = 3 runs pooled into one game (`audit.repeats=3`, `pooled.*`).
 Then the example DP plugin at eps = 1 over 20 seeds (its bounds must stay at
 or below 1) and the null (the calibration generator with leak share 0,
 which never reads a private document) over 40 seeds, whose mean eps_emp must
-be near 0. All audits use the demo data with default targets (outliers and
-canaries) and the default similarity (word Jaccard).
+be near 0. All audits use the demo data with the default targets (outliers and
+canaries), 1,000 canaries rather than 300 (`ONE_RUN`), and the default
+similarity (word Jaccard).
 
 `options` (audit_options.py): every attack option of the docs table (n-gram
 normalise, calibration, pad_target; similarity measure and k), each with the
@@ -45,7 +46,10 @@ from calibration_generator import ParaphraseLeakGenerator  # noqa: E402
 LEAK_SHARES, SWAP_SHARES, REPEATS = (1.0, 0.5, 0.25), (0.2, 0.5), 3
 SEEDS = int(os.environ.get("CALIBRATION_SEEDS", "20"))
 NULL_SEEDS = int(os.environ.get("CALIBRATION_NULL_SEEDS", "40"))  # a null audit takes seconds; its mean needs many
-ONE_RUN = ["attack=[ngram,similarity]", "audit.mode=one_run", "eps=1"]
+# 1,000 canaries: a one-run bound is capped by its number of trials (Steinke et al. 2023), and with membership-blind
+# folds and the attack chosen inside the cross-fit the weakest cell (leak 0.25, swap 0.5) stays under 1 at the
+# default 300 (0.74 and 1.78 at seeds 0 and 1): more trials, not a looser test, is what catches it
+ONE_RUN = ["attack=[ngram,similarity]", "audit.mode=one_run", "eps=1", "audit.n_canaries=1000"]
 PARTS = ("", "ngram.", "similarity.")  # combined, then each attack alone
 NAMES = {"": "combined", "ngram.": "ngram", "similarity.": "similarity"}
 KEYS = tuple(f"{part}{key}" for part in PARTS for key in ("eps_emp_lower", "eps_emp", "auc")) + (
@@ -192,9 +196,7 @@ def main() -> dict:
     out["null_leak_0"] = seeds(["generator=copy", *ONE_RUN], NULL_SEEDS, lambda: ParaphraseLeakGenerator(0.0, 0.0))
     grid = out["grid"]
     out["done_when"] = {
-        "one_run_catches_every_cell_with_leak_share_at_least_0.5": all(
-            c["caught_one_run"] for name, c in grid.items() if float(name.split("_")[1]) >= 0.5
-        ),
+        "one_run_catches_every_cell": all(c["caught_one_run"] for c in grid.values()),
         "r3_catches_every_cell": all(c["caught_r3"] for c in grid.values()),
         "example_eps1_never_above_1": all(
             v["over_1"] == 0 for k, v in out["example_eps1"].items() if isinstance(v, dict)
