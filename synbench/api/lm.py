@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, generate, torch_threads
-from synbench.lm.models import LoadedModel, ModelSpec, load_causal_lm
+from synbench.lm.models import LoadedModel, load_causal_lm
+from synbench.lm.settings import ModelSpec
 from synbench.lm.prompts import Prompts, load_prompts
 
 __all__ = [

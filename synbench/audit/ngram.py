@@ -217,7 +217,7 @@ class NgramAttack(Attack):
         calibration: str = "log_mean",
         pad_target: bool = True,
     ) -> None:
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
+        if not 1 <= n <= 8:
             raise ConfigError(f"attack.ngram.n={n!r} must be a whole number from 1 to 8")
         if tokenizer not in TOKENIZERS:
             raise ConfigError(f"attack.ngram.tokenizer={tokenizer!r} is unknown; choose one of {', '.join(TOKENIZERS)}")

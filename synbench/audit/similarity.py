@@ -126,16 +126,16 @@ class SimilarityAttack(Attack):
             )
         if unit not in UNITS:
             raise ConfigError(f"attack.similarity.unit={unit!r} is unknown; choose one of {', '.join(UNITS)}")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        if n < 1:
             raise ConfigError(f"attack.similarity.n={n!r} must be a positive whole number")
-        if isinstance(k, bool) or k not in KS:
+        if k not in KS:
             raise ConfigError(f"attack.similarity.k={k!r} must be one of {', '.join(map(str, KS))}")
         if similarity == "embedding" and not encoder:
             raise ConfigError(
                 "attack.similarity with similarity=embedding needs an encoder node (conf/attack/similarity.yaml "
                 "sets encoder: ${encoder}); set it, or use similarity=jaccard"
             )
-        self.similarity, self.k, self.unit, self.n, self.reference = similarity, k, unit, n, bool(reference)
+        self.similarity, self.k, self.unit, self.n, self.reference = similarity, k, unit, n, reference
         self._spec = EncoderSpec(**encoder) if similarity == "embedding" and encoder else None
         self._reference_term = lru_cache(maxsize=2)(self._mean_reference_similarity)
 

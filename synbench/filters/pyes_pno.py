@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, fields
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -23,55 +22,10 @@ import torch
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.filters.base import Filter, Selection
+from synbench.filters.settings import PYesPNoConfig
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, torch_threads
 from synbench.lm.scoring import next_token_logprobs
-
-
-@dataclass(frozen=True)
-class PYesPNoConfig:
-    """conf/filter/pyes_pno.yaml."""
-
-    model: Mapping[str, Any]
-    keep_share: float = 0.5
-    per_label: bool = True
-    domain: str | None = (
-        None  # the dataset's domain word (medical, financial, legal, biomedical): what "realistic" means
-    )
-    prompt: str = "{text}\n\nIs this a realistic {domain} document about {label}? Answer yes or no."
-    batch_size: int = 16
-    max_length: int = 384
-    num_threads: int | None = 1
-    yes_answers: tuple[str, ...] = (
-        "Yes",
-        "yes",
-        " Yes",
-        " yes",
-    )  # spellings of the answers (those that are one token count)
-    no_answers: tuple[str, ...] = ("No", "no", " No", " no")
-
-    @classmethod
-    def from_node(cls, node: Mapping[str, Any]) -> "PYesPNoConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(node) - known)
-        if unknown:
-            raise ConfigError(
-                f"filter=pyes_pno has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )
-        cfg = cls(**{k: tuple(v) if k in ("yes_answers", "no_answers") else v for k, v in node.items()})
-        if not 0 < cfg.keep_share <= 1:
-            raise ConfigError(f"filter.keep_share={cfg.keep_share} must lie in (0, 1]")
-        if not cfg.domain and "{domain}" in cfg.prompt:
-            raise ConfigError(
-                "filter.domain is not set: the filter's prompt asks whether a document is a realistic one of "
-                "the dataset's domain; add `domain: <medical|financial|legal|...>` to the dataset's config "
-                "(conf/dataset/<name>.yaml), or pass dataset.domain=<word> or filter.domain=<word>"
-            )
-        if "{text}" not in cfg.prompt:
-            raise ConfigError("filter.prompt must contain {text} (and may use {domain} and {label})")
-        if cfg.batch_size < 1 or cfg.max_length < 8:
-            raise ConfigError("filter.batch_size must be >= 1 and filter.max_length >= 8")
-        return cfg
 
 
 def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
@@ -120,8 +74,10 @@ def keep_top(scores: np.ndarray, labels: Sequence[Sequence[str]], share: float, 
 class PYesPNoFilter(Filter):
     """`filter=pyes_pno` (conf/filter/pyes_pno.yaml): keep the top `keep_share` by P(yes) - P(no)."""
 
-    def __init__(self, **node: Any) -> None:
-        self.cfg = PYesPNoConfig.from_node(node)
+    options = PYesPNoConfig
+
+    def __init__(self, **options: Any) -> None:
+        self.cfg = PYesPNoConfig(**options)
 
     def select(self, synthetic: Corpus) -> Selection:
         scores = pyes_pno_scores(self.cfg, synthetic)

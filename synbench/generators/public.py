@@ -20,7 +20,6 @@ from synbench.base import ChatRequest, FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.dp import label_sets
 from synbench.errors import ConfigError
-from synbench.lm.backends import LocalBackend
 from synbench.privacy import PrivacySpec
 
 DEFAULT_PROMPT = 'Write one short text from a {domain} dataset, with the label "{label}". Reply with the text only.'
@@ -46,6 +45,8 @@ class PublicGenerator(Generator):
             raise ConfigError("generator.max_new_tokens and generator.batch_size must be at least 1")
         if "{label}" not in prompt:
             raise ConfigError("generator.prompt must contain {label} (and may contain {domain})")
+        from synbench.lm.backends import LocalBackend  # torch, on first use: the schema reads this module
+
         self.backend = LocalBackend(model, batch_size=batch_size, num_threads=num_threads)
         self.domain, self.prompt = domain, prompt
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p

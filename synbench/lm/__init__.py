@@ -1,5 +1,6 @@
 """Causal language models: loading, batched generation, prompts, scoring, and the backends generators call.
 
+- `settings`: the schema of the `model` node and of the backends' options (no torch: the ConfigStore reads it).
 - `models`: load a causal LM and its tokenizer from a `model` config node.
 - `generation`: batched sampling with a KV cache and left padding, chat prompts
   (the tokenizer's chat template when it has one), CPU thread control.
@@ -8,26 +9,32 @@
   of the `model` config group (`local`) and an OpenAI-compatible API (`openai`, `openai_compat`).
 """
 
-from synbench.base import ChatRequest, LMBackend
-from synbench.lm.backends import LocalBackend, load_shared, make_backend
-from synbench.lm.generation import GenerationStats, chat_prompt, generate, generated_lengths, torch_threads
-from synbench.lm.models import LoadedModel, ModelSpec, load_causal_lm
-from synbench.lm.prompts import Prompts, load_prompts
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "ChatRequest",
-    "GenerationStats",
-    "LMBackend",
-    "LoadedModel",
-    "LocalBackend",
-    "ModelSpec",
-    "Prompts",
-    "chat_prompt",
-    "generate",
-    "generated_lengths",
-    "load_causal_lm",
-    "load_prompts",
-    "load_shared",
-    "make_backend",
-    "torch_threads",
-]
+# each public name and the module it lives in: imported on first use (PEP 562), so that the schema reads
+# `synbench.lm.settings` without importing torch
+_HOME = {
+    "ChatRequest": "synbench.base",
+    "LMBackend": "synbench.base",
+    "LocalBackend": "synbench.lm.backends",
+    "load_shared": "synbench.lm.backends",
+    "make_backend": "synbench.lm.backends",
+    "GenerationStats": "synbench.lm.generation",
+    "chat_prompt": "synbench.lm.generation",
+    "generate": "synbench.lm.generation",
+    "generated_lengths": "synbench.lm.generation",
+    "torch_threads": "synbench.lm.generation",
+    "LoadedModel": "synbench.lm.models",
+    "load_causal_lm": "synbench.lm.models",
+    "ModelSpec": "synbench.lm.settings",
+    "Prompts": "synbench.lm.prompts",
+    "load_prompts": "synbench.lm.prompts",
+}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'synbench.lm' has no attribute {name!r}")
+    return getattr(import_module(_HOME[name]), name)

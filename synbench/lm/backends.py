@@ -27,6 +27,7 @@ from synbench.errors import ConfigError
 from synbench.job import check_no_credentials
 from synbench.lm.generation import chat_prompt, generate, torch_threads
 from synbench.lm.models import LoadedModel, load_causal_lm
+from synbench.lm.settings import LocalBackendOptions
 
 
 @lru_cache(maxsize=1)
@@ -39,13 +40,13 @@ class LocalBackend(LMBackend):
     """The `model` config group's causal LM, on CUDA when available, else CPU with `num_threads` threads."""
 
     uses_model_group = True
+    options = LocalBackendOptions
 
-    def __init__(self, model: Mapping[str, Any], batch_size: int = 32, num_threads: int | None = None) -> None:
-        if batch_size < 1:
-            raise ConfigError("backend.batch_size must be at least 1")
+    def __init__(self, model: Mapping[str, Any], **options: Any) -> None:
+        settings = LocalBackendOptions(**options)
         self.model_json = json.dumps(dict(model), sort_keys=True)
         self.name = str(dict(model).get("name", "local"))
-        self.batch_size, self.num_threads = int(batch_size), num_threads
+        self.batch_size, self.num_threads = settings.batch_size, settings.num_threads
 
     def loaded(self) -> LoadedModel:
         return load_shared(self.model_json, "cuda" if torch.cuda.is_available() else "cpu")

@@ -15,44 +15,21 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 
+from synbench import schema
 from synbench.errors import ConfigError, SynBenchError
+from synbench.lm.settings import ModelSpec
 
 log = logging.getLogger(__name__)
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-ATTENTION = ("auto", "flash_attention_2", "sdpa", "eager")
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """The `model` config node (see conf/model/*.yaml)."""
-
-    name: str
-    pretrained: str
-    package: str | None = None
-    gguf_file: str | None = None
-    dtype: str = "float32"
-    attn_implementation: str = "auto"
-
-    @classmethod
-    def from_node(cls, node: Mapping[str, Any]) -> "ModelSpec":
-        known = {k: node[k] for k in cls.__dataclass_fields__ if k in node}
-        spec = cls(**known)
-        if spec.dtype not in DTYPES:
-            raise ConfigError(f"model.dtype={spec.dtype!r} is unknown; choose one of {', '.join(DTYPES)}")
-        if spec.attn_implementation not in ATTENTION:
-            raise ConfigError(
-                f"model.attn_implementation={spec.attn_implementation!r} is unknown; "
-                f"choose one of {', '.join(ATTENTION)}"
-            )
-        return spec
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}  # settings.DTYPES
+MODEL_KEYS = frozenset(f.name for f in fields(ModelSpec))
 
 
 @dataclass(frozen=True)
@@ -154,7 +131,9 @@ def load_causal_lm(
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    spec = ModelSpec.from_node(node)
+    # typed on the schema (a node built in code, not composed, is typed here too); keys beside the spec's (a planted
+    # model's provenance) key caches, not the loading
+    spec = schema.typed(ModelSpec, {k: v for k, v in node.items() if k in MODEL_KEYS}, "model")
     device = torch.device(device)
     where: dict[str, Any]
     gguf = packaged_file(spec.package, spec.gguf_file) if spec.package and spec.gguf_file else None

@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from synbench.base import ChatRequest, LMBackend
-from synbench.errors import ConfigError, SynBenchError
+from synbench.errors import SynBenchError
+from synbench.lm.settings import OpenAIBackendOptions
 
 # The key sent when the named environment variable is unset: servers without authentication (vLLM, llama.cpp)
 # ignore it, and a hosted API answers 401, which fails the job with that status.
@@ -27,24 +28,13 @@ NO_KEY = "EMPTY"
 class OpenAIBackend(LMBackend):
     """Chat completions through `openai.OpenAI`: `max_workers` requests in flight, each retried `max_retries` times."""
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        timeout_s: float = 60.0,
-        max_workers: int = 4,
-        max_retries: int = 3,
-    ) -> None:
-        if not base_url or not model:
-            raise ConfigError("LM backend 'openai' needs generator.backend.base_url and generator.backend.model")
-        if max_workers < 1 or max_retries < 0 or timeout_s <= 0:
-            raise ConfigError(
-                "generator.backend: max_workers must be at least 1, max_retries at least 0 and timeout_s positive"
-            )
-        self.base_url, self.model, self.name = base_url.rstrip("/"), model, model
-        self.api_key_env, self.timeout_s = api_key_env, float(timeout_s)
-        self.max_workers, self.max_retries = int(max_workers), int(max_retries)
+    options = OpenAIBackendOptions
+
+    def __init__(self, **options: Any) -> None:
+        settings = OpenAIBackendOptions(**options)
+        self.base_url, self.model, self.name = settings.base_url.rstrip("/"), settings.model, settings.model
+        self.api_key_env, self.timeout_s = settings.api_key_env, settings.timeout_s
+        self.max_workers, self.max_retries = settings.max_workers, settings.max_retries
         self._client: Any = None
 
     def client(self) -> Any:

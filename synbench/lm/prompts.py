@@ -15,10 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import yaml
+from omegaconf import MISSING
 
+from synbench import schema
 from synbench.errors import ConfigError
 
 FIELDS = {"random": ("{label}",), "rephrase": ("{text}", "{label}"), "fill_blanks": ("{masked}", "{label}")}
@@ -27,32 +29,19 @@ DEFAULT = "default"
 
 @dataclass(frozen=True)
 class Prompts:
-    domain: str
-    random: str
-    rephrase: str
-    fill_blanks: str
-    system: str | None = None
+    """A prompt file's schema (`schema/prompts`): each key typed and the templates' placeholders checked, once."""
 
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], where: str) -> "Prompts":
-        unknown = sorted(set(data) - {"domain", "system", *FIELDS})
-        missing = sorted({"domain", *FIELDS} - set(data))
-        if unknown or missing:
-            raise ConfigError(
-                f"prompt set {where}: unknown keys {unknown}, missing keys {missing}; "
-                f"a prompt file has domain, system (optional), {', '.join(FIELDS)}"
-            )
+    domain: str = MISSING  # public words for the kind of text
+    random: str = MISSING  # RANDOM_API: {label}, {domain}
+    rephrase: str = MISSING  # {text}, {words}, {label}, {domain}
+    fill_blanks: str = MISSING  # {masked}, {words}, {label}, {domain}
+    system: Optional[str] = None  # the system turn; null = none
+
+    def __post_init__(self) -> None:
         for key, needed in FIELDS.items():
-            absent = [f for f in needed if f not in str(data[key])]
+            absent = [f for f in needed if f not in getattr(self, key)]
             if absent:
-                raise ConfigError(f"prompt set {where}: template '{key}' must contain {', '.join(absent)}")
-        return cls(
-            str(data["domain"]),
-            str(data["random"]),
-            str(data["rephrase"]),
-            str(data["fill_blanks"]),
-            None if data.get("system") is None else str(data["system"]),
-        )
+                raise ConfigError(f"prompts.{key}: the template must contain {', '.join(absent)}")
 
     def render(self, kind: str, labels: tuple[str, ...], **fields: Any) -> tuple[str, str | None]:
         """(user turn, system turn) of template `kind` for a label set."""
@@ -64,7 +53,7 @@ class Prompts:
 def load_prompts(name_or_node: str | Mapping[str, Any]) -> Prompts:
     """A prompt set: a mapping as is, a YAML path, or a name under conf/prompts/augpe/ (unknown names: `default`)."""
     if isinstance(name_or_node, Mapping):
-        return Prompts.from_mapping(name_or_node, "(inline)")
+        return typed_prompts(name_or_node, "(inline)")
     name = str(name_or_node)
     path = Path(name)
     if path.suffix in (".yaml", ".yml"):
@@ -72,9 +61,19 @@ def load_prompts(name_or_node: str | Mapping[str, Any]) -> Prompts:
             raise ConfigError(
                 f"prompt file {name} does not exist; give a YAML path or a name under conf/prompts/augpe/"
             )
-        return Prompts.from_mapping(yaml.safe_load(path.read_text()), name)
+        return typed_prompts(yaml.safe_load(path.read_text()), name)
     folder = resources.files("synbench.conf").joinpath("prompts", "augpe")
     source = folder.joinpath(f"{name}.yaml")
     if not source.is_file():
         source = folder.joinpath(f"{DEFAULT}.yaml")
-    return Prompts.from_mapping(yaml.safe_load(source.read_text()), str(source))
+    return typed_prompts(yaml.safe_load(source.read_text()), str(source))
+
+
+def typed_prompts(data: Any, where: str) -> Prompts:
+    """`data` typed on the schema, an error naming the file it came from (a key alone would not say which)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"prompt set {where}: expected a mapping of domain, system, {', '.join(FIELDS)}")
+    try:
+        return schema.typed(Prompts, data, "prompts")
+    except ConfigError as exc:
+        raise ConfigError(f"prompt set {where}: {exc}") from None

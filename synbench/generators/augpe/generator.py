@@ -43,15 +43,13 @@ from synbench.dp import label_sets as lsets
 from synbench.embeddings import EmbeddingCache
 from synbench.errors import ConfigError
 from synbench.generators.augpe import evolution
+from synbench.generators.augpe.settings import VARIATION_KINDS, AugPEOptions
 from synbench.lm.backends import make_backend
 from synbench.lm.prompts import Prompts, load_prompts
 from synbench.privacy import PrivacySpec
 
 log = logging.getLogger(__name__)
 
-LABEL_PRIORS = ("dp", "uniform")
-FILLS = ("vary", "replace")
-VARIATION_KINDS = ("rephrase", "fill_blanks")
 TOKENS_PER_WORD = 1.6  # a variation's token budget: its target words x this + 8, capped at max_new_tokens
 BUDGET_STEP = 16  # token budgets are rounded up to multiples of this (fewer, fuller generate batches)
 
@@ -89,57 +87,22 @@ class AugPEGenerator(Generator):
         }
     )
 
-    def __init__(
-        self,
-        model: Mapping[str, Any] | None = None,
-        encoder: Mapping[str, Any] | Any = None,
-        prompts: str | Mapping[str, Any] = "default",
-        backend: Mapping[str, Any] | LMBackend | None = None,
-        iterations: int = 2,
-        variations: int = 3,
-        population: int = 30,
-        selection: str = "rank",
-        threshold: float = 0.0,
-        lookahead: int = 0,
-        blank_share: float = 0.5,
-        length_jitter: float = 0.3,
-        variation_kinds: Mapping[str, float] | None = None,
-        max_new_tokens: int = 64,
-        temperature: float = 1.0,
-        top_p: float = 0.95,
-        fill: str = "vary",
-        label_prior: str = "dp",
-        label_mu_share: float | None = None,
-        label_sets: Mapping[str, Any] | None = None,
-        min_words: int = 5,
-    ) -> None:
-        if iterations < 1 or variations < 1 or population < 1 or lookahead < 0 or max_new_tokens < 1:
-            raise ConfigError(
-                "generator.iterations, variations, population and max_new_tokens must be at least 1, "
-                "lookahead at least 0"
-            )
-        if selection not in evolution.SELECTIONS:
-            raise ConfigError(
-                f"generator.selection={selection!r} is unknown; choose one of {', '.join(evolution.SELECTIONS)}"
-            )
-        if fill not in FILLS or label_prior not in LABEL_PRIORS:
-            raise ConfigError(f"generator.fill must be one of {FILLS} and generator.label_prior one of {LABEL_PRIORS}")
-        if not 0.0 <= blank_share < 1.0 or not 0.0 <= length_jitter < 1.0 or threshold < 0:
-            raise ConfigError("generator.blank_share and length_jitter must lie in [0, 1), threshold at least 0")
-        kinds = dict(variation_kinds or {"rephrase": 0.5, "fill_blanks": 0.5})
-        if set(kinds) - set(VARIATION_KINDS) or not sum(kinds.values()) > 0 or min(kinds.values()) < 0:
-            raise ConfigError(f"generator.variation_kinds takes non-negative weights for {', '.join(VARIATION_KINDS)}")
-        self.model, self.encoder = model, encoder
-        self.prompts: Prompts = load_prompts(prompts)
-        self.backend_node = backend if backend is not None else {"_plugin_": "local"}
-        self.iterations, self.variations, self.population = int(iterations), int(variations), int(population)
-        self.selection, self.threshold, self.lookahead = selection, float(threshold), int(lookahead)
-        self.blank_share, self.length_jitter, self.min_words = float(blank_share), float(length_jitter), int(min_words)
+    options = AugPEOptions
+
+    def __init__(self, **options: Any) -> None:
+        o = AugPEOptions(**options)
+        self.model, self.encoder = o.model, o.encoder
+        self.prompts: Prompts = load_prompts(o.prompts)
+        self.backend_node = o.backend if o.backend is not None else {"_plugin_": "local"}
+        self.iterations, self.variations, self.population = o.iterations, o.variations, o.population
+        self.selection, self.threshold, self.lookahead = o.selection, o.threshold, o.lookahead
+        self.blank_share, self.length_jitter, self.min_words = o.blank_share, o.length_jitter, o.min_words
+        kinds = o.variation_kinds
         self.kinds = [k for k in VARIATION_KINDS if kinds.get(k, 0) > 0]
         self.kind_p = np.array([kinds[k] for k in self.kinds], dtype=float) / sum(kinds[k] for k in self.kinds)
-        self.max_new_tokens, self.temperature, self.top_p = int(max_new_tokens), float(temperature), float(top_p)
-        self.fill, self.label_prior, self.label_mu_share = fill, label_prior, label_mu_share
-        self.label_config = lsets.LabelSetConfig.from_node(label_sets)
+        self.max_new_tokens, self.temperature, self.top_p = o.max_new_tokens, o.temperature, o.top_p
+        self.fill, self.label_prior, self.label_mu_share = o.fill, o.label_prior, o.label_mu_share
+        self.label_config = o.label_sets
         self._backend: LMBackend | None = None
         self._embedder: Any = None
         self._state: dict[str, Any] | None = None

@@ -1,0 +1,64 @@
+"""AUG-PE's options (`generator=augpe`): the schema of its `generator.*` keys, importable without torch.
+
+The defaults are the library's; conf/generator/augpe.yaml sets the demo's
+sizes and wires the `model`, `encoder` and `generator/backend` groups in,
+conf/paper_generator/augpe.yaml the paper's. The checks a type cannot express
+are in `__post_init__`, one place per key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from synbench.dp.label_sets import LabelSetConfig
+from synbench.errors import ConfigError
+from synbench.generators.augpe.evolution import SELECTIONS
+
+LABEL_PRIORS = ("dp", "uniform")
+FILLS = ("vary", "replace")
+VARIATION_KINDS = ("rephrase", "fill_blanks")
+
+
+@dataclass(frozen=True)
+class AugPEOptions:
+    """Every `generator.*` key of AUG-PE (conf/generator/augpe.yaml explains each)."""
+
+    model: Any = None  # the local LM (the `model` group), used by generator/backend=local
+    encoder: Any = None  # the sentence encoder the votes are on (the `encoder` group), or an object with embed()
+    prompts: Any = "default"  # a name under conf/prompts/augpe/, a YAML path, or a prompt mapping
+    backend: Any = None  # the generator/backend group's node (null = local), or an LMBackend object
+    iterations: int = 2  # T: vote rounds, each one Gaussian mechanism of sensitivity 1
+    variations: int = 3  # L: each survivor plus L-1 variations make the next population
+    population: int = 30  # N_c summed over classes
+    selection: str = "rank"  # rank = keep the top N_c by noisy votes | sample = draw N_c by noisy votes
+    threshold: float = 0.0  # H: noisy counts become max(count - H, 0)
+    lookahead: int = 0  # candidates vote through the mean embedding of this many variations (0 = none)
+    blank_share: float = 0.5  # fill_blanks variations blank this share of the parent's words
+    length_jitter: float = 0.3  # target words drawn uniformly in [1 -/+ jitter] x the parent's word count
+    variation_kinds: Dict[str, float] = field(default_factory=lambda: {"rephrase": 0.5, "fill_blanks": 0.5})
+    max_new_tokens: int = 64
+    temperature: float = 1.0
+    top_p: float = 0.95
+    fill: str = "vary"  # sample(n) beyond the evolved population: vary = more variations | replace = repeats
+    label_prior: str = "dp"  # dp = DP label-set plan, in the same GDP ledger | uniform (public prior, no budget)
+    label_mu_share: Optional[float] = None  # null = the votes' sigma; s in (0,1) = its own sigma, s of mu^2
+    label_sets: LabelSetConfig = field(default_factory=LabelSetConfig)
+    min_words: int = 5
+
+    def __post_init__(self) -> None:
+        counts = (self.iterations, self.variations, self.population, self.max_new_tokens)
+        if min(counts) < 1 or self.lookahead < 0:
+            raise ConfigError(
+                "generator.iterations, variations, population and max_new_tokens must be at least 1, "
+                "lookahead at least 0"
+            )
+        if self.selection not in SELECTIONS:
+            raise ConfigError(f"generator.selection={self.selection!r} is unknown; choose one of {', '.join(SELECTIONS)}")
+        if self.fill not in FILLS or self.label_prior not in LABEL_PRIORS:
+            raise ConfigError(f"generator.fill must be one of {FILLS} and generator.label_prior one of {LABEL_PRIORS}")
+        if not 0.0 <= self.blank_share < 1.0 or not 0.0 <= self.length_jitter < 1.0 or self.threshold < 0:
+            raise ConfigError("generator.blank_share and length_jitter must lie in [0, 1), threshold at least 0")
+        kinds = self.variation_kinds
+        if set(kinds) - set(VARIATION_KINDS) or not sum(kinds.values()) > 0 or min(kinds.values()) < 0:
+            raise ConfigError(f"generator.variation_kinds takes non-negative weights for {', '.join(VARIATION_KINDS)}")

@@ -1,0 +1,73 @@
+"""The schema of the `model` config node and of the LM backends' options (`generator.backend.*`).
+
+Importable without torch: Hydra's ConfigStore registers these dataclasses
+when it first reads the configs, so a `model.max_length=abc` or a
+`generator.backend.batch_size=many` is refused on merge, naming the key,
+before any model is loaded. The checks a type cannot express are in each
+`__post_init__`, one place per setting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from omegaconf import MISSING
+
+from synbench.errors import ConfigError
+
+DTYPES = ("float32", "bfloat16", "float16")
+ATTENTION = ("auto", "flash_attention_2", "sdpa", "eager")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The `model` config node (conf/model/*.yaml): a causal LM, from a packaged GGUF file, a hub id or a folder."""
+
+    name: str = MISSING
+    pretrained: str = MISSING  # hub id, or a folder written by save_pretrained; used when the package is absent
+    package: Optional[str] = None  # an offline pip package that ships `gguf_file`
+    gguf_file: Optional[str] = None  # the GGUF file's path inside `package`
+    dtype: str = "float32"  # float32 | bfloat16 | float16
+    attn_implementation: str = "auto"  # auto = flash_attention_2 on CUDA with flash-attn, else sdpa
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ConfigError(f"model.dtype={self.dtype!r} is unknown; choose one of {', '.join(DTYPES)}")
+        if self.attn_implementation not in ATTENTION:
+            raise ConfigError(
+                f"model.attn_implementation={self.attn_implementation!r} is unknown; "
+                f"choose one of {', '.join(ATTENTION)}"
+            )
+
+
+@dataclass(frozen=True)
+class LocalBackendOptions:
+    """`generator/backend=local`: the `model` group's LM, batched (the model node is passed by the core)."""
+
+    batch_size: int = 32  # prompts per generate batch
+    num_threads: Optional[int] = None  # torch CPU threads while generating; null = PyTorch's default
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ConfigError(f"generator.backend.batch_size={self.batch_size} must be at least 1")
+
+
+@dataclass(frozen=True)
+class OpenAIBackendOptions:
+    """`generator/backend=openai`: an OpenAI-compatible chat-completions API (the key from the environment)."""
+
+    model: str = MISSING  # the served model's name: required, so a missing one fails before any request
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key_env: Optional[str] = "OPENAI_API_KEY"  # the NAME of the environment variable holding the key
+    timeout_s: float = 60.0
+    max_workers: int = 8  # requests in flight
+    max_retries: int = 3  # the client's retries (connection errors, 408, 409, 429, 5xx; backoff)
+
+    def __post_init__(self) -> None:
+        if not self.base_url or not self.model:
+            raise ConfigError("LM backend 'openai' needs generator.backend.base_url and generator.backend.model")
+        if self.max_workers < 1 or self.max_retries < 0 or self.timeout_s <= 0:
+            raise ConfigError(
+                "generator.backend: max_workers must be at least 1, max_retries at least 0 and timeout_s positive"
+            )
