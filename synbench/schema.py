@@ -221,9 +221,11 @@ def store_plugin(group: str, name: str, options: type, *core: type) -> None:
     ConfigStore.instance().store(group=f"{SCHEMA_GROUP}/{group}", name=name, node=schema_node(options, name))
 
 
-def store_section(name: str, options: type) -> None:
-    """Register a task's section (`audit`, ...) as `schema/<name>`; the task's YAML names it `@<name>`."""
-    ConfigStore.instance().store(group=SCHEMA_GROUP, name=name, node=schema_node(options))
+def store_config(path: str, options: type) -> None:
+    """Register a node that names no plugin as `schema/<path>`: a task's section (`audit`, named `@audit` by the
+    task's YAML), a task's options (`task/benchmark`) or a plain group's node (`model`, `encoder`)."""
+    group, _, name = f"{SCHEMA_GROUP}/{path}".rpartition("/")
+    ConfigStore.instance().store(group=group, name=name, node=schema_node(options))
 
 
 ConfigStore.instance().store(name=TOP_SCHEMA, node=SynBenchConfig)

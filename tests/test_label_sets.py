@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
+from synbench import schema
 from synbench.base import MetricContext
 from synbench.corpus import Corpus, Labels
 from synbench.data.files import FileDataset
@@ -165,14 +166,14 @@ def test_label_counts_are_followed_and_checked() -> None:
 def test_release_round_trips_through_json_and_config_is_checked() -> None:
     out = LabelSetRelease((("a", "b"), ("c",)), (12.5, 7.25), 40, (1.0, 2.0, 3.0))
     assert LabelSetRelease.from_json(out.to_json()) == out
-    assert LabelSetConfig.from_node({"delta_share": 0.2, "tail": "none"}) == LabelSetConfig(0.2, "none")
+    assert schema.typed(LabelSetConfig, {"delta_share": 0.2, "tail": "none"}, "x") == LabelSetConfig(0.2, "none")
     for node, match in [
         ({"delta_share": 1.0}, "delta_share"),
         ({"tail": "sets"}, "tail"),
-        ({"share": 0.1}, "unknown keys"),
+        ({"share": 0.1}, "^generator.label_sets.share: Key 'share' not in 'LabelSetConfig'"),
     ]:
         with pytest.raises(ConfigError, match=match):
-            LabelSetConfig.from_node(node)
+            schema.typed(LabelSetConfig, node, "generator.label_sets")
 
 
 # --- utility: the copy-like oracle ----------------------------------------------------------------

@@ -1,19 +1,20 @@
-"""`ContaminationConfig`: the `contamination` config node (conf/task/contamination.yaml), checked once."""
+"""`ContaminationConfig`: the schema of the `contamination` config node (conf/task/contamination.yaml sets only what
+differs), with the checks a type cannot express."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Dict
 
-from synbench.errors import ConfigError, check_keys
+from synbench.errors import ConfigError
 
 DETECTORS = ("exact", "mink", "minkpp")
 
 
-def _build(cls: type, node: Mapping[str, Any] | None, where: str) -> Any:
-    node = dict(node or {})
-    check_keys(node, (f.name for f in fields(cls)), where)
-    return cls(**node)
+def _tuples(settings: Any, *keys: str) -> None:
+    """Keep list values as tuples (the schema gives lists), so a built config is immutable."""
+    for key in keys:
+        object.__setattr__(settings, key, tuple(getattr(settings, key)))
 
 
 def _fraction(value: float, where: str, low_open: bool = False) -> None:
@@ -36,6 +37,7 @@ class ExactConfig:
     max_length: int = 256  # tokens per private document
 
     def __post_init__(self) -> None:
+        _tuples(self, "files")
         if self.corpus not in ("python_docs", "files"):
             raise ConfigError(f"contamination.exact.corpus={self.corpus!r} is unknown; choose python_docs or files")
         if self.corpus == "files" and not self.files and self.index_dir is None:
@@ -65,6 +67,7 @@ class MinKConfig:
     num_threads: int | None = 1  # torch CPU threads while scoring (null = PyTorch's default)
 
     def __post_init__(self) -> None:
+        _tuples(self, "non_members", "members")
         _fraction(self.k, "contamination.mink.k", low_open=True)
         _fraction(self.fpr, "contamination.mink.fpr", low_open=True)
         if self.calibration not in ("eval", "files"):
@@ -89,6 +92,7 @@ class AblationConfig:
     n_synthetic: int | None = None  # synthetic documents per run; null = the full private set's size
 
     def __post_init__(self) -> None:
+        _tuples(self, "steps")
         if self.detector not in DETECTORS:
             raise ConfigError(
                 f"contamination.ablation.detector={self.detector!r} is unknown; choose one of {', '.join(DETECTORS)}"
@@ -114,7 +118,7 @@ class PlantedConfig:
     share: float = 0.2  # S: this share of the private training split goes into the "pretraining" corpus
     public_docs: int = 60
     public_min_chars: int = 200
-    train: Mapping[str, Any] = field(default_factory=dict)
+    train: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _fraction(self.share, "contamination.planted.share", low_open=True)
@@ -124,25 +128,10 @@ class PlantedConfig:
 
 @dataclass(frozen=True)
 class ContaminationConfig:
+    """The schema of `contamination.*` (schema/contamination; conf/task/contamination.yaml documents each key)."""
+
     exact: ExactConfig = field(default_factory=ExactConfig)
     mink: MinKConfig = field(default_factory=MinKConfig)
     ablation: AblationConfig = field(default_factory=AblationConfig)
     planted: PlantedConfig = field(default_factory=PlantedConfig)
     save_scores: bool = True  # per-document scores in the job folder (contamination_scores.npz), never logged
-
-    @classmethod
-    def from_node(cls, node: Mapping[str, Any]) -> "ContaminationConfig":
-        node = dict(node)
-        check_keys(node, (f.name for f in fields(cls)), "contamination config")
-        tuples = {"files", "non_members", "members", "steps"}
-        sub = {
-            name: {k: tuple(v) if k in tuples and v is not None else v for k, v in dict(node.get(name) or {}).items()}
-            for name in ("exact", "mink", "ablation", "planted")
-        }
-        return cls(
-            exact=_build(ExactConfig, sub["exact"], "contamination.exact"),
-            mink=_build(MinKConfig, sub["mink"], "contamination.mink"),
-            ablation=_build(AblationConfig, sub["ablation"], "contamination.ablation"),
-            planted=_build(PlantedConfig, sub["planted"], "contamination.planted"),
-            save_scores=bool(node.get("save_scores", True)),
-        )

@@ -166,14 +166,6 @@ class LabelSetConfig:
         if self.tail not in TAILS:
             raise ConfigError(f"generator.label_sets.tail={self.tail!r} must be one of {', '.join(TAILS)}")
 
-    @classmethod
-    def from_node(cls, node: Mapping[str, Any] | None) -> "LabelSetConfig":
-        """From a config node; an unknown key is an error that lists the accepted ones."""
-        unknown = set(node or {}) - {"delta_share", "tail"}
-        if unknown:
-            raise ConfigError(f"generator.label_sets has unknown keys {sorted(unknown)}; it takes delta_share, tail")
-        return cls(**dict(node or {}))
-
     def gaussians(self, multi_label: bool) -> int:
         """Gaussian steps the release charges: the counts, plus the marginals of a multi-label tail."""
         return 2 if multi_label and self.tail == "marginals" else 1

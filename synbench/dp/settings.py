@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from synbench.dp import label_sets
 from synbench.errors import ConfigError
@@ -25,10 +25,10 @@ LABEL_PRIORS = ("auto", "dp", "uniform")
 
 
 def at_least_one(settings: Any, *keys: str) -> None:
-    """Refuse a count below 1 (`generator.<key>`), naming it: a type says integer, not how small."""
+    """Refuse a count below 1 (`<section>.<key>`), naming it: a type says integer, not how small."""
     for key in keys:
         if getattr(settings, key) < 1:
-            raise ConfigError(f"generator.{key}={getattr(settings, key)} must be at least 1")
+            raise ConfigError(f"{settings.section}.{key}={getattr(settings, key)} must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class DPSGDSettings:
     A generator subclasses it with its own keys (and its own defaults where they differ); the checks a type cannot
     express are in `__post_init__`, one place per key.
     """
+
+    section: ClassVar[str] = "generator"  # where the keys are in the config (the checks' messages name it)
 
     epochs: int = 1
     batch_size: int = 64  # EXPECTED logical batch: Poisson sample rate q = 1 / ceil(N / batch_size)
@@ -70,17 +72,17 @@ class DPSGDSettings:
         }
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
-                raise ConfigError(f"generator.{key}={getattr(self, key)!r} must be one of {', '.join(allowed)}")
+                raise ConfigError(f"{self.section}.{key}={getattr(self, key)!r} must be one of {', '.join(allowed)}")
         at_least_one(self, "epochs", "batch_size", "physical_batch_size", "devices")
         if self.precision == "16-mixed" and self.grad_sample_mode != "hooks":
             raise ConfigError(
-                "generator.precision=16-mixed needs generator.grad_sample_mode=hooks (an fp16 overflow "
+                f"{self.section}.precision=16-mixed needs {self.section}.grad_sample_mode=hooks (an fp16 overflow "
                 "inside ghost clipping's second backward cannot be confined to one example); "
                 "use precision=bf16-mixed with ghost"
             )
         if self.label_prior != "uniform" and not 0.0 < self.label_budget_share < 1.0:
             raise ConfigError(
-                f"generator.label_budget_share={self.label_budget_share} must lie strictly between 0 and 1 "
+                f"{self.section}.label_budget_share={self.label_budget_share} must lie strictly between 0 and 1 "
                 "(label_prior=uniform spends nothing on labels)"
             )
         if isinstance(self.label_sets, Mapping):  # built from Python with a dict

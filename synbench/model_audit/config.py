@@ -1,11 +1,13 @@
-"""`ModelAuditConfig`: the `model_audit` config node (conf/task/model_audit.yaml), checked once."""
+"""`ModelAuditConfig`: the schema of the `model_audit` config node (conf/task/model_audit.yaml sets only what
+differs), with the checks a type cannot express; `HeadSettings` is its `head`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-from synbench.errors import ConfigError, check_keys
+from synbench.dp.settings import DPSGDSettings
+from synbench.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,34 @@ DP_REGIMES = frozenset(name for name, regime in REGIMES.items() if regime.dp)
 CLASSIFIERS = ("head", "utility")
 TARGET_CHOICES = ("random", "outliers")
 REFERENCE_MODES = ("paired", "out")
+FEATURES = ("embeddings", "hashing")
+
+
+@dataclass(frozen=True)
+class HeadSettings(DPSGDSettings):
+    """`model_audit.head`: the DP-SGD core's training keys (conf/task/model_audit.yaml) plus the feature map."""
+
+    section: ClassVar[str] = "model_audit.head"
+
+    features: str = "embeddings"
+    hashing_features: int = 4096
+    epochs: int = 30
+    batch_size: int = 32
+    physical_batch_size: int = 256
+    lr: float = 0.1
+    weight_decay: float = 0.0
+    label_prior: str = "uniform"  # a head releases no labels: nothing of the budget goes to a label histogram
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.label_prior != "uniform":
+            raise ConfigError(f"model_audit.head.label_prior={self.label_prior!r}: a head releases no labels; remove it")
+        if self.features not in FEATURES:
+            raise ConfigError(
+                f"model_audit.head.features={self.features!r} is unknown; choose one of {', '.join(FEATURES)}"
+            )
+        if self.hashing_features < 2:
+            raise ConfigError(f"model_audit.head.hashing_features={self.hashing_features} must be at least 2")
 
 
 @dataclass(frozen=True)
@@ -48,18 +78,11 @@ class ModelAuditConfig:
     min_count: int = 5
     confidence: float = 0.95
     save_synthetic: bool = False
-
-    @classmethod
-    def from_node(cls, node: Mapping[str, Any]) -> "ModelAuditConfig":
-        known = {f.name for f in fields(cls)}
-        check_keys(node, known | {"head"}, "model_audit config")
-        values = {k: v for k, v in node.items() if k in known}
-        for key in ("regimes", "fpr_grid"):
-            if key in values:
-                values[key] = tuple(values[key])
-        return cls(**values)
+    head: HeadSettings = field(default_factory=HeadSettings)  # the classifier=head model's features and training
 
     def __post_init__(self) -> None:
+        for key in ("regimes", "fpr_grid"):  # the schema gives lists: kept as tuples, so a built config is immutable
+            object.__setattr__(self, key, tuple(getattr(self, key)))
         bad = [r for r in self.regimes if r not in REGIMES]
         if bad or not self.regimes or len(set(self.regimes)) != len(self.regimes):
             raise ConfigError(

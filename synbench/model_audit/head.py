@@ -18,7 +18,7 @@ in their training data and in DP, not in the classifier.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -29,43 +29,11 @@ from synbench.dp import accounting
 from synbench.dp.job import JobBudget
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, fit_module
 from synbench.dp.poisson import PoissonPlan
-from synbench.dp.settings import DPSGDSettings
-from synbench.errors import ConfigError, check_keys
+from synbench.errors import ConfigError
+from synbench.model_audit.config import HeadSettings
 from synbench.privacy import PrivacySpec
 
-FEATURES = ("embeddings", "hashing")
 QUIET_LOGGERS = ("pytorch_lightning", "lightning.pytorch", "lightning_fabric", "synbench.dp.module")
-
-
-@dataclass(frozen=True)
-class HeadSettings(DPSGDSettings):
-    """`model_audit.head`: the DP-SGD core's training keys (conf/task/model_audit.yaml) plus the feature map."""
-
-    features: str = "embeddings"
-    hashing_features: int = 4096
-    epochs: int = 30
-    batch_size: int = 32
-    physical_batch_size: int = 256
-    lr: float = 0.1
-    weight_decay: float = 0.0
-    label_prior: str = "uniform"  # a head releases no labels: nothing of the budget goes to a label histogram
-
-    @classmethod
-    def from_node(cls, node: dict[str, Any]) -> "HeadSettings":
-        check_keys(node, cls.__dataclass_fields__, "model_audit.head")
-        try:
-            return cls(**{**node, "label_prior": "uniform"})
-        except ConfigError as exc:  # the core's checks name its keys `generator.<key>`
-            raise ConfigError(str(exc).replace("generator.", "model_audit.head.")) from None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.features not in FEATURES:
-            raise ConfigError(
-                f"model_audit.head.features={self.features!r} is unknown; choose one of {', '.join(FEATURES)}"
-            )
-        if self.hashing_features < 2:
-            raise ConfigError(f"model_audit.head.hashing_features={self.hashing_features} must be at least 2")
 
 
 class FeatureDataset(Dataset):

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from synbench import registry
+from synbench import registry, schema
 from synbench.base import Metric, MetricContext, Splits
 from synbench.contamination.ablation import run_ablation
 from synbench.contamination.config import ContaminationConfig, PlantedConfig
@@ -182,7 +182,7 @@ def plant_model(
 
 def contamination_job(job: JobRun) -> None:
     cfg, timing = job.cfg, job.timing
-    cc = ContaminationConfig.from_node(node(cfg, "contamination"))
+    cc = schema.typed(ContaminationConfig, node(cfg, "contamination"), "contamination")
     cache_dir = Path(str(cfg.cache_dir))
     splits = job.load_splits()
     model = node(cfg, "model")

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig
 
-from synbench import registry
+from synbench import registry, schema
 from synbench.audit.config import AuditConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.targets import select_targets
@@ -34,7 +34,7 @@ from synbench.errors import ConfigError
 from synbench.files import save_arrays_atomic
 from synbench.lifecycle import JobRun, node, privacy_spec
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
-from synbench.model_audit.head import HeadSettings, LogisticHead
+from synbench.model_audit.head import LogisticHead
 from synbench.model_audit.runs import ModelRunner
 from synbench.tasks.base import Task
 
@@ -120,14 +120,13 @@ def build_design(
 
 def model_audit_job(job: JobRun) -> None:
     cfg, spec, timing = job.cfg, job.spec, job.timing
-    audit = ModelAuditConfig.from_node(node(cfg, "model_audit"))
+    audit = schema.typed(ModelAuditConfig, node(cfg, "model_audit"), "model_audit")
     if math.isinf(float(cfg.eps)) and DP_REGIMES & set(audit.regimes):
         raise ConfigError(
             f"eps=inf, but model_audit.regimes includes {sorted(DP_REGIMES & set(audit.regimes))}; "
             "set a finite eps, or list only syn and pri"
         )
     attacks = make_attacks(cfg, audit)
-    head = HeadSettings.from_node(node(cfg, "model_audit.head"))
     cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
     splits = job.load_splits()
     with timing("design"):
@@ -160,7 +159,7 @@ def model_audit_job(job: JobRun) -> None:
         privacy_spec(cfg, design.planned_private_size()),
         node(cfg, "generator"),
         spec.generator,
-        LogisticHead(head, cache.embed),
+        LogisticHead(audit.head, cache.embed),
         utility,
     )
     resumed = runner.resumable()

@@ -1,0 +1,77 @@
+"""The schema of each built-in task's `task.*` options (and new_plugin's `plugin.*`), importable cheaply.
+
+Hydra's ConfigStore registers them (schema/task/<name>), and each
+conf/task/<name>.yaml names its node first in its defaults list, so the YAML
+holds only what differs and every value is typed on merge: a
+`task.save_synthetic=no` is False, a `task.n_synthetic=abc` a one-line error.
+The checks a type cannot express stay where the task reads the value (the
+task module, or `synbench.job` for `n_synthetic`), one place per setting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, make_dataclass
+from typing import Optional
+
+SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
+
+
+@dataclass
+class BenchmarkOptions:
+    """`task=benchmark`: fit the generator on the private split, sample, score with the metrics."""
+
+    name: str = "benchmark"
+    n_synthetic: Optional[int] = None  # null = as many documents as the private training split
+    save_synthetic: bool = True  # write synthetic.jsonl into the job directory
+
+
+@dataclass
+class ExportOptions:
+    """`task=export`: a whole sweep as one table (a row per job) in the sweep folder."""
+
+    name: str = "export"
+    root: str = SWEEP_FOLDER  # the sweep folder to read (every results.json below it); the table goes here
+    format: str = "csv"  # csv | parquet
+
+
+@dataclass
+class ReportOptions:
+    """`task=report`: tables and plots of a whole sweep, written into the sweep folder."""
+
+    name: str = "report"
+    root: str = SWEEP_FOLDER  # the sweep folder to read; report.md and report.html go here
+    confidence: float = 0.95  # level of the Student t interval over seeds shown as mean ± half-width
+
+
+@dataclass
+class WandbWorkspaceOptions:
+    """`task=wandb_workspace`: a saved W&B view of a sweep (its spec file is written in either mode)."""
+
+    name: str = "wandb_workspace"
+    mode: str = "${oc.select:tracking.mode,offline}"  # online: save to W&B; offline: write the spec file only
+    entity: Optional[str] = "${oc.select:tracking.entity,null}"  # null: your default W&B entity (online)
+    project: str = "${oc.select:tracking.project,synbench}"
+    spec_file: str = SWEEP_FOLDER + "/wandb_workspace.json"  # the view's spec (JSON)
+
+
+@dataclass
+class PluginScaffold:
+    """`plugin.*` of `task=new_plugin`: the minimal installable plugin package it writes."""
+
+    kind: str = "generator"  # generator | metric | attack | dataset
+    name: Optional[str] = None  # a lowercase Python identifier, unique among installed plugins of its kind
+    dest: Optional[str] = None  # the folder to write (new or empty); null = ./synbench-<name>
+
+
+def named(task: str) -> type:
+    """The `task` node of a task whose options are a section of their own (`audit.*`, ...) or that has none."""
+    return make_dataclass(f"{task.title().replace('_', '')}Task", [("name", str, field(default=task))])
+
+
+OPTIONS: dict[str, type] = {
+    "benchmark": BenchmarkOptions,
+    "export": ExportOptions,
+    "report": ReportOptions,
+    "wandb_workspace": WandbWorkspaceOptions,
+    **{task: named(task) for task in ("audit", "contamination", "model_audit", "new_plugin", "plugins")},
+}
