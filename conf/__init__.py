@@ -7,19 +7,33 @@ does the same in its own config package (docs/config.md).
 
 from synbench import schema
 from synbench.audit.config import AuditConfig
+from synbench.audit.ngram import NgramAttack
+from synbench.audit.similarity import SimilarityAttack
+from synbench.base import EncoderSpec
+from synbench.contamination.config import ContaminationConfig
 from synbench.data.drugreview import DrugReviewDataset
 from synbench.data.files import FileDataset
 from synbench.data.hub import HuggingFaceDataset
+from synbench.filters.base import NoFilter
+from synbench.filters.settings import PYesPNoConfig
+from synbench.generators.augpe.settings import AugPEOptions
+from synbench.generators.command import CommandGenerator
 from synbench.generators.copy import CopyGenerator
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 from synbench.generators.dpgen.settings import DPGenOptions
+from synbench.generators.public import PublicGenerator
+from synbench.lm.prompts import Prompts
+from synbench.lm.settings import LocalBackendOptions, ModelSpec, OpenAIBackendOptions
 from synbench.metrics.classifiers import TfidfClassifier
 from synbench.metrics.entities import EntitiesMetric
 from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
 from synbench.metrics.mauve import MauveMetric
 from synbench.metrics.utility import UtilityMetric
+from synbench.metrics.transformer_options import TransformerOptions
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack
+from synbench.model_audit.config import ModelAuditConfig
+from synbench.tasks.options import OPTIONS, PluginScaffold
 from synbench.tracking import WandbOptions
 
 schema.store_plugin("dataset", "files", FileDataset)
@@ -27,9 +41,19 @@ schema.store_plugin("dataset", "huggingface", HuggingFaceDataset)
 schema.store_plugin("dataset", "drugreview", DrugReviewDataset)
 schema.store_plugin("generator", "dpgen", DPGenOptions)
 schema.store_plugin("generator", "dpdiffusion", DPDiffusionSettings)
+schema.store_plugin("generator", "augpe", AugPEOptions)
+schema.store_plugin("generator/backend", "local", LocalBackendOptions)
+schema.store_plugin("generator/backend", "openai", OpenAIBackendOptions)
+schema.store_plugin("classifier", "transformer", TransformerOptions)
+schema.store_plugin("filter", "pyes_pno", PYesPNoConfig)
 # plugins without an options dataclass: the schema of their constructor's typed keywords (schema.options_of)
 for group, name, cls in (
     ("generator", "copy", CopyGenerator),
+    ("generator", "public", PublicGenerator),
+    ("generator", "command", CommandGenerator),
+    ("attack", "ngram", NgramAttack),
+    ("attack", "similarity", SimilarityAttack),
+    ("filter", "none", NoFilter),
     ("classifier", "tfidf", TfidfClassifier),
     ("metrics", "utility", UtilityMetric),
     ("metrics", "mauve", MauveMetric),
@@ -45,4 +69,13 @@ for group, name, cls in (
     schema.store_plugin(group, name, options)
 schema.store_plugin("tracking", "wandb", WandbOptions, schema.TrackingOptions)
 schema.store_plugin("tracking", "none", schema.TrackingOptions)
-schema.store_section("audit", AuditConfig)
+# nodes that name no plugin: the plain groups, the tasks' options and their sections
+schema.store_config("model", ModelSpec)
+schema.store_config("encoder", EncoderSpec)
+schema.store_config("prompts", Prompts)
+for task, options in OPTIONS.items():
+    schema.store_config(f"task/{task}", options)
+schema.store_config("audit", AuditConfig)
+schema.store_config("contamination", ContaminationConfig)
+schema.store_config("model_audit", ModelAuditConfig)
+schema.store_config("plugin", PluginScaffold)
