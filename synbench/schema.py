@@ -148,7 +148,8 @@ def typeable(hint: Any) -> Any:
     """`hint` if OmegaConf can type a field with it (bool, int, float, str, list, dict, Optional, dataclasses), else
     Any (a Mapping or Sequence annotation, a class of the plugin's own)."""
     try:
-        OmegaConf.structured(dataclasses.make_dataclass("Probe", [("value", hint, field(default=None))]))
+        # probed with no value: a None default would refuse every non-Optional hint and type nothing
+        OmegaConf.structured(dataclasses.make_dataclass("Probe", [("value", hint, field(default=MISSING))]))
     except (OmegaConfBaseException, TypeError, ValueError):
         return Any
     return hint

@@ -156,7 +156,7 @@ REFUSED: list[tuple[Any, ...]] = [
     ("seed=abc", ["seed=abc"], ["override seed=abc", "could not be converted to Integer"]),
     ("n_synthetic=-5", ["task.n_synthetic=-5"], ["task.n_synthetic=-5 is invalid"]),
     ("n_synthetic=0", ["task.n_synthetic=0"], ["task.n_synthetic=0 is invalid"]),
-    ("n_synthetic=abc", ["task.n_synthetic=abc"], ["task.n_synthetic='abc' is invalid"]),
+    ("n_synthetic=abc", ["task.n_synthetic=abc"], ["task.n_synthetic", "could not be converted to Integer"]),
     ("n_synthetic ceiling", ["task.n_synthetic=1000000000000"], ["task.n_synthetic=1000000000000", "at most"]),
     ("noise_seed=-3", ["privacy.noise_seed=-3"], ["privacy.noise_seed=-3", "non-negative integer"]),
     ("cache_dir outside", ["cache_dir=/tmp/elsewhere"], ["cache_dir=/tmp/elsewhere is outside output_root"]),
@@ -232,6 +232,11 @@ REFUSED: list[tuple[Any, ...]] = [
     ),
     ("label_space duplicate", ["dataset.label_space=[neg,pos,neg]"], ["dataset.label_space", "neg"]),
     ("max_length=0", ["dataset.max_length=0"], ["dataset.max_length"]),
+    ("model.max_length=abc", ["model.max_length=abc"], ["model.max_length", "not in 'ModelSpec'"]),
+    ("model.dtype=float64", ["generator=public", "model.dtype=float64"], ["model.dtype='float64' is unknown"]),
+    ("encoder.normalize=maybe", ["encoder.normalize=maybe"], ["encoder.normalize", "not a valid bool"]),
+    ("save_synthetic=maybe", ["task.save_synthetic=maybe"], ["task.save_synthetic", "not a valid bool"]),
+    ("filter.keep_share=most", ["filter=pyes_pno", "filter.keep_share=most"], ["filter.keep_share"]),
 ]
 
 
@@ -279,6 +284,7 @@ RUN: list[tuple[Any, ...]] = [
     ("secure_mode=off", ["privacy.secure_mode=off"], {"config.privacy.secure_mode": False}),
     ("log_private_stats=no", ["tracking.log_private_stats=no"], {"config.tracking": None}),
     ("multi_label=no", ["dataset.multi_label=no"], {"config.dataset.multi_label": False}),
+    ("save_synthetic=no", ["task.save_synthetic=no"], {"config.task.save_synthetic": False}),
 ]
 
 

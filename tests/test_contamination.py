@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import compose_config, model_overrides, write_jsonl
+from synbench import schema
 from synbench.contamination import ablation, exact, index, mink, texts
 from synbench.contamination.config import AblationConfig, ContaminationConfig, ExactConfig
 from synbench.errors import ConfigError
@@ -101,7 +102,7 @@ def test_min_k_floor_count_matches_the_min_k_plus_plus_authors_code() -> None:
     assert mink.kept_tokens(30, 0.1) == 3  # 0.1 * 30 is 3.0000000000000004 in floats: still 3 tokens
     assert mink.kept_tokens(3, 0.2, "floor") == 1  # the reference's mean of no tokens (NaN) becomes the lowest one
     with pytest.raises(ConfigError, match="contamination.mink.count"):
-        ContaminationConfig.from_node({"mink": {"count": "round"}})
+        schema.typed(ContaminationConfig, {"mink": {"count": "round"}}, "contamination")
 
 
 def test_min_k_scores_on_hand_made_tokens() -> None:
@@ -172,11 +173,11 @@ def test_ablation_plan_removes_the_right_counts() -> None:
 
 def test_config_errors_name_the_field() -> None:
     with pytest.raises(ConfigError, match="contamination.ablation.detector"):
-        ContaminationConfig.from_node({"ablation": {"detector": "bloom"}})
+        schema.typed(ContaminationConfig, {"ablation": {"detector": "bloom"}}, "contamination")
     with pytest.raises(ConfigError, match="contamination.mink.fpr"):
-        ContaminationConfig.from_node({"mink": {"fpr": 0}})
+        schema.typed(ContaminationConfig, {"mink": {"fpr": 0}}, "contamination")
     with pytest.raises(ConfigError, match="unknown key"):
-        ContaminationConfig.from_node({"exact": {"ngram": 3}})
+        schema.typed(ContaminationConfig, {"exact": {"ngram": 3}}, "contamination")
 
 
 # --- the task end to end ----------------------------------------------------------------------------------

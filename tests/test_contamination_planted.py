@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 
 from conftest import compose_config, model_overrides, write_jsonl
+from synbench import schema
 from synbench.contamination import planted
 from synbench.contamination.config import ContaminationConfig, PlantedConfig
 from synbench.corpus import Corpus
@@ -33,7 +33,7 @@ def bench_module() -> Any:
 
 def test_the_experiment_plants_a_fifth_of_the_private_set_and_trains_dpgen_without_dp() -> None:
     cfg = compose_config(["+experiment=contamination_planted"])
-    cc = ContaminationConfig.from_node(OmegaConf.to_container(cfg.contamination, resolve=True))
+    cc = schema.typed(ContaminationConfig, cfg.contamination, "contamination")
     assert cfg.task.name == "contamination" and cc.planted.enabled and cc.planted.share == 0.2
     assert not cc.ablation.enabled and cc.ablation.detector == "minkpp"  # the bench's ablation row turns it on
     settings = DPGenSettings(**{"label_prior": "uniform", **cc.planted.train})  # what plant_model passes DP-Gen

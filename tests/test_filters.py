@@ -10,12 +10,19 @@ import numpy as np
 import pytest
 
 from conftest import compose_config
+from synbench import schema
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError, PluginError
 from synbench.filters import apply_filter
-from synbench.filters.pyes_pno import PYesPNoConfig, keep_top, pyes_pno_scores, single_token_ids
+from synbench.filters.pyes_pno import keep_top, pyes_pno_scores, single_token_ids
+from synbench.filters.settings import PYesPNoConfig
 from synbench.release import violations
 from synbench.tasks.benchmark import BenchmarkTask
+
+
+def pyes_pno(node: dict) -> PYesPNoConfig:
+    """The filter's options as the core builds them: typed on the schema, checked."""
+    return schema.typed(PYesPNoConfig, node, "filter")
 
 
 def test_keep_top_within_each_label_set_and_overall() -> None:
@@ -28,9 +35,9 @@ def test_keep_top_within_each_label_set_and_overall() -> None:
 
 def test_config_is_checked() -> None:
     with pytest.raises(ConfigError, match="keep_share"):
-        PYesPNoConfig.from_node({"model": {}, "keep_share": 0})
+        pyes_pno({"model": {}, "keep_share": 0})
     with pytest.raises(ConfigError, match=r"\{text\}"):
-        PYesPNoConfig.from_node({"model": {}, "prompt": "Is it good?"})
+        pyes_pno({"model": {}, "prompt": "Is it good?"})
     with pytest.raises(PluginError, match="unknown filter plugin 'bleach'"):
         apply_filter({"_plugin_": "bleach"}, Corpus.build([], [], []), Path("."), {}, lambda c: [])
 
@@ -60,7 +67,7 @@ def test_the_prompt_names_the_dataset_domain(dataset: str) -> None:
     cfg = compose_config([f"dataset={dataset}", "filter=pyes_pno"])
     node = OmegaConf.to_container(cfg.filter, resolve=True)
     assert cfg.dataset.domain == DOMAINS[dataset] and node["domain"] == DOMAINS[dataset]
-    assert PYesPNoConfig.from_node({k: v for k, v in node.items() if k != "_plugin_"}).domain == DOMAINS[dataset]
+    assert pyes_pno({k: v for k, v in node.items() if k != "_plugin_"}).domain == DOMAINS[dataset]
 
 
 def test_every_dataset_config_but_files_names_its_domain() -> None:
@@ -76,8 +83,8 @@ def test_a_dataset_without_a_domain_is_a_clear_error() -> None:
     node = OmegaConf.to_container(compose_config(["dataset=files", "filter=pyes_pno"]).filter, resolve=True)
     node.pop("_plugin_")
     with pytest.raises(ConfigError, match=r"filter.domain is not set.*conf/dataset/<name>.yaml"):
-        PYesPNoConfig.from_node(node)
-    assert PYesPNoConfig.from_node({**node, "domain": "legal"}).domain == "legal"
+        pyes_pno(node)
+    assert pyes_pno({**node, "domain": "legal"}).domain == "legal"
 
 
 def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, Any]) -> None:
@@ -99,9 +106,7 @@ def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, An
         "batch_size": 2,
         "domain": "medical",
     }
-    scores = pyes_pno_scores(
-        PYesPNoConfig.from_node({**node, "yes_answers": ["y", "Y"], "no_answers": ["n", "N"]}), synthetic
-    )
+    scores = pyes_pno_scores(pyes_pno({**node, "yes_answers": ["y", "Y"], "no_answers": ["n", "N"]}), synthetic)
     prompt = chat_prompt(tok, "zzzz Realistic medical text about neg?")
     ids = tok(["y", "Y", "n", "N"], add_special_tokens=False)["input_ids"]
     [[py, pY, pn, pN]] = np.exp(
@@ -110,7 +115,7 @@ def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, An
     assert scores[1] == pytest.approx(py + pY - pn - pN, abs=1e-6) and (np.abs(scores) <= 1).all()
     # the byte-level model has no one-token "yes": the filter says so instead of scoring nonsense
     with pytest.raises(ConfigError, match="single-token"):
-        pyes_pno_scores(PYesPNoConfig.from_node(node), synthetic)
+        pyes_pno_scores(pyes_pno(node), synthetic)
 
 
 def test_benchmark_with_the_filter_writes_both_rows(
@@ -173,7 +178,7 @@ def test_smollm2_scores_are_probability_differences_that_vary() -> None:
     """
     from omegaconf import OmegaConf
 
-    cfg = PYesPNoConfig.from_node({"model": OmegaConf.to_container(compose_config([]).model, resolve=True)})
+    cfg = pyes_pno({"model": OmegaConf.to_container(compose_config([]).model, resolve=True)})
     synthetic = Corpus.build(
         ["I took this tablet for my migraines and the pain eased within an hour.", "qz vlorp 7 7 7 ;; xx blenk blenk"],
         [["positive"], ["positive"]],

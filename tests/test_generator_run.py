@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import compose_config
-from synbench import registry
+from synbench import registry, schema
 from synbench.base import FitReport, Generator, Splits
 from synbench.corpus import Corpus, Labels
 from synbench.job import JobSpec, derive_seed
@@ -157,7 +157,7 @@ def test_the_ablation_runs_every_step_at_the_jobs_one_delta_and_reports_that_del
     section = ablation_section(
         job,
         Splits(corpus(30), corpus(12, "eval")),
-        ContaminationConfig.from_node(node(cfg, "contamination")),
+        schema.typed(ContaminationConfig, node(cfg, "contamination"), "contamination"),
         flagged,
         node(cfg, "model"),
     )

@@ -13,14 +13,15 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from conftest import compose_config, run_cli, write_jsonl
+from synbench import schema
 from synbench.audit import RocCurve, empirical_epsilon_lower_bound
 from synbench.base import ModelSignals
 from synbench.dp import accounting
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError, PluginError
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack, logit_confidence
-from synbench.model_audit.config import ModelAuditConfig
-from synbench.model_audit.head import HeadSettings, LogisticHead
+from synbench.model_audit.config import HeadSettings, ModelAuditConfig
+from synbench.model_audit.head import LogisticHead
 from synbench.privacy import NoiseSource, PrivacySpec
 
 ATTACKS = {"logits": LogitAttack(), "lira": LiraAttack(), "rmia": RmiaAttack()}
@@ -246,9 +247,9 @@ def test_model_attacks_refuse_released_text_and_bad_settings() -> None:
     with pytest.raises(ConfigError, match="n_references"):
         ModelAuditConfig(n_references=3)
     with pytest.raises(ConfigError, match="regimes"):
-        ModelAuditConfig.from_node({"regimes": ["syn", "nope"]})
+        schema.typed(ModelAuditConfig, {"regimes": ["syn", "nope"]}, "model_audit")
     with pytest.raises(ConfigError, match="head.lr|head.features"):
-        HeadSettings.from_node({"features": "tfidf"})
+        HeadSettings(features="tfidf")
 
 
 # --- null models and over-fitted models ----------------------------------------------------------------------------
@@ -379,7 +380,7 @@ def test_dp_head_epsilon_is_its_accountants() -> None:
     rng = np.random.default_rng(1)
     x = rng.normal(size=(50, 8)).astype(np.float32)
     y = np.eye(3, dtype=int)[rng.integers(3, size=50)]
-    settings = HeadSettings.from_node({"epochs": 3, "batch_size": 10, "num_threads": 1})
+    settings = HeadSettings(epochs=3, batch_size=10, num_threads=1)
     head = LogisticHead(settings, lambda texts: x[[int(t) for t in texts]])
     privacy = PrivacySpec(2.0, 1e-4, "prv", NoiseSource())
     probs, spent = head.fit_predict([str(i) for i in range(50)], y, [str(i) for i in range(5)], False, privacy)

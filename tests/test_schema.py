@@ -6,6 +6,7 @@ non-empty string ("no", "off") as true, a string was split into labels, a range 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -209,8 +210,12 @@ def test_dpgen_default_config_writes_label_sets_end_to_end(tmp_path: Path, tiny_
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 SCHEMA_ENTRY = re.compile(r"^\s*-\s*/schema/([\w/]+?)@(\w+)", re.MULTILINE)
+NESTED_GROUP = re.compile(r"^\s*-\s*(\w+):", re.MULTILINE)
+INHERITED = re.compile(r"^\s*-\s*(\w+)\s*(?:#.*)?$", re.MULTILINE)  # another option of the same group
 # YAMLs that set other groups' values on purpose: the paper's settings over the demo's
 OVERRIDERS = ("paper_generator", "paper_dataset")
+# groups whose options choose other groups' options and values (no node of their own to type)
+CHOOSERS = ("experiment", "demo_job", "hydra/launcher", *OVERRIDERS)
 
 
 def group_options() -> list[tuple[str, str, Path]]:
@@ -260,7 +265,10 @@ def test_each_value_comes_from_the_schema_or_a_yaml_that_changes_it(group: str, 
         assert not same_as_default(node, defaults, where), f"{path.name} restates schema defaults; drop them"
         composed = compose_config(["data_root=/data", *group_overrides(group, option)])
         got = OmegaConf.to_container(OmegaConf.select(composed, where), resolve=False)
-        assert got == OmegaConf.to_container(OmegaConf.merge(defaults, node), resolve=False)
+        expected = OmegaConf.to_container(OmegaConf.merge(defaults, node), resolve=False)
+        for nested in NESTED_GROUP.findall(text):  # a group the option selects inside its node (generator/backend)
+            got.pop(nested, None), expected.pop(nested, None)
+        assert got == expected
     if group in OVERRIDERS:
         base = compose_config(["data_root=/data", *overridden_groups(text)])
         paper = compose_config(["data_root=/data", f"+{group}={option}"])
@@ -281,6 +289,8 @@ def group_overrides(group: str, option: str) -> list[str]:
     text = (CONF / group / f"{option}.yaml").read_text()
     if "@package _global_" in text and group not in ("task",):
         return [f"+{group}={option}"]
+    if group == "generator/backend":  # a group inside AUG-PE's node
+        return ["generator=augpe", f"{group}={option}"]
     if group in ("metrics", "model_attacks"):
         return [f"+{group}=[{option}]"] if group == "model_attacks" else [f"{group}=[{option}]"]
     return [f"{group}={option}"]
@@ -296,3 +306,119 @@ def test_the_primary_config_picks_groups_and_sets_no_schema_default() -> None:
     assert raw["defaults"][0] == "synbench_schema"
     assert not (set(raw) - {"defaults", "hydra"}), "conf/config.yaml sets values: they belong in SynBenchConfig"
     assert compose_config().lock_wait_s == schema.SynBenchConfig().lock_wait_s
+
+
+def schema_entries(group: str, option: str) -> list[tuple[str, str]]:
+    """The schema nodes an option's YAML starts from: its own, or those of the option of its group it extends."""
+    text = (CONF / group / f"{option}.yaml").read_text()
+    inherited = [o for o in INHERITED.findall(text) if o != "_self_"]
+    return SCHEMA_ENTRY.findall(text) + [e for o in inherited for e in schema_entries(group, o)]
+
+
+@pytest.mark.parametrize(
+    ("group", "option", "path"),
+    [entry for entry in group_options() if entry[0] not in CHOOSERS],
+    ids=lambda v: str(v) if isinstance(v, str) else "",
+)
+def test_every_group_option_has_a_schema_node(group: str, option: str, path: Path) -> None:
+    """No group is left untyped: each option's node comes from a schema node, so each of its values is typed."""
+    entries = schema_entries(group, option)
+    assert entries, f"{path.name} names no /schema/ node in its defaults list"
+    composed = compose_config(["data_root=/data", *group_overrides(group, option)])
+    header = re.search(r"^# @package ([\w.]+)", path.read_text(), re.MULTILINE)
+    for name, package in entries:
+        where = package if package != "_here_" else header.group(1) if header else group.replace("/", ".")
+        typed_as = OmegaConf.get_type(OmegaConf.select(composed, where))
+        assert dataclasses.is_dataclass(typed_as), f"{where} of {path.name} is not typed by schema/{name}"
+
+
+# --- typed values in each group typed by the schema ----------------------------------------------------------
+
+# (overrides, key, the value it holds once composed): yes/no/on/off are bools, an interpolation resolves typed
+TYPED = [
+    (["encoder.normalize=no"], "encoder.normalize", False),
+    (["encoder.batch_size=8"], "encoder.batch_size", 8),
+    (["attack=ngram", "attack.ngram.pad_target=no"], "attack.ngram.pad_target", False),
+    (["attack=similarity", "attack.similarity.reference=off"], "attack.similarity.reference", False),
+    (["classifier=transformer", "classifier.epochs=2"], "classifier.epochs", 2),
+    (["classifier=bert_large", "classifier.lr=1e-5"], "classifier.lr", 1e-5),
+    (["filter=pyes_pno", "filter.per_label=off"], "filter.per_label", False),
+    (["generator=augpe", "generator.backend.num_threads=2"], "generator.backend.num_threads", 2),
+    (["generator=augpe", "generator.label_sets.delta_share=0.2"], "generator.label_sets.delta_share", 0.2),
+    (["generator=public", "generator.top_p=1"], "generator.top_p", 1.0),
+    (["generator=command", "generator.timeout_s=5"], "generator.timeout_s", 5.0),
+    (["task.save_synthetic=no"], "task.save_synthetic", False),
+    (["task=report", "task.confidence=0.9"], "task.confidence", 0.9),
+    (["task=contamination", "contamination.exact.enabled=off"], "contamination.exact.enabled", False),
+    (["task=model_audit", "model_audit.save_synthetic=yes"], "model_audit.save_synthetic", True),
+    (["task=new_plugin", "plugin.name=mygen"], "plugin.name", "mygen"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "value"), TYPED, ids=[case[1] for case in TYPED])
+def test_a_value_of_a_newly_typed_group_is_typed_on_merge(overrides: list[str], key: str, value: object) -> None:
+    got = OmegaConf.select(compose_config(overrides), key)
+    assert got == value and type(got) is type(value)
+
+
+# (overrides, the start of the one error line): a value of the wrong type, or a key the schema does not have
+REFUSED = [
+    (["model.max_length=abc"], "model.max_length: Key 'max_length' not in 'ModelSpec'"),
+    (["encoder.batch_size=many"], "encoder.batch_size: Value 'many'"),
+    (["attack=ngram", "attack.ngram.pad_target=maybe"], "attack.ngram.pad_target: Value 'maybe' is not a valid bool"),
+    (["attack=ngram", "attack.ngram.n=two"], "attack.ngram.n: Value 'two'"),
+    (["classifier=transformer", "classifier.epochs=1.5"], "classifier.epochs: Value '1.5'"),
+    (["filter=pyes_pno", "filter.keep_share=most"], "filter.keep_share: Value 'most'"),
+    (["generator=augpe", "generator.iterations=x"], "generator.iterations: Value 'x'"),
+    (["generator=augpe", "generator.backend.batch_size=x"], "generator.backend.batch_size: Value 'x'"),
+    (["generator=public", "generator.batch_size=big"], "generator.batch_size: Value 'big'"),
+    (["task.n_synthetic=abc"], "task.n_synthetic: Value 'abc'"),
+    (["task=report", "task.confidence=high"], "task.confidence: Value 'high'"),
+    (["task=contamination", "contamination.mink.k=some"], "contamination.mink.k: Value 'some'"),
+    (["task=model_audit", "model_audit.head.epochs=x"], "model_audit.head.epochs: Value 'x'"),
+    (["task=new_plugin", "plugin.colour=red"], "plugin.colour: Key 'colour' not in 'PluginScaffold'"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), REFUSED, ids=[case[0][-1] for case in REFUSED])
+def test_a_bad_value_of_a_newly_typed_group_is_one_line_naming_its_key(overrides: list[str], message: str) -> None:
+    assert composition_error(overrides).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("options", "node", "where", "message"),
+    [
+        (
+            "synbench.lm.settings:ModelSpec",
+            {"name": "m", "pretrained": "p", "dtype": "float64"},
+            "model",
+            "model.dtype",
+        ),
+        ("synbench.lm.settings:OpenAIBackendOptions", {"timeout_s": 0, "model": "m"}, "generator.backend", "timeout_s"),
+        ("synbench.metrics.transformer_options:TransformerOptions", {"epochs": 0}, "classifier", "classifier.epochs=0"),
+        ("synbench.filters.settings:PYesPNoConfig", {"model": {}, "keep_share": 0}, "filter", "filter.keep_share=0"),
+        ("synbench.generators.augpe.settings:AugPEOptions", {"selection": "best"}, "generator", "generator.selection"),
+        ("synbench.contamination.config:ContaminationConfig", {"mink": {"fpr": 0}}, "contamination", "mink.fpr=0"),
+        (
+            "synbench.model_audit.config:ModelAuditConfig",
+            {"head": {"lr": 0, "epochs": 0}},
+            "x",
+            "model_audit.head.epochs",
+        ),
+    ],
+)
+def test_a_range_a_type_cannot_express_is_checked_once_in_its_schema(
+    options: str, node: dict, where: str, message: str
+) -> None:
+    from importlib import import_module
+
+    module, _, name = options.partition(":")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        schema.typed(getattr(import_module(module), name), node, where)
+
+
+def test_the_openai_backend_without_a_model_fails_naming_the_key() -> None:
+    from synbench.lm.settings import OpenAIBackendOptions
+
+    with pytest.raises(ConfigError, match="^generator.backend.model: "):
+        schema.typed(OpenAIBackendOptions, {}, "generator.backend")
