@@ -29,8 +29,8 @@ from synbench.metrics.entities import EntitiesMetric
 from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
 from synbench.metrics.mauve import MauveMetric
-from synbench.metrics.utility import UtilityMetric
 from synbench.metrics.transformer_options import TransformerOptions
+from synbench.metrics.utility import UtilityMetric
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack
 from synbench.model_audit.config import ModelAuditConfig
 from synbench.tasks.options import OPTIONS, PluginScaffold

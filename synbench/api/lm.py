@@ -11,8 +11,8 @@ from __future__ import annotations
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, generate, torch_threads
 from synbench.lm.models import LoadedModel, load_causal_lm
-from synbench.lm.settings import ModelSpec
 from synbench.lm.prompts import Prompts, load_prompts
+from synbench.lm.settings import ModelSpec
 
 __all__ = [
     "LoadedModel",

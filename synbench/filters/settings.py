@@ -24,7 +24,7 @@ class PYesPNoConfig:
     model: Any = MISSING  # the `model` group's node (the YAML wires `${model}`)
     keep_share: float = 0.5  # share of synthetic documents kept
     per_label: bool = True  # keep the top share within each label set (the released label distribution is unchanged)
-    domain: Optional[str] = None  # the dataset's domain word (medical, financial, legal, biomedical): what "realistic" means
+    domain: Optional[str] = None  # the dataset's domain word (medical, financial, ...): what "realistic" means
     prompt: str = "{text}\n\nIs this a realistic {domain} document about {label}? Answer yes or no."
     batch_size: int = 16
     max_length: int = 384  # prompt tokens (cut from the left: the question at the end is kept)

@@ -51,7 +51,9 @@ class HeadSettings(DPSGDSettings):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.label_prior != "uniform":
-            raise ConfigError(f"model_audit.head.label_prior={self.label_prior!r}: a head releases no labels; remove it")
+            raise ConfigError(
+                f"model_audit.head.label_prior={self.label_prior!r}: a head releases no labels; remove it"
+            )
         if self.features not in FEATURES:
             raise ConfigError(
                 f"model_audit.head.features={self.features!r} is unknown; choose one of {', '.join(FEATURES)}"

@@ -18,8 +18,7 @@ in their training data and in DP, not in the classifier.
 from __future__ import annotations
 
 import logging
-
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -29,7 +28,6 @@ from synbench.dp import accounting
 from synbench.dp.job import JobBudget
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, fit_module
 from synbench.dp.poisson import PoissonPlan
-from synbench.errors import ConfigError
 from synbench.model_audit.config import HeadSettings
 from synbench.privacy import PrivacySpec
 

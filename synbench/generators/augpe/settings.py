@@ -54,7 +54,9 @@ class AugPEOptions:
                 "lookahead at least 0"
             )
         if self.selection not in SELECTIONS:
-            raise ConfigError(f"generator.selection={self.selection!r} is unknown; choose one of {', '.join(SELECTIONS)}")
+            raise ConfigError(
+                f"generator.selection={self.selection!r} is unknown; choose one of {', '.join(SELECTIONS)}"
+            )
         if self.fill not in FILLS or self.label_prior not in LABEL_PRIORS:
             raise ConfigError(f"generator.fill must be one of {FILLS} and generator.label_prior one of {LABEL_PRIORS}")
         if not 0.0 <= self.blank_share < 1.0 or not 0.0 <= self.length_jitter < 1.0 or self.threshold < 0:
