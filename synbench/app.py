@@ -31,7 +31,7 @@ from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, p
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
 from synbench import failures, joblock, registry
 from synbench.errors import ConfigError
-from synbench.job import JobSpec, check_no_credentials, job_dirname
+from synbench.job import JobConfig, check_no_credentials, job_dirname
 from synbench.lifecycle import error_record
 from synbench.results import read_results, write_results
 from synbench.schema import SynBenchConfig
@@ -215,13 +215,14 @@ def hydra_app(cfg: DictConfig) -> None:
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
-        spec = JobSpec.from_config(cfg)
-        if not writes_results(spec.task):
-            get_task(spec.task).run(cfg, spec, job_dir)
+        config = JobConfig.from_config(cfg)
+        task = get_task(config.spec.task)
+        if not task.writes_results:
+            task.run(config, job_dir)
             return
-        check_inside_output_root(job_dir, Path(str(cfg.output_root)))
-        with joblock.claim(job_dir, spec.key, float(OmegaConf.select(cfg, "lock_wait_s", default=0))) as job_dir:
-            get_task(spec.task).run(cfg, spec, job_dir)
+        check_inside_output_root(job_dir, Path(config.output_root))
+        with joblock.claim(job_dir, config.spec.key, config.lock_wait_s) as job_dir:
+            task.run(config, job_dir)
     except Exception as raised:
         exc = failures.config_error(raised) or raised
         # a locked folder is the other process's: nothing of this one is written there

@@ -1,9 +1,11 @@
-"""A job's frozen description: what it computes, its key, and the checks of its top-level settings.
+"""A job's frozen description and typed config: what it computes, its key, and the checks of its top-level settings.
 
 `JobSpec` is the serialisable description of one job (HELM's RunSpec idea):
 the resolved config minus where-to-log settings. Its hash identifies the job,
 so an interrupted sweep re-run skips jobs whose results are already complete
-and re-runs the rest.
+and re-runs the rest. `JobConfig` is the typed config a task receives: the
+spec and every setting, built once from Hydra's composed config, the one
+place that reads it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -21,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from synbench import schema
 from synbench.errors import ConfigError
 from synbench.files import to_json
-from synbench.privacy import check_accountant, check_delta_setting, check_epsilon
+from synbench.privacy import NoiseSource, PrivacySpec, check_accountant, check_delta_setting, check_epsilon
 
 # Keys that change where a job logs, not what it computes.
 # `data_root` only feeds the dataset's paths, which the description holds (and it is `???` where no experiment sets it).
@@ -39,29 +41,6 @@ class JobSpec:
     epsilon: float
     seed: int
     config: Mapping[str, Any]
-
-    @classmethod
-    def from_config(cls, cfg: DictConfig) -> "JobSpec":
-        """The job of a composed config; every top-level key is checked here, once, with a one-line error."""
-        check_top_level(cfg)
-        # A value left `???` (a backend's model, a paper dataset's data_root) fails here, naming its key, before
-        # any request or any work: a plain to_container would pass the string "???" on.
-        # A top-level `???` that nothing reads (the schema's data_root outside the paper experiments) is no error.
-        container = {str(key): plain(cfg[key]) for key in cfg if not OmegaConf.is_missing(cfg, key)}
-        check_no_credentials({k: v for k, v in container.items() if k != "hydra"})
-        config = {k: v for k, v in container.items() if k not in NON_SPEC_KEYS}
-        if schema.log_private_stats(OmegaConf.select(cfg, "tracking")):
-            # It changes what the job releases, so it is part of the job (and its key); absent when off, so the
-            # keys of default jobs stay as they were.
-            config["tracking"] = {"log_private_stats": True}
-        return cls(
-            task=str(cfg.task.name),
-            dataset=str(cfg.dataset.get("name", "?")),
-            generator=str(cfg.generator.get("_plugin_", "?")),
-            epsilon=float(cfg.eps),
-            seed=int(cfg.seed),
-            config=config,
-        )
 
     @property
     def key(self) -> str:
@@ -83,6 +62,93 @@ def canonical(value: Any) -> Any:
     if isinstance(value, list):
         return [canonical(v) for v in value]
     return value
+
+
+Node = Mapping[str, Any]  # a plugin's config node: `_plugin_` and its options, typed when the plugin is built
+
+
+@dataclass(frozen=True)
+class JobConfig:
+    """The one typed config of a job: built once from Hydra's composed config (`from_config`), handed to its task.
+
+    Tasks and everything below them read its attributes, never the composed
+    config by string key. The job's own values are typed by the schema;
+    `privacy` is built into its dataclass; a plugin's node (`generator`, each
+    of `metrics`, a task section such as `audit`) stays the plain mapping that
+    `registry.create` (or the section's dataclass) types on the plugin's
+    options, since which options a node has depends on the plugin it names.
+    Frozen, its nodes read-only mappings: a task that changes a node builds a
+    new one. `plugins` and `data_root` are not here: the app loads the former
+    before the job, and the latter only feeds the dataset's paths.
+    """
+
+    spec: JobSpec  # what the job computes, and its key
+    privacy: schema.PrivacyConfig
+    log_private_stats: bool  # `tracking.log_private_stats`, typed whichever tracker the node is for
+    delta: float | str | None  # a number, null (1/N^2) or a rule: privacy.check_delta_setting
+    accountant: str
+    dataset: Node
+    generator: Node
+    model: Node | None
+    encoder: Node | None
+    classifier: Node | None
+    metrics: Mapping[str, Node]
+    attack: Node | None
+    filter: Node | None
+    task: Node  # `name` (the task plugin) and the task's options
+    tracking: Node | None
+    audit: Node | None  # the sections of the tasks that have one; None for the other tasks
+    model_audit: Node | None
+    model_attacks: Mapping[str, Node] | None
+    contamination: Node | None
+    plugin: Node | None
+    sweep: str
+    output_root: str
+    cache_dir: str
+    lock_wait_s: float
+
+    @classmethod
+    def from_config(cls, cfg: DictConfig) -> "JobConfig":
+        """The job of a composed config; every top-level key is checked here, once, with a one-line error."""
+        check_top_level(cfg)
+        # A value left `???` (a backend's model, a paper dataset's data_root) fails here, naming its key, before
+        # any request or any work: a plain to_container would pass the string "???" on.
+        # A top-level `???` that nothing reads (the schema's data_root outside the paper experiments) is no error.
+        values = {str(key): plain(cfg[key]) for key in cfg if not OmegaConf.is_missing(cfg, key)}
+        check_no_credentials({k: v for k, v in values.items() if k != "hydra"})
+        opt_in = schema.log_private_stats(values.get("tracking"))
+        config = {k: v for k, v in values.items() if k not in NON_SPEC_KEYS}
+        if opt_in:
+            # It changes what the job releases, so it is part of the job (and its key); absent when off, so the
+            # keys of default jobs stay as they were.
+            config["tracking"] = {"log_private_stats": True}
+        spec = JobSpec(
+            task=str(values["task"]["name"]),
+            dataset=str(values["dataset"].get("name", "?")),
+            generator=str(values["generator"].get(schema.PLUGIN_KEY, "?")),
+            epsilon=float(values["eps"]),
+            seed=int(values["seed"]),
+            config=config,
+        )
+        built = {"spec", "privacy", "log_private_stats"}
+        return cls(
+            spec=spec,
+            privacy=schema.typed(schema.PrivacyConfig, values["privacy"], "privacy"),
+            log_private_stats=opt_in,
+            **{f.name: values[f.name] for f in fields(cls) if f.name not in built},
+        )
+
+    def budget(self, n_private: int) -> PrivacySpec:
+        """The job's budget for a private set of `n_private` documents: delta resolved once here, noise secret unless
+        seeded (`privacy.noise_seed`)."""
+        return PrivacySpec.for_private_set(
+            n_private,
+            self.spec.epsilon,
+            self.delta,
+            self.accountant,
+            NoiseSource(seed=self.privacy.noise_seed, secure_mode=self.privacy.secure_mode),
+            allow_large_delta=self.privacy.allow_large_delta,
+        )
 
 
 def plain(value: Any) -> Any:

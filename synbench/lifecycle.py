@@ -4,10 +4,10 @@ Every task that writes results runs its body inside `run_job`: skip when the
 job's `results.json` is already complete, start the tracker, time the steps,
 write results atomically (also part-way, through `JobRun.save`), record a
 failure as `"status": "failed"` with the error, and always finish the tracker.
-The helpers every task needs live here too: config nodes as plain dicts,
-loading the dataset, the job's privacy spec (delta resolved once), and the
-release header of results.json (`JobRun.record_release`). One generator run
-is `synbench.run.GeneratorRun`.
+A task reads its settings from the typed `JobConfig` (`job.config`); the
+helpers every task needs live here: loading the dataset and the release
+header of results.json (`JobRun.record_release`). One generator run is
+`synbench.run.GeneratorRun`.
 """
 
 from __future__ import annotations
@@ -19,12 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from omegaconf import DictConfig, OmegaConf
-
-from synbench import failures, registry, release, schema
+from synbench import failures, registry, release
 from synbench.base import DatasetLoader, Generator, Splits
-from synbench.job import JobSpec
-from synbench.privacy import NoiseSource, PrivacySpec
+from synbench.job import JobConfig, JobSpec
+from synbench.privacy import PrivacySpec
 from synbench.release import TaskDeclarations
 from synbench.results import RESULTS_FILE, is_complete, new_results, read_results, write_results
 from synbench.tracking import Tracker, make_tracker
@@ -44,43 +42,22 @@ class Stopwatch(dict):
             self[f"{step}_s"] = round(time.perf_counter() - start, 3)
 
 
-def node(cfg: DictConfig, key: str) -> dict[str, Any]:
-    value = OmegaConf.select(cfg, key)
-    return OmegaConf.to_container(value, resolve=True) if value is not None else {}  # type: ignore[return-value]
-
-
-def privacy_spec(cfg: DictConfig, n_private: int) -> PrivacySpec:
-    """The job's budget for a private set of `n_private` documents: delta resolved once here, noise secret unless
-    seeded."""
-    options = schema.typed(schema.PrivacyConfig, node(cfg, "privacy"), "privacy")
-    return PrivacySpec.for_private_set(
-        n_private,
-        cfg.eps,
-        cfg.delta,
-        str(cfg.accountant),
-        NoiseSource(seed=options.noise_seed, secure_mode=options.secure_mode),
-        allow_large_delta=options.allow_large_delta,
-    )
-
-
-def log_private_stats(cfg: DictConfig) -> bool:
-    """Whether the user opted in to releasing statistics of private data without noise
-    (`tracking.log_private_stats`)."""
-    return schema.log_private_stats(OmegaConf.select(cfg, "tracking"))
-
-
 @dataclass
 class JobRun:
     """What a task body works with: the job, its results being filled in, its stopwatch and tracker."""
 
-    cfg: DictConfig
-    spec: JobSpec
+    config: JobConfig
     job_dir: Path
     results: dict[str, Any]
     timing: Stopwatch
     tracker: Tracker
     task: TaskDeclarations | None = None  # the task class running the job: its declarations extend the release
     generator: type[Generator] | None = None  # the generator class, once the job's release names its runs
+
+    @property
+    def spec(self) -> JobSpec:
+        """What the job computes, and its key."""
+        return self.config.spec
 
     def save(self) -> None:
         """Write results as they stand (atomically); a reader never sees half a file."""
@@ -91,7 +68,7 @@ class JobRun:
     def load_splits(self) -> Splits:
         """The dataset's splits for the job's seed, timed as the `load` step."""
         with self.timing("load"):
-            return registry.create(DatasetLoader, node(self.cfg, "dataset")).load(self.spec.seed)
+            return registry.create(DatasetLoader, self.config.dataset).load(self.spec.seed)
 
     def record_release(
         self,
@@ -129,8 +106,7 @@ def error_record(exc: BaseException) -> dict[str, str]:
 
 
 def run_job(
-    cfg: DictConfig,
-    spec: JobSpec,
+    config: JobConfig,
     job_dir: Path,
     body: Callable[[JobRun], None],
     task: TaskDeclarations | None = None,
@@ -140,16 +116,16 @@ def run_job(
     `task` is the class of the task running it (`synbench.tasks.base.Task.run` passes its own): the release
     check reads its declarations.
     """
+    spec = config.spec
     if is_complete(job_dir, spec):
         log.info("results already complete in %s; skipping (delete results.json to re-run)", job_dir)
         return read_results(job_dir) or {}
     job = JobRun(
-        cfg,
-        spec,
+        config,
         job_dir,
         new_results(spec),
         Stopwatch(),
-        make_tracker(node(cfg, "tracking"), spec, job_dir, group=str(cfg.sweep)),
+        make_tracker(config.tracking or {}, spec, job_dir, group=config.sweep),
         task,
     )
     failed = True

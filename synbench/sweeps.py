@@ -21,7 +21,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from synbench import failures
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.results import UNREADABLE, job_files, read_job
 
 log = logging.getLogger("synbench.sweep")
@@ -77,13 +77,13 @@ def sweep_points(config: DictConfig) -> list[list[str]]:
 
 
 def check_sweep_points(config: DictConfig) -> None:
-    """Every value of a sweep, composed and checked as a job is (`JobSpec.from_config`), before its first job runs.
+    """Every value of a sweep, composed and checked as a job is (`JobConfig.from_config`), before its first job runs.
 
     A sweep `eps=1,abc` then fails at once, not after the eps=1 job.
     """
     name = str(OmegaConf.select(config, "hydra.job.config_name") or "config")
     for point in sweep_points(config):
-        JobSpec.from_config(compose(config_name=name, overrides=point))
+        JobConfig.from_config(compose(config_name=name, overrides=point))
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:

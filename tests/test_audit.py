@@ -28,7 +28,7 @@ from synbench.audit.ngram import NgramAttack
 from synbench.base import Generator
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.nlp import tokenize
 
 REQUIRED = (
@@ -294,8 +294,8 @@ def test_k_subset_audit_finds_copy_and_resumes(
 
     overrides, _ = audit_data
     cfg = compose_config([*overrides, "generator=copy", "eps=inf", "audit.n_subsets=4"])
-    spec = JobSpec.from_config(cfg)
-    results = audit_task.run(cfg, spec, tmp_path)
+    config = JobConfig.from_config(cfg)
+    results = audit_task.run(config, tmp_path)
     assert results["audit"]["auc"] >= 0.95 and results["audit"]["n_runs"] == 4
     assert results["audit"]["eps_emp_lower"] > 0  # copy is not private, and 4 x 12 trials already show it
     assert results["non_private_control"] is True  # so the report claims no violation for it at any eps
@@ -308,7 +308,7 @@ def test_k_subset_audit_finds_copy_and_resumes(
         CopyGenerator, "fit", lambda self, *a: fits.append(1) or pytest.fail("a finished run was re-run")
     )
     (tmp_path / "results.json").unlink()
-    again = audit_task.run(cfg, spec, tmp_path)
+    again = audit_task.run(config, tmp_path)
     assert again["generation"]["runs_resumed"] == 4 and again["audit"] == results["audit"] and not fits
 
 
@@ -329,11 +329,10 @@ def test_audit_config_rejects_bad_values() -> None:
 @pytest.mark.slow
 def test_public_generator_writes_labelled_text_without_spending_budget() -> None:
     from synbench import registry
-    from synbench.lifecycle import node
     from synbench.privacy import PrivacySpec
 
     cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
-    generator = registry.create(Generator, node(cfg, "generator"))
+    generator = registry.create(Generator, JobConfig.from_config(cfg).generator)
     private = Corpus.build(["secret text one", "secret text two"], [["neg"], ["pos"]], ["neg", "pos"])
     report = generator.fit(private, PrivacySpec(1.0, 1e-4), seed=0)
     assert report.epsilon_spent == 0.0 and report.delta == 0.0
@@ -360,7 +359,7 @@ def test_two_attacks_and_a_pooled_one_run_game_end_to_end(
             "attack.ngram.tokenizer=whitespace",
         ]
     )
-    audit = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)["audit"]
+    audit = audit_task.run(JobConfig.from_config(cfg), tmp_path)["audit"]
     for attack in ("ngram", "similarity"):
         assert audit[f"{attack}.eps_emp_lower"] > 0 and f"pooled.{attack}.eps_emp_lower" in audit
     assert audit["attack_chosen"] in ("ngram", "similarity") and audit["pooled.n_targets"] == 2 * audit["n_targets"]

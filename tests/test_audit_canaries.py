@@ -15,7 +15,7 @@ from synbench.audit import make_design
 from synbench.audit.canaries import make_canaries, public_words
 from synbench.base import DatasetLoader, Generator
 from synbench.corpus import Corpus
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.release import violations
 from synbench.tasks.audit import AuditTask
 from test_audit import audit_data  # noqa: F401  (the tiny dataset fixture)
@@ -65,7 +65,7 @@ def test_one_run_audit_catches_a_generator_that_leaks_half_its_documents(
     cfg = compose_config(
         [*overrides, "generator=copy", "eps=1", "audit.mode=one_run", "audit.targets=canaries", "audit.n_canaries=300"]
     )
-    results = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)
+    results = audit_task.run(JobConfig.from_config(cfg), tmp_path)
     assert results["status"] == "complete" and results["epsilon_spent"] == 1.0
     assert results["audit"]["eps_emp_lower"] > 1.0  # a 95% bound above the claimed eps: the lie is caught
     assert results["audit"]["gdp_mu_lower"] > 0
@@ -80,7 +80,7 @@ def test_repeated_k_subset_audit_reports_intervals_and_block_bootstrap(
     cfg = compose_config(
         [*overrides, "generator=copy", "eps=inf", "audit.n_subsets=4", "audit.repeats=2", "audit.bootstrap_samples=50"]
     )
-    results = audit_task.run(cfg, JobSpec.from_config(cfg), tmp_path)
+    results = audit_task.run(JobConfig.from_config(cfg), tmp_path)
     audit = results["audit"]
     assert audit["repeats"] == 2 and results["generation"]["n_runs"] == 8
     for key in ("auc", "eps_emp_lower", "gdp_mu_lower"):

@@ -13,7 +13,7 @@ import pytest
 from conftest import FIXTURES, compose_config, write_jsonl
 from synbench.errors import ConfigError, SynBenchError
 from synbench.generators.command import CommandGenerator
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.privacy import PrivacySpec
 from synbench.testing import check_generator
 from synbench.testing.checks import ConformanceError
@@ -198,7 +198,7 @@ def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: 
     from synbench.tasks import audit, benchmark
 
     cfg = compose_config([*reviews, *command_overrides(HONEST, tmp_path), "eps=2", "metrics=[utility]"])
-    results = benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path / "bench")
+    results = benchmark.run(JobConfig.from_config(cfg), tmp_path / "bench")
     assert results["status"] == "complete" and results["generator"] == "command"
     assert results["epsilon_spent"] == 2.0 and results["generation"]["documents_written"] == 60
     assert "f1_macro" in results["utility"]
@@ -208,7 +208,7 @@ def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: 
     for script, leaks in ((HONEST, False), (LEAKY, True)):
         overrides = [*reviews, *command_overrides(script, tmp_path), "task=audit", "eps=1", "audit.mode=one_run"]
         cfg = compose_config([*overrides, "audit.n_canaries=200", "audit.targets=canaries"])
-        found = audit.run(cfg, JobSpec.from_config(cfg), tmp_path / script.stem)["audit"]
+        found = audit.run(JobConfig.from_config(cfg), tmp_path / script.stem)["audit"]
         assert (found["eps_emp_lower"] > 1.0) is leaks and (found["auc"] > 0.9) is leaks, found
 
 
@@ -225,6 +225,6 @@ def test_a_program_is_model_audited(tmp_path: Path, reviews: list[str]) -> None:
         "model_audit.max_docs=null",
     ]
     cfg = compose_config([*overrides, *tiny])
-    results = run(cfg, JobSpec.from_config(cfg), tmp_path / "job")
+    results = run(JobConfig.from_config(cfg), tmp_path / "job")
     assert results["status"] == "complete" and results["model_audit"]["syn_dp.epsilon_spent"] == 2.0
     assert any(key.startswith("syn_dp.") and key.endswith(".auc") for key in results["model_audit"])

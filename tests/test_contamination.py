@@ -15,7 +15,7 @@ from synbench import schema
 from synbench.contamination import ablation, exact, index, mink, texts
 from synbench.contamination.config import AblationConfig, ContaminationConfig, ExactConfig
 from synbench.errors import ConfigError
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.lm.scoring import TokenScores, token_scores
 from synbench.release import violations
 from synbench.tasks.contamination import ContaminationTask
@@ -221,9 +221,9 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
             *model_overrides(tiny_model),
         ]
     )
-    spec = JobSpec.from_config(cfg)
+    config = JobConfig.from_config(cfg)
     job_dir = tmp_path / "job"
-    results = task.run(cfg, spec, job_dir)
+    results = task.run(config, job_dir)
     section = results["contamination"]
     assert section["exact"]["n_flagged"] == len(planted) and section["exact"]["exposed_share"] == pytest.approx(4 / 30)
     assert 0 <= section["mink"]["exposed_share"] <= 1 and section["minkpp"]["auc"] is None  # no known members given
@@ -239,7 +239,7 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
 
     (job_dir / "results.json").unlink()
     (job_dir / "ablation" / "random_1_r01.json").unlink()  # killed before the last run finished
-    again = task.run(cfg, spec, job_dir)
+    again = task.run(config, job_dir)
     assert again["contamination"]["ablation"]["runs_resumed"] == 9
 
     from synbench.report.build import write_report

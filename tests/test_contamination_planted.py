@@ -81,7 +81,7 @@ def test_known_answer_figures_compare_each_detector_with_s() -> None:
 def test_planted_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dict[str, Any]) -> None:
     """The whole path: S, the corpus, DP-Gen at eps=inf, the saved folder, the index over the corpus, the
     detectors under the planted model, the figures in results, and a re-run that trains nothing again."""
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
     from synbench.release import violations
     from synbench.tasks import contamination as task
 
@@ -112,9 +112,9 @@ def test_planted_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dic
             *model_overrides(tiny_model),
         ]
     )
-    spec = JobSpec.from_config(cfg)
+    config = JobConfig.from_config(cfg)
     job_dir = tmp_path / "job"
-    results = task.run(cfg, spec, job_dir)
+    results = task.run(config, job_dir)
     section = results["contamination"]
     figures = section["planted"]
     members = json.loads((job_dir / "planted" / planted.MEMBERS_FILE).read_text())["positions"]
@@ -132,7 +132,7 @@ def test_planted_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dic
     assert not any(p in (job_dir / "results.json").read_text() for p in private)
     trained_at = model_file.stat().st_mtime_ns
     (job_dir / "results.json").unlink()
-    again = task.run(cfg, spec, job_dir)
+    again = task.run(config, job_dir)
     assert model_file.stat().st_mtime_ns == trained_at and again["contamination"]["planted"] == figures
 
 

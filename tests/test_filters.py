@@ -147,9 +147,9 @@ def test_benchmark_with_the_filter_writes_both_rows(
             f"cache_dir={tmp_path / 'cache'}",
         ]
     )
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
 
-    results = benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path)
+    results = benchmark.run(JobConfig.from_config(cfg), tmp_path)
     assert results["filter"] == {
         **results["filter"],
         "name": "pyes_pno",

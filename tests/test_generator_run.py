@@ -16,8 +16,8 @@ from conftest import compose_config
 from synbench import registry, schema
 from synbench.base import FitReport, Generator, Splits
 from synbench.corpus import Corpus, Labels
-from synbench.job import JobSpec, derive_seed
-from synbench.lifecycle import JobRun, Stopwatch, node
+from synbench.job import JobConfig, derive_seed
+from synbench.lifecycle import JobRun, Stopwatch
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.results import new_results
 from synbench.run import GeneratorRun, RunRecord
@@ -150,16 +150,16 @@ def test_the_ablation_runs_every_step_at_the_jobs_one_delta_and_reports_that_del
             "contamination.ablation.steps=[1.0]",
         ]
     )
-    spec = JobSpec.from_config(cfg)
-    job = JobRun(cfg, spec, tmp_path, new_results(spec), Stopwatch(), tracker=None)  # type: ignore[arg-type]
+    config = JobConfig.from_config(cfg)
+    job = JobRun(config, tmp_path, new_results(config.spec), Stopwatch(), tracker=None)  # type: ignore[arg-type]
     flagged = np.zeros(30, dtype=bool)
     flagged[:10] = True
     section = ablation_section(
         job,
         Splits(corpus(30), corpus(12, "eval")),
-        schema.typed(ContaminationConfig, node(cfg, "contamination"), "contamination"),
+        schema.typed(ContaminationConfig, config.contamination or {}, "contamination"),
         flagged,
-        node(cfg, "model"),
+        config.model or {},
     )
     assert sorted(size for size, _, _ in recording) == [20, 20, 30]  # none, flagged and random arms
     assert {budget.delta for _, budget, _ in recording} == {1 / 30**2}

@@ -237,11 +237,11 @@ def test_unknown_top_level_key_exits_2_with_one_line(tmp_path: Path, tiny_datase
     ],
 )
 def test_bad_values_are_one_line_errors(override: str, expected: str) -> None:
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
 
     overrides = ["generator=augpe", f"+{override}"] if "backend" in override else [override]
     with pytest.raises(ConfigError) as info:
-        JobSpec.from_config(compose_config(overrides))
+        JobConfig.from_config(compose_config(overrides))
     assert expected in str(info.value) and "\n" not in str(info.value) and "secret" not in str(info.value)
 
 
@@ -266,13 +266,12 @@ def test_delta_of_one_over_n_or_more_is_refused_unless_allowed() -> None:
 
 
 def test_the_job_config_refuses_a_large_delta_unless_allowed() -> None:
-    from synbench.lifecycle import privacy_spec
+    from synbench.job import JobConfig
 
     with pytest.raises(ConfigError, match="privacy.allow_large_delta=true"):
-        privacy_spec(compose_config(["generator=copy", "delta=0.5"]), 41)
-    assert (
-        privacy_spec(compose_config(["generator=copy", "delta=0.5", "privacy.allow_large_delta=true"]), 41).delta == 0.5
-    )
+        JobConfig.from_config(compose_config(["generator=copy", "delta=0.5"])).budget(41)
+    allowed = JobConfig.from_config(compose_config(["generator=copy", "delta=0.5", "privacy.allow_large_delta=true"]))
+    assert allowed.budget(41).delta == 0.5
 
 
 # --- 7. files, caches, credentials, tracking ----------------------------------------------------------------
@@ -294,13 +293,13 @@ def test_everything_a_job_writes_is_private_to_its_user(tmp_path: Path, tiny_dat
 
 
 def test_log_private_stats_is_part_of_the_job_key() -> None:
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
 
-    default = JobSpec.from_config(compose_config(["generator=copy"]))
-    opted = JobSpec.from_config(compose_config(["generator=copy", "tracking.log_private_stats=true"]))
+    default = JobConfig.from_config(compose_config(["generator=copy"])).spec
+    opted = JobConfig.from_config(compose_config(["generator=copy", "tracking.log_private_stats=true"])).spec
     assert default.key != opted.key and opted.config["tracking"] == {"log_private_stats": True}
     assert "tracking" not in default.config  # default keys unchanged
-    elsewhere = JobSpec.from_config(compose_config(["generator=copy", "tracking=none"]))
+    elsewhere = JobConfig.from_config(compose_config(["generator=copy", "tracking=none"])).spec
     assert elsewhere.key == default.key  # where a job logs is not part of it
 
 

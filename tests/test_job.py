@@ -48,10 +48,10 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path) -> None:
 def test_every_top_level_key_is_checked_once(override: str, expected: str) -> None:
     from conftest import compose_config
     from synbench.errors import ConfigError
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
 
     with pytest.raises(ConfigError) as err:
-        JobSpec.from_config(compose_config([override]))
+        JobConfig.from_config(compose_config([override]))
     assert expected in str(err.value) and "\n" not in str(err.value)
 
 

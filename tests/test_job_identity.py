@@ -76,13 +76,15 @@ def results_files(root: Path) -> list[dict[str, Any]]:
 
 
 def test_the_job_key_is_the_canonical_description() -> None:
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
 
-    keys = {JobSpec.from_config(compose_config(["generator=copy", f"eps={eps}"])).key for eps in ("1", "1.0", "1e0")}
+    keys = {
+        JobConfig.from_config(compose_config(["generator=copy", f"eps={eps}"])).spec.key for eps in ("1", "1.0", "1e0")
+    }
     assert len(keys) == 1
-    other = JobSpec.from_config(compose_config(["generator=copy", "eps=2"])).key
+    other = JobConfig.from_config(compose_config(["generator=copy", "eps=2"])).spec.key
     assert other not in keys
-    where = JobSpec.from_config(compose_config(["generator=copy", "eps=1", "sweep=x", "lock_wait_s=0"])).key
+    where = JobConfig.from_config(compose_config(["generator=copy", "eps=1", "sweep=x", "lock_wait_s=0"])).spec.key
     assert where in keys  # where a job runs and how long it waits for its lock are not what it is
 
 

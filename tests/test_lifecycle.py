@@ -10,7 +10,7 @@ import pytest
 from conftest import compose_config, run_cli
 from synbench import lifecycle
 from synbench.errors import DataError
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 
 
 class RecordingTracker:
@@ -35,14 +35,14 @@ def test_a_failing_body_is_recorded_without_its_message_and_the_tracker_finishes
     tmp_path: Path, tracker: RecordingTracker
 ) -> None:
     cfg = compose_config(["tracking=none", "generator=copy", "eps=inf"])
-    spec = JobSpec.from_config(cfg)
+    config = JobConfig.from_config(cfg)
 
     def body(job: lifecycle.JobRun) -> None:
         with job.timing("fit"):
             raise RuntimeError("the patient John Doe, 43, ...")  # a third party's message may quote data
 
     with pytest.raises(RuntimeError):
-        lifecycle.run_job(cfg, spec, tmp_path, body)
+        lifecycle.run_job(config, tmp_path, body)
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["status"] == "failed" and results["error"]["type"] == "RuntimeError"
     assert "John" not in json.dumps(results) and "fit_s" in results["timing"]
@@ -51,18 +51,16 @@ def test_a_failing_body_is_recorded_without_its_message_and_the_tracker_finishes
 
 def test_our_errors_keep_their_message_and_a_complete_job_is_skipped(tmp_path: Path, tracker: RecordingTracker) -> None:
     cfg = compose_config(["tracking=none", "generator=copy", "eps=inf"])
-    spec = JobSpec.from_config(cfg)
+    config = JobConfig.from_config(cfg)
     with pytest.raises(DataError):
-        lifecycle.run_job(
-            cfg, spec, tmp_path, lambda job: (_ for _ in ()).throw(DataError("train.jsonl line 3: no text"))
-        )
+        lifecycle.run_job(config, tmp_path, lambda job: (_ for _ in ()).throw(DataError("train.jsonl line 3: no text")))
     assert json.loads((tmp_path / "results.json").read_text())["error"] == {
         "type": "DataError",
         "message": "train.jsonl line 3: no text",
     }
     calls = []
-    assert lifecycle.run_job(cfg, spec, tmp_path, calls.append)["status"] == "complete"
-    assert lifecycle.run_job(cfg, spec, tmp_path, calls.append)["status"] == "complete"
+    assert lifecycle.run_job(config, tmp_path, calls.append)["status"] == "complete"
+    assert lifecycle.run_job(config, tmp_path, calls.append)["status"] == "complete"
     assert len(calls) == 1 and tracker.finished == [True, False]  # the second run skipped: no tracker either
 
 

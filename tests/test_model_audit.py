@@ -316,11 +316,11 @@ TINY = [
 
 def run_task(tmp_path: Path, overrides: list[str]) -> dict:
     """Run task=model_audit in this process (the CLI test below covers the command line)."""
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
     from synbench.tasks.model_audit import run
 
     cfg = compose_config([*overrides, *TINY, "task=model_audit", f"output_root={tmp_path}"])
-    return run(cfg, JobSpec.from_config(cfg), tmp_path / "job")
+    return run(JobConfig.from_config(cfg), tmp_path / "job")
 
 
 def test_overfitted_private_model_is_found_by_all_three_attacks(tmp_path: Path, reviews: list[str]) -> None:

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, compose_config, run_cli
 from synbench import results
 from synbench.errors import ConfigError, SynBenchError
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.tasks.export import ExportTask, export
 from test_report import SENTINEL, SWEEP, sweep  # noqa: F401  (the report's hand-written sweep, a fixture)
 
@@ -44,7 +44,7 @@ def test_a_real_job_loads_with_its_description(tmp_path: Path, tiny_dataset: lis
     from synbench.tasks import benchmark
 
     cfg = compose_config([*tiny_dataset, "generator=copy", "metrics=[utility]", "tracking=none", "eps=2"])
-    benchmark.run(cfg, JobSpec.from_config(cfg), tmp_path / "sweep" / "benchmark" / "eps=2")
+    benchmark.run(JobConfig.from_config(cfg), tmp_path / "sweep" / "benchmark" / "eps=2")
     [row] = results.load(tmp_path / "sweep").to_dict("records")
     written = json.loads((tmp_path / "sweep" / "benchmark" / "eps=2" / "results.json").read_text())
     assert row["job"] == "benchmark/eps=2" and row["status"] == "complete" and row["epsilon_spent"] == math.inf
@@ -67,7 +67,7 @@ def test_export_writes_the_table_atomically_into_the_sweep_folder(sweep: Path, f
 def test_export_task_reads_its_config_and_refuses_bad_input(sweep: Path, tmp_path: Path) -> None:  # noqa: F811
     overrides = ["task=export", "generator=copy", f"output_root={sweep.parent}", f"sweep={SWEEP}", "tracking=none"]
     cfg = compose_config([*overrides, "task.format=parquet"])
-    ExportTask().run(cfg, JobSpec.from_config(cfg), sweep / "export" / "job")
+    ExportTask().run(JobConfig.from_config(cfg), sweep / "export" / "job")
     assert len(pd.read_parquet(sweep / "results.parquet")) == 18
     with pytest.raises(ConfigError, match="task.format='xlsx' must be one of csv, parquet"):
         export(sweep, "xlsx")

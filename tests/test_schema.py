@@ -18,8 +18,8 @@ from conftest import compose_config, write_jsonl
 from synbench import registry, schema
 from synbench.base import DatasetLoader, Generator
 from synbench.errors import ConfigError, DataError
-from synbench.job import JobSpec
-from synbench.lifecycle import log_private_stats, privacy_spec
+from synbench.job import JobConfig
+from synbench.privacy import PrivacySpec
 
 SECRET = "sentinel-7f3a"
 
@@ -36,6 +36,11 @@ def files_dataset(tmp_path: Path, multi: bool = False) -> list[str]:
 
 def loader(overrides: list[str]):
     return registry.create(DatasetLoader, OmegaConf.to_container(compose_config(overrides).dataset, resolve=True))
+
+
+def budget(overrides: list[str], n_private: int) -> PrivacySpec:
+    """The job's privacy spec for a private set of `n_private` documents under the composed config."""
+    return JobConfig.from_config(compose_config(overrides)).budget(n_private)
 
 
 def composition_error(overrides: list[str]) -> str:
@@ -64,22 +69,25 @@ def test_a_bool_takes_true_or_false_and_nothing_else(tmp_path: Path) -> None:
 
 def test_allow_large_delta_no_refuses_a_large_delta() -> None:
     with pytest.raises(ConfigError, match="privacy.allow_large_delta=true"):
-        privacy_spec(compose_config(["generator=copy", "delta=0.5", "privacy.allow_large_delta=no"]), 41)
-    allowed = compose_config(["generator=copy", "delta=0.5", "privacy.allow_large_delta=on"])
-    assert privacy_spec(allowed, 41).delta == 0.5
+        budget(["generator=copy", "delta=0.5", "privacy.allow_large_delta=no"], 41)
+    assert budget(["generator=copy", "delta=0.5", "privacy.allow_large_delta=on"], 41).delta == 0.5
 
 
 @pytest.mark.parametrize(("value", "expected"), [("off", False), ("no", False), ("on", True), ("true", True)])
 def test_secure_mode_is_a_bool(value: str, expected: bool) -> None:
-    assert privacy_spec(compose_config([f"privacy.secure_mode={value}"]), 41).noise.secure_mode is expected
+    assert budget([f"privacy.secure_mode={value}"], 41).noise.secure_mode is expected
 
 
 @pytest.mark.parametrize("tracking", ["wandb", "none"])
 def test_log_private_stats_no_keeps_private_statistics_off(tracking: str) -> None:
-    off = compose_config(["generator=copy", f"tracking={tracking}", "tracking.log_private_stats=no"])
-    assert log_private_stats(off) is False and "tracking" not in JobSpec.from_config(off).config
-    on = compose_config(["generator=copy", f"tracking={tracking}", "tracking.log_private_stats=yes"])
-    assert log_private_stats(on) is True and JobSpec.from_config(on).config["tracking"] == {"log_private_stats": True}
+    off = JobConfig.from_config(
+        compose_config(["generator=copy", f"tracking={tracking}", "tracking.log_private_stats=no"])
+    )
+    assert off.log_private_stats is False and "tracking" not in off.spec.config
+    on = JobConfig.from_config(
+        compose_config(["generator=copy", f"tracking={tracking}", "tracking.log_private_stats=yes"])
+    )
+    assert on.log_private_stats is True and on.spec.config["tracking"] == {"log_private_stats": True}
 
 
 def test_a_third_party_trackers_log_private_stats_is_typed_too() -> None:
@@ -171,7 +179,7 @@ def released_label_sets(overrides: list[str], n: int = 240) -> list[tuple[str, .
     cfg = compose_config(overrides)
     train = loader(overrides).load(0).train
     options = schema.typed(DPGenOptions, OmegaConf.to_container(cfg.generator, resolve=True), "generator")
-    privacy = privacy_spec(cfg, len(train))
+    privacy = JobConfig.from_config(cfg).budget(len(train))
     budget = JobBudget.plan(options, train, PoissonPlan(len(train), options.batch_size, options.epochs), privacy)
     release = budget.release_labels(train, privacy)
     return label_sets.plan(n, release, train.label_space, train.multi_label, np.random.default_rng(0))
@@ -200,7 +208,7 @@ def test_dpgen_default_config_writes_label_sets_end_to_end(tmp_path: Path, tiny_
     cfg = compose_config(overrides)
     train = loader(overrides).load(0).train
     generator = registry.create(Generator, OmegaConf.to_container(cfg.generator, resolve=True))
-    generator.fit(train, privacy_spec(cfg, len(train)), seed=0)
+    generator.fit(train, JobConfig.from_config(cfg).budget(len(train)), seed=0)
     synthetic = generator.sample(240)
     share = sum(len(labels) > 1 for labels in synthetic.labels) / len(synthetic)
     assert synthetic.multi_label and share >= 0.3, f"{share:.0%} of the synthetic documents carry several labels"

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import compose_config, run_cli
 from synbench import registry
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.release import ReleaseError
 from synbench.tasks import get_task
 from synbench.tasks.base import Task
@@ -95,7 +95,7 @@ def installed(fixture_package: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
 def run_job(overrides: list[str], job_dir: Path) -> dict:
     """The job the overrides compose, run in this process as the app runs it (its task found by name)."""
     cfg = compose_config(overrides)
-    get_task(str(cfg.task.name)).run(cfg, JobSpec.from_config(cfg), job_dir)
+    get_task(str(cfg.task.name)).run(JobConfig.from_config(cfg), job_dir)
     return json.loads((job_dir / "results.json").read_text())
 
 

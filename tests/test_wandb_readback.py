@@ -17,7 +17,7 @@ import pytest
 import wandb
 
 from conftest import FIXTURES, compose_config
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from wandb_records import OfflineRun
 
 HONEST = FIXTURES / "command" / "honest_generator.py"
@@ -45,9 +45,9 @@ def sweep(tmp_path: Path, tiny_dataset: list[str]) -> Iterator[Path]:
     ]
     root = tmp_path / SWEEP
     cfg = compose_config([*common, "metrics=[utility]"])
-    benchmark.run(cfg, JobSpec.from_config(cfg), root / "benchmark" / "eps=2")
+    benchmark.run(JobConfig.from_config(cfg), root / "benchmark" / "eps=2")
     cfg = compose_config([*common, "task=audit", "audit.mode=one_run", "audit.targets=canaries", "audit.n_canaries=40"])
-    audit.run(cfg, JobSpec.from_config(cfg), root / "audit" / "eps=2")
+    audit.run(JobConfig.from_config(cfg), root / "audit" / "eps=2")
     yield root
     # wandb's core service outlives its runs, and files it writes later (its debug logs) take the umask it started
     # with: stop it, so the next test's job starts its own under that job's umask

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import compose_config
 from synbench.errors import ConfigError
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.tasks.wandb_workspace import WandbWorkspaceTask
 
 pytest.importorskip("wandb_workspaces", reason="the workspaces extra: pip install 'synbench[workspaces]'")
@@ -19,7 +19,7 @@ def run_task(tmp_path: Path, *overrides: str) -> Path:
     cfg = compose_config(
         ["task=wandb_workspace", "generator=copy", "sweep=grid", f"output_root={tmp_path}", *overrides]
     )
-    WandbWorkspaceTask().run(cfg, JobSpec.from_config(cfg), tmp_path / "grid" / "wandb_workspace")
+    WandbWorkspaceTask().run(JobConfig.from_config(cfg), tmp_path / "grid" / "wandb_workspace")
     return tmp_path / "grid" / "wandb_workspace.json"
 
 

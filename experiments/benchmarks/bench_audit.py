@@ -211,7 +211,7 @@ def demo_audit(
 
     import synbench.app  # noqa: F401  (the synbench_jobdir resolver)
     from synbench import registry
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
     from synbench.tasks import audit as audit_task
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
@@ -229,7 +229,7 @@ def demo_audit(
     start = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory() as folder:
-            results = audit_task.run(cfg, JobSpec.from_config(cfg), Path(folder))
+            results = audit_task.run(JobConfig.from_config(cfg), Path(folder))
     finally:
         registry.create = create
     audit = results["audit"]

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig
 
 from synbench import registry, release, schema
 from synbench.audit.attacks import attacks_from_node
@@ -35,8 +34,8 @@ from synbench.base import EncoderSpec, Generator
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache
 from synbench.files import save_arrays_atomic
-from synbench.job import derive_seed
-from synbench.lifecycle import JobRun, node, privacy_spec
+from synbench.job import JobConfig, derive_seed
+from synbench.lifecycle import JobRun
 from synbench.run import GeneratorRun
 from synbench.tasks.base import Task
 
@@ -46,14 +45,14 @@ SCORES_FILE = "audit_scores.npz"
 PLOT_FILE = "audit_roc.png"
 
 
-def select_outliers(cfg: DictConfig, audit: AuditConfig, train: Corpus) -> np.ndarray:
+def select_outliers(config: JobConfig, audit: AuditConfig, train: Corpus) -> np.ndarray:
     """Outlier targets from the configured encoder's embeddings of the training split (none for canaries only), or
     the positions `audit.target_positions` lists."""
     if not audit.outliers:
         return np.zeros(0, dtype=np.int64)
     if audit.target_positions is not None:
         return listed_targets(audit.target_positions, len(train))
-    cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
+    cache = EmbeddingCache(EncoderSpec(**(config.encoder or {})), Path(config.cache_dir))
     return select_targets(
         cache.embed(train.texts),
         max_targets=audit.n_targets,
@@ -85,23 +84,23 @@ class AuditTask(Task):
         audit_job(job)
 
 
-run = AuditTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
+run = AuditTask().run  # the task as a function, `run(config, job_dir)`, for scripts and tests
 
 
 def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndarray, repeat: int) -> dict[str, Any]:
     """One complete audit (design, runs, summary); the first repeat also saves its design, scores and ROC plot."""
-    cfg, spec, job_dir = job.cfg, job.spec, job.job_dir
+    config, spec, job_dir = job.config, job.spec, job.job_dir
     seed = derive_seed(spec.seed, *([repeat] if repeat else []))  # the job's seed for the first repeat
     suffix = "" if repeat == 0 else f"_rep{repeat}"
     with job.timing("design"):
         design, pool = build_design(audit, train, outliers, seed)
         design.save(job_dir / DESIGN_FILE.replace(".npz", f"{suffix}.npz"))
-    attacks = attacks_from_node(node(cfg, "attack"))
+    attacks = attacks_from_node(config.attack or {})
     size = design.planned_private_size()  # the job's delta comes from it, resolved once, never from a run's own set
     base = GeneratorRun(
-        node(cfg, "generator"),
+        config.generator,
         spec.generator,
-        privacy_spec(cfg, size),
+        config.budget(size),
         spec.seed,
         audit.n_synthetic or size,
         job_dir=job_dir,
@@ -123,7 +122,7 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     delta = audit.delta if audit.delta is not None else base.privacy.delta
     with job.timing("summary"):
         summary, roc, point = summarise(
-            scores, design.inclusion, audit, delta, design.kinds, seed, float(cfg.eps), audit.canary_repeats
+            scores, design.inclusion, audit, delta, design.kinds, seed, spec.epsilon, audit.canary_repeats
         )
         if repeat == 0:
             save_arrays_atomic(
@@ -145,11 +144,11 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
             plot_roc(
                 roc,
                 job_dir / PLOT_FILE,
-                nominal_eps=float(cfg.eps),
+                nominal_eps=spec.epsilon,
                 delta=delta,
                 eps_grid=audit.eps_grid,
                 point=point,
-                title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={float(cfg.eps):g}",
+                title=f"{spec.generator} on {spec.dataset}, {audit.mode}, nominal eps={spec.epsilon:g}",
             )
     return {
         "summary": summary,
@@ -176,11 +175,11 @@ def paper_reading_figures(audit: AuditConfig, summary: dict[str, Any], eps: floa
 
 
 def audit_job(job: JobRun) -> None:
-    cfg, spec = job.cfg, job.spec
-    audit = schema.typed(AuditConfig, node(cfg, "audit"), "audit")
+    config, spec = job.config, job.spec
+    audit = schema.typed(AuditConfig, config.audit or {}, "audit")
     splits = job.load_splits()
     with job.timing("targets"):
-        outliers = select_outliers(cfg, audit, splits.train)
+        outliers = select_outliers(config, audit, splits.train)
     audits = [audit_once(job, audit, splits.train, outliers, r) for r in range(audit.repeats)]
     first, runs = audits[0], [run for a in audits for run in a["runs"]]
     summary = dict(first["summary"], targets=audit.targets, canary_repeats=audit.canary_repeats)
@@ -196,13 +195,13 @@ def audit_job(job: JobRun) -> None:
                 audit,
                 first["delta"],
                 spec.seed,
-                float(cfg.eps),
+                spec.epsilon,
             )
         )
-    summary.update(paper_reading_figures(audit, summary, float(cfg.eps), first["delta"]))
+    summary.update(paper_reading_figures(audit, summary, spec.epsilon, first["delta"]))
     base, design = first["base"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    generator = registry.load(Generator, str(node(cfg, "generator")["_plugin_"]))
+    generator = registry.load(Generator, spec.generator)
     control = release.is_control(generator) and math.isinf(epsilon_spent)  # copy: releases private data at any eps
     job.record_release(
         splits,
@@ -231,6 +230,6 @@ def audit_job(job: JobRun) -> None:
         summary["eps_emp"],
         summary["eps_emp_lower"],
         100 * audit.confidence,
-        cfg.eps,
+        spec.epsilon,
         summary["gdp_mu_lower"],
     )

@@ -2,7 +2,7 @@
 
 A task is selected by its config file `conf/task/<name>.yaml`, whose `name`
 key is the registry name (and the folder its jobs are written under); the
-file's other keys are the task's options, read from `cfg.task`. A task
+file's other keys are the task's options, read from `job.config.task`. A task
 declares, on its class, what the rest of SynBench needs to know about it, so
 nothing dispatches on its name:
 
@@ -17,7 +17,8 @@ nothing dispatches on its name:
 A job task implements `body(job)`, which `run` wraps in the task wrapper
 (resume, tracking, timing, status, results). A task that writes no
 `results.json` (a listing, a scaffold, the report) sets `writes_results =
-False` and overrides `run`.
+False` and overrides `run`. Either way the task receives one typed
+`JobConfig` (built by the app, `synbench.job`), never Hydra's raw config.
 """
 
 from __future__ import annotations
@@ -25,11 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from omegaconf import DictConfig
-
 from synbench.base import Plugin
 from synbench.errors import PluginError
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.lifecycle import JobRun, run_job
 from synbench.report.summary import summary
 
@@ -57,17 +56,17 @@ class Task(Plugin):
         if cls.writes_results and cls.body is Task.body:
             raise PluginError(
                 f"task plugin '{name}' writes results but does not implement body(job); implement it, "
-                "or set writes_results = False and override run(cfg, spec, job_dir)"
+                "or set writes_results = False and override run(config, job_dir)"
             )
 
-    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> Any:
+    def run(self, config: JobConfig, job_dir: Path) -> Any:
         """The job in `job_dir` through the task wrapper; its results.json names the report section it belongs to."""
 
         def body(job: JobRun) -> None:
             job.results[REPORT_SECTION] = self.report_section
             self.body(job)
 
-        results = run_job(cfg, spec, job_dir, body, type(self))
+        results = run_job(config, job_dir, body, type(self))
         print(summary(results))
         return results
 

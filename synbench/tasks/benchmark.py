@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Optional
 
-from synbench import registry, release
+from synbench import registry, release, schema
 from synbench.base import EncoderSpec, Metric, MetricContext
 from synbench.corpus import Corpus
 from synbench.errors import PluginError
 from synbench.filters import SUFFIX as FILTERED
 from synbench.filters import apply_filter
-from synbench.lifecycle import JobRun, log_private_stats, node, privacy_spec
+from synbench.lifecycle import JobRun
 from synbench.progress import progress
 from synbench.run import GeneratorRun
 from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BenchmarkOptions:
+    """The `task` node of conf/task/benchmark.yaml, typed (its values and their meaning are in that file)."""
+
+    name: str
+    n_synthetic: Optional[int]  # None: as many as the private training split
+    save_synthetic: bool
 
 
 class BenchmarkTask(Task):
@@ -31,7 +42,7 @@ class BenchmarkTask(Task):
         benchmark(job)
 
 
-run = BenchmarkTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
+run = BenchmarkTask().run  # the task as a function, `run(config, job_dir)`, for scripts and tests
 
 
 def score_metrics(
@@ -39,10 +50,9 @@ def score_metrics(
 ) -> list[str]:
     """Every configured metric of `synthetic` into `results[<section><suffix>]`; returns the non-DP keys written
     (a metric's diagnostic keys always, its other non-DP keys on opt-in)."""
-    metrics = node(job.cfg, "metrics")
     written_by: dict[str, str] = {}
     non_dp: list[str] = []
-    for name, metric_node in progress(metrics.items(), desc="metrics", unit="metric"):
+    for name, metric_node in progress(job.config.metrics.items(), desc="metrics", unit="metric"):
         metric = registry.create(Metric, metric_node)
         with job.timing(f"metric_{name}{suffix}"):
             values = metric(real, synthetic, ctx)
@@ -68,17 +78,18 @@ def score_metrics(
 
 
 def benchmark(job: JobRun) -> None:
-    cfg, spec, results, timing = job.cfg, job.spec, job.results, job.timing
-    opt_in = log_private_stats(cfg)
+    config, spec, results, timing = job.config, job.spec, job.results, job.timing
+    options = schema.typed(BenchmarkOptions, config.task, "task")
+    opt_in = config.log_private_stats
     splits = job.load_splits()
-    privacy = privacy_spec(cfg, len(splits.train))
+    privacy = config.budget(len(splits.train))
     run = GeneratorRun(
-        node(cfg, "generator"),
+        config.generator,
         spec.generator,
         privacy,
         spec.seed,
-        int(cfg.task.n_synthetic or len(splits.train)),
-        synthetic_path=job.job_dir / "synthetic.jsonl" if cfg.task.save_synthetic else None,
+        options.n_synthetic or len(splits.train),
+        synthetic_path=job.job_dir / "synthetic.jsonl" if options.save_synthetic else None,
         job_dir=job.job_dir,
     )
     log.info(
@@ -109,12 +120,12 @@ def benchmark(job: JobRun) -> None:
         seed=spec.seed,
         job_dir=str(job.job_dir),
         train=splits.train,
-        cache_dir=cfg.get("cache_dir"),
-        encoder=EncoderSpec(**node(cfg, "encoder")) if cfg.get("encoder") else None,
+        cache_dir=config.cache_dir,
+        encoder=EncoderSpec(**config.encoder) if config.encoder else None,
     )
     non_dp += score_metrics(job, splits.eval, synthetic, ctx, opt_in)
     non_dp += apply_filter(
-        node(cfg, "filter"),
+        config.filter or {},
         synthetic,
         job.job_dir,
         results,

@@ -19,7 +19,7 @@ import logging
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import torch
@@ -34,7 +34,7 @@ from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.files import save_arrays_atomic, write_json_atomic
 from synbench.generators.dpgen.generator import DPGenGenerator
-from synbench.lifecycle import JobRun, node, privacy_spec
+from synbench.lifecycle import JobRun
 from synbench.lm.backends import load_shared
 from synbench.lm.folders import FOLDER_FILES, gguf_to_folder
 from synbench.privacy import PrivacySpec
@@ -66,11 +66,11 @@ class ContaminationTask(Task):
         contamination_job(job)
 
 
-run = ContaminationTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
+run = ContaminationTask().run  # the task as a function, `run(config, job_dir)`, for scripts and tests
 
 
 def ablation_section(
-    job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray, model: dict[str, Any]
+    job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray, model: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The ablation's runs (`synbench.contamination.ablation`) and the table of mean F1 with 95% intervals; fills the
     release header.
@@ -80,25 +80,23 @@ def ablation_section(
     report is the one every run used. A generator that starts from the
     `model` group starts from `model` (the planted model, when planted).
     """
-    cfg, spec = job.cfg, job.spec
-    metrics = node(cfg, "metrics")
+    config, spec = job.config, job.spec
+    metrics = config.metrics
     if "utility" not in metrics:
         raise ConfigError("the contamination ablation measures utility: keep `utility` in metrics (metrics=[utility])")
     folder = job.job_dir / "ablation"
-    generator = node(cfg, "generator")
-    if "model" in generator:
-        generator["model"] = model
+    generator = {**config.generator, "model": model} if "model" in config.generator else config.generator
     base = GeneratorRun(
         generator,
         spec.generator,
-        privacy_spec(cfg, len(splits.train)),
+        config.budget(len(splits.train)),
         spec.seed,
         cc.ablation.n_synthetic or len(splits.train),
         job_dir=job.job_dir,
     )
 
     def utility(private: Corpus, synthetic: Corpus) -> dict[str, float]:
-        ctx = MetricContext(seed=spec.seed, job_dir=str(folder), train=private, cache_dir=cfg.get("cache_dir"))
+        ctx = MetricContext(seed=spec.seed, job_dir=str(folder), train=private, cache_dir=config.cache_dir)
         return registry.create(Metric, metrics["utility"])(splits.eval, synthetic, ctx)
 
     runs, resumed = run_ablation(cc.ablation, flagged, splits.train, base, folder, spec.key, utility)
@@ -138,7 +136,7 @@ def ablation_section(
 
 
 def plant_model(
-    job: JobRun, pc: PlantedConfig, train: Corpus, model: dict[str, Any], cache_dir: Path
+    job: JobRun, pc: PlantedConfig, train: Corpus, model: Mapping[str, Any], cache_dir: Path
 ) -> tuple[PlantedCorpus, dict[str, Any], dict[str, Any]]:
     """S and its pretraining corpus (`synbench.contamination.planted`), and `model` trained on that corpus without DP
     (DP-Gen at eps=inf with `pc.train`'s settings), saved as `planted/model/`: (corpus, its model node, training).
@@ -167,7 +165,7 @@ def plant_model(
         pretraining = Corpus.build(
             corpus.documents, [("text",)] * len(corpus.documents), ("text",), name="planted-pretraining"
         )
-        privacy = PrivacySpec.for_private_set(len(pretraining), math.inf, job.cfg.delta, str(job.cfg.accountant))
+        privacy = PrivacySpec.for_private_set(len(pretraining), math.inf, job.config.delta, job.config.accountant)
         fit = generator.fit(pretraining, privacy, job.spec.seed)
         generator.save_model(model_dir)
         keys = ("fine_tuning", "epochs", "steps", "n_train_docs", "max_seq_len", "train_s", "trainable_params")
@@ -181,11 +179,11 @@ def plant_model(
 
 
 def contamination_job(job: JobRun) -> None:
-    cfg, timing = job.cfg, job.timing
-    cc = schema.typed(ContaminationConfig, node(cfg, "contamination"), "contamination")
-    cache_dir = Path(str(cfg.cache_dir))
+    config, timing = job.config, job.timing
+    cc = schema.typed(ContaminationConfig, config.contamination or {}, "contamination")
+    cache_dir = Path(config.cache_dir)
     splits = job.load_splits()
-    model = node(cfg, "model")
+    model: Mapping[str, Any] = config.model or {}
     planted: PlantedCorpus | None = None
     if cc.planted.enabled:  # the model and the index's corpus become the planted ones
         with timing("plant"):

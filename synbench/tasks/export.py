@@ -9,16 +9,15 @@ allow-listed release, never synthetic text or private data.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from synbench import results
+from synbench import results, schema
 from synbench.errors import ConfigError
 from synbench.files import atomic_path
-from synbench.job import JobSpec
-from synbench.lifecycle import node
+from synbench.job import JobConfig
 from synbench.tasks.base import Task
 
 FORMATS = ("csv", "parquet")
@@ -58,12 +57,21 @@ def export(sweep: Path, fmt: str) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class ExportOptions:
+    """The `task` node of conf/task/export.yaml, typed (its values and their meaning are in that file)."""
+
+    name: str
+    root: str
+    format: str
+
+
 class ExportTask(Task):
     """`task=export` (conf/task/export.yaml): reads a sweep's results files, writes one table, no results.json."""
 
     writes_results = False
 
-    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
-        options = node(cfg, "task")
-        path = export(Path(str(options["root"])), str(options["format"]))
+    def run(self, config: JobConfig, job_dir: Path) -> None:
+        options = schema.typed(ExportOptions, config.task, "task")
+        path = export(Path(options.root), options.format)
         print(f"export: {path}")

@@ -21,7 +21,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from omegaconf import DictConfig
 
 from synbench import registry, schema
 from synbench.audit.config import AuditConfig
@@ -32,7 +31,8 @@ from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache
 from synbench.errors import ConfigError
 from synbench.files import save_arrays_atomic
-from synbench.lifecycle import JobRun, node, privacy_spec
+from synbench.job import JobConfig
+from synbench.lifecycle import JobRun
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import LogisticHead
 from synbench.model_audit.runs import ModelRunner
@@ -66,12 +66,12 @@ class ModelAuditTask(Task):
         model_audit_job(job)
 
 
-run = ModelAuditTask().run  # the task as a function, `run(cfg, spec, job_dir)`, for scripts and tests
+run = ModelAuditTask().run  # the task as a function, `run(config, job_dir)`, for scripts and tests
 
 
-def make_attacks(cfg: DictConfig, audit: ModelAuditConfig) -> dict[str, ModelAttack]:
+def make_attacks(config: JobConfig, audit: ModelAuditConfig) -> dict[str, ModelAttack]:
     """The configured `model_attacks` (each a model attack), checked against the reference design."""
-    attacks = {name: registry.create(ModelAttack, n) for name, n in node(cfg, "model_attacks").items()}
+    attacks = {name: registry.create(ModelAttack, n) for name, n in (config.model_attacks or {}).items()}
     if not attacks:
         raise ConfigError("model_attacks is empty; choose some, e.g. model_attacks=[logits,lira,rmia]")
     for name, attack in attacks.items():
@@ -119,15 +119,15 @@ def build_design(
 
 
 def model_audit_job(job: JobRun) -> None:
-    cfg, spec, timing = job.cfg, job.spec, job.timing
-    audit = schema.typed(ModelAuditConfig, node(cfg, "model_audit"), "model_audit")
-    if math.isinf(float(cfg.eps)) and DP_REGIMES & set(audit.regimes):
+    config, spec, timing = job.config, job.spec, job.timing
+    audit = schema.typed(ModelAuditConfig, config.model_audit or {}, "model_audit")
+    if math.isinf(spec.epsilon) and DP_REGIMES & set(audit.regimes):
         raise ConfigError(
             f"eps=inf, but model_audit.regimes includes {sorted(DP_REGIMES & set(audit.regimes))}; "
             "set a finite eps, or list only syn and pri"
         )
-    attacks = make_attacks(cfg, audit)
-    cache = EmbeddingCache(EncoderSpec(**node(cfg, "encoder")), Path(str(cfg.cache_dir)))
+    attacks = make_attacks(config, audit)
+    cache = EmbeddingCache(EncoderSpec(**(config.encoder or {})), Path(config.cache_dir))
     splits = job.load_splits()
     with timing("design"):
         pool, design = build_design(audit, splits.train, cache, spec.seed)
@@ -148,7 +148,7 @@ def model_audit_job(job: JobRun) -> None:
         multi_label=pool.multi_label,
         name="model-audit-evaluated",
     )
-    utility = registry.create(Classifier, node(cfg, "classifier")) if audit.classifier == "utility" else None
+    utility = registry.create(Classifier, config.classifier or {}) if audit.classifier == "utility" else None
     runner = ModelRunner(
         spec,
         job.job_dir,
@@ -156,8 +156,8 @@ def model_audit_job(job: JobRun) -> None:
         pool,
         design,
         evaluate,
-        privacy_spec(cfg, design.planned_private_size()),
-        node(cfg, "generator"),
+        config.budget(design.planned_private_size()),
+        config.generator,
         spec.generator,
         LogisticHead(audit.head, cache.embed),
         utility,

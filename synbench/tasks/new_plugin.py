@@ -19,15 +19,14 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from string import Template
-from typing import Iterator
+from typing import Iterator, Optional
 
 import yaml
-from omegaconf import DictConfig
 
-from synbench import registry
+from synbench import registry, schema
 from synbench.base import Plugin
 from synbench.errors import ConfigError
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.tasks.base import Task
 
 TEMPLATE_SUFFIX = ".tmpl"
@@ -132,17 +131,26 @@ def scaffold(kind: str, name: object, dest: Path) -> list[Path]:
     return written
 
 
+@dataclass(frozen=True)
+class ScaffoldOptions:
+    """The `plugin` section of conf/task/new_plugin.yaml, typed (its values and their meaning are in that file)."""
+
+    kind: str
+    name: Optional[str]
+    dest: Optional[str]
+
+
 class NewPluginTask(Task):
     """`task=new_plugin` (conf/task/new_plugin.yaml): writes a package folder; no results.json."""
 
     writes_results = False
 
-    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
-        plugin = cfg.plugin
+    def run(self, config: JobConfig, job_dir: Path) -> None:
+        plugin = schema.typed(ScaffoldOptions, config.plugin or {}, "plugin")
         name = plugin.name
         dest = Path(plugin.dest if plugin.dest is not None else f"synbench-{name}").expanduser().resolve()
-        written = scaffold(str(plugin.kind), name, dest)
-        values = template_values(str(plugin.kind), str(name))
+        written = scaffold(plugin.kind, name, dest)
+        values = template_values(plugin.kind, str(name))
         print(f"wrote the {plugin.kind} plugin '{name}' (package {values['dist']}) to {dest}:")
         print("\n".join(f"  {path.relative_to(dest)}" for path in written))
         print(

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 import synbench.filters.base  # noqa: F401  (the one built-in kind whose base is not in synbench.base or tasks.base)
 from hydra_plugins.synbench_searchpath.plugin import config_folders
 from synbench import registry
-from synbench.job import JobSpec
+from synbench.job import JobConfig
 from synbench.tasks.base import Task
 
 
@@ -38,5 +36,5 @@ class PluginsTask(Task):
 
     writes_results = False
 
-    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
+    def run(self, config: JobConfig, job_dir: Path) -> None:
         print(plugin_table())

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig
-
+from synbench import schema
 from synbench.errors import ConfigError
-from synbench.job import JobSpec
-from synbench.lifecycle import node
+from synbench.job import JobConfig
 from synbench.report.build import write_report
 from synbench.results import RESULTS_FILE
 from synbench.tasks.base import Task
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The `task` node of conf/task/report.yaml, typed (its values and their meaning are in that file)."""
+
+    name: str
+    root: str
+    confidence: float
 
 
 class ReportTask(Task):
@@ -19,16 +27,15 @@ class ReportTask(Task):
 
     writes_results = False
 
-    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
-        options = node(cfg, "task")
-        root = Path(str(options["root"]))
+    def run(self, config: JobConfig, job_dir: Path) -> None:
+        options = schema.typed(ReportOptions, config.task, "task")
+        root = Path(options.root)
         if not any(root.rglob(RESULTS_FILE)):  # the folder itself may exist: Hydra makes this job's folder inside it
             raise ConfigError(
                 f"task=report: no {RESULTS_FILE} under {root}; name the sweep with sweep=<name> (and "
                 f"output_root=<folder> if its outputs are elsewhere), or set task.root=<folder>"
             )
-        confidence = float(options["confidence"])
-        if not 0 < confidence < 1:
-            raise ConfigError(f"task.confidence={confidence} must be between 0 and 1 (0.95 for a 95% interval)")
-        for path in write_report(root, confidence, title=f"SynBench report: sweep {cfg.sweep}"):
+        if not 0 < options.confidence < 1:
+            raise ConfigError(f"task.confidence={options.confidence} must be between 0 and 1 (0.95 for a 95% interval)")
+        for path in write_report(root, options.confidence, title=f"SynBench report: sweep {config.sweep}"):
             print(f"report: {path}")

@@ -21,15 +21,14 @@ saved later. Needs the `workspaces` extra (`pip install synbench[workspaces]`).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-from omegaconf import DictConfig
-
+from synbench import schema
 from synbench.errors import ConfigError
 from synbench.files import write_text_atomic
-from synbench.job import JobSpec
-from synbench.lifecycle import node
+from synbench.job import JobConfig
 from synbench.tasks.base import Task
 
 MODES = ("online", "offline")
@@ -119,19 +118,31 @@ def save(workspace: Any) -> str:
     return str(workspace.save().url)
 
 
+@dataclass(frozen=True)
+class WorkspaceOptions:
+    """The `task` node of conf/task/wandb_workspace.yaml, typed (its values and their meaning are in that file)."""
+
+    name: str
+    mode: str
+    entity: Optional[str]
+    project: str
+    spec_file: str
+
+
 class WandbWorkspaceTask(Task):
     """`task=wandb_workspace` (conf/task/wandb_workspace.yaml): a view of the sweep; writes no results.json."""
 
     writes_results = False
 
-    def run(self, cfg: DictConfig, spec: JobSpec, job_dir: Path) -> None:
-        options = node(cfg, "task")
-        mode = str(options["mode"])
-        if mode not in MODES:
-            raise ConfigError(f"task.mode={mode!r} must be online (save the view to W&B) or offline (its spec only)")
-        workspace = build(str(cfg.sweep), options["entity"], str(options["project"]))
-        path = Path(str(options["spec_file"]))
+    def run(self, config: JobConfig, job_dir: Path) -> None:
+        options = schema.typed(WorkspaceOptions, config.task, "task")
+        if options.mode not in MODES:
+            raise ConfigError(
+                f"task.mode={options.mode!r} must be online (save the view to W&B) or offline (its spec only)"
+            )
+        workspace = build(config.sweep, options.entity, options.project)
+        path = Path(options.spec_file)
         write_text_atomic(path, json.dumps(view_spec(workspace), indent=2) + "\n")
         print(f"wandb_workspace: spec {path}")
-        if mode == "online":
+        if options.mode == "online":
             print(f"wandb_workspace: saved {save(workspace)}")
