@@ -22,9 +22,9 @@ from typing import Any, Callable, Iterator, Mapping
 from synbench import failures, registry, release
 from synbench.base import DatasetLoader, Generator, Splits
 from synbench.job import JobConfig, JobSpec
-from synbench.privacy import PrivacySpec
 from synbench.release import TaskDeclarations
 from synbench.results import RESULTS_FILE, is_complete, new_results, read_results, write_results
+from synbench.run import GeneratorRun
 from synbench.tracking import Tracker, make_tracker
 
 log = logging.getLogger(__name__)
@@ -74,28 +74,29 @@ class JobRun:
         self,
         splits: Splits,
         generation: Mapping[str, Any],
-        privacy: PrivacySpec | None = None,
+        run: GeneratorRun | None = None,
         epsilon_spent: float | None = None,
         non_private_control: bool = False,
     ) -> None:
         """The release header of results.json, the same for every task.
 
-        `privacy` is the budget the job's generator runs were given (delta
-        resolved once for the job): its delta and noise mode are the ones
-        reported, beside the largest `epsilon_spent` of those runs. A task
-        that runs no generator leaves them unset.
+        `run` is the job's generator run (for a job of several runs, the one
+        they derive from): its budget's delta (resolved once for the job) and
+        noise mode are the ones reported, beside the largest `epsilon_spent`
+        of the runs, and its generator class is the one the release check
+        reads. A task that runs no generator leaves them unset.
         """
         self.results.update(
             label_space_inferred=splits.label_space_inferred,
             non_private_control=non_private_control,
             generation=dict(generation),
         )
-        if privacy is not None:
-            self.generator = registry.load(Generator, self.spec.generator)
+        if run is not None:
+            self.generator = run.generator_class
             self.results.update(
-                delta=privacy.delta,
+                delta=run.privacy.delta,
                 epsilon_spent=epsilon_spent,
-                noise=release.noise_mode(self.generator, privacy.noise.mode),
+                noise=release.noise_mode(self.generator, run.privacy.noise.mode),
             )
 
 

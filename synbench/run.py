@@ -21,6 +21,7 @@ import inspect
 import json
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -193,10 +194,15 @@ class GeneratorRun:
         """The record of this run when it has already finished for this job."""
         return self.record.load() if self.record is not None else None
 
+    @cached_property
+    def generator_class(self) -> type[Generator]:
+        """The class the run's config node names, loaded once: the run builds it, and the job hands it to the release
+        check (`JobRun.record_release`), so no writer looks the name up again."""
+        return registry.load(Generator, str(self.generator.get(registry.PLUGIN_KEY, self.name)))
+
     def build(self) -> Generator:
         """A new generator from the run's config node, given the job's folder when its constructor takes one."""
-        cls = registry.load(Generator, str(self.generator.get(registry.PLUGIN_KEY, self.name)))
-        takes_folder = self.job_dir is not None and "job_dir" in inspect.signature(cls).parameters
+        takes_folder = self.job_dir is not None and "job_dir" in inspect.signature(self.generator_class).parameters
         return registry.create(Generator, self.generator, **({"job_dir": str(self.job_dir)} if takes_folder else {}))
 
     def execute(self, private: Corpus, score: Score | None = None, timing: Timing = untimed) -> RunOutput:

@@ -69,3 +69,25 @@ def test_a_top_level_value_of_the_wrong_type_does_not_compose(override: str, exp
     with pytest.raises(ConfigCompositionException) as err:
         compose_config([override])
     assert str(config_error(err.value)).startswith(expected)
+
+
+def test_the_job_config_carries_every_setting_of_the_schema_typed_and_frozen() -> None:
+    """A setting the schema gains reaches the task through JobConfig, or this test names where it goes instead."""
+    import dataclasses
+
+    from conftest import compose_config
+    from synbench.job import JobConfig
+    from synbench.schema import PrivacyConfig, SynBenchConfig
+
+    # eps and seed are the spec's (`config.spec.epsilon`, `.seed`); the app loads `plugins` before the job, and
+    # `data_root` only feeds the dataset's paths
+    elsewhere = {"eps", "seed", "plugins", "data_root"}
+    carried = {f.name for f in dataclasses.fields(JobConfig)}
+    assert {f.name for f in dataclasses.fields(SynBenchConfig)} - carried == elsewhere
+    config = JobConfig.from_config(compose_config(["generator=copy", "eps=2", "privacy.secure_mode=on"]))
+    assert isinstance(config.privacy, PrivacyConfig) and config.privacy.secure_mode is True
+    assert (
+        config.spec.epsilon == 2.0 and config.generator["_plugin_"] == "copy" and isinstance(config.lock_wait_s, float)
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.sweep = "elsewhere"  # type: ignore[misc]

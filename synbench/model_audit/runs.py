@@ -69,11 +69,17 @@ class ModelRunner:
     pool: Corpus
     design: AuditDesign
     evaluate: Corpus  # the targets then the population samples, in that order
-    privacy: PrivacySpec  # the job's budget (eps, delta from the planned private set size, secret noise)
-    generator_node: dict[str, Any]
-    generator_name: str
+    # the generator run the SYN models derive from: the job's budget (eps, delta from the planned private set size,
+    # secret noise), the generator's node and class, and the synthetic size, fixed in advance: one that followed
+    # each set's size would reveal how many targets it holds
+    base: GeneratorRun
     head: LogisticHead
     classifier: Classifier | None  # the `classifier` group's (utility) classifier, or None for the head
+
+    @property
+    def privacy(self) -> PrivacySpec:
+        """The job's budget, the one every model of the audit is trained under (or at eps=inf without DP)."""
+        return self.base.privacy
 
     @property
     def folder(self) -> Path:
@@ -154,19 +160,13 @@ class ModelRunner:
             signals, spent = self.signals(data, private if cell.dp else public_run, seed)
             return record.write({"n_train": len(data), "epsilon_spent": spent, "signals": signals})
         synthetic = self.folder / f"{regime}_{name}.synthetic.jsonl" if self.audit.save_synthetic else None
-        # the synthetic size is fixed in advance: one that followed the set's size would reveal how many targets it
-        # holds
-        generator_run = GeneratorRun(
-            self.generator_node,
-            self.generator_name,
-            self.privacy if cell.dp else replace(self.privacy, epsilon=math.inf),
-            self.spec.seed,
-            self.audit.n_synthetic or self.design.planned_private_size(),
+        generator_run = replace(  # the base's synthetic size, fixed in advance for every model
+            self.base,
+            privacy=self.privacy if cell.dp else replace(self.privacy, epsilon=math.inf),
             seed_path=(run,),
             noise_run=run,
             record=record,
             synthetic_path=synthetic,
-            job_dir=self.job_dir,
             extra={"n_train": len(data)},
         )
         return generator_run.execute(

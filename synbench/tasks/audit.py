@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from synbench import registry, release, schema
+from synbench import release, schema
 from synbench.audit.attacks import attacks_from_node
 from synbench.audit.config import AuditConfig
 from synbench.audit.paper_reading import PAPER_REGION, paper_reading_false_alarm
@@ -30,7 +30,7 @@ from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summa
 from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
 from synbench.audit.summary import summarise
 from synbench.audit.targets import listed_targets, select_targets
-from synbench.base import EncoderSpec, Generator
+from synbench.base import EncoderSpec
 from synbench.corpus import Corpus
 from synbench.embeddings import EmbeddingCache
 from synbench.files import save_arrays_atomic
@@ -201,11 +201,11 @@ def audit_job(job: JobRun) -> None:
     summary.update(paper_reading_figures(audit, summary, spec.epsilon, first["delta"]))
     base, design = first["base"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    generator = registry.load(Generator, spec.generator)
-    control = release.is_control(generator) and math.isinf(epsilon_spent)  # copy: releases private data at any eps
+    # copy: releases private data at any eps
+    control = release.is_control(base.generator_class) and math.isinf(epsilon_spent)
     job.record_release(
         splits,
-        privacy=base.privacy,
+        run=base,
         epsilon_spent=epsilon_spent,
         non_private_control=control,
         generation={

@@ -102,7 +102,7 @@ def benchmark(job: JobRun) -> None:
     health = {k: done.record[k] for k in ("n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share")}
     job.record_release(
         splits,
-        privacy=privacy,
+        run=run,
         epsilon_spent=report.epsilon_spent,
         non_private_control=done.record["non_private_control"],
         generation={

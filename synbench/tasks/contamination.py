@@ -118,7 +118,7 @@ def ablation_section(
     job.record_release(
         splits,
         {"n_private": len(splits.train), "n_eval": len(splits.eval)},
-        privacy=base.privacy,
+        run=base,
         epsilon_spent=epsilon_spent,
         non_private_control=any(r.get("non_private_control", False) for r in runs),
     )

@@ -36,6 +36,7 @@ from synbench.lifecycle import JobRun
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import LogisticHead
 from synbench.model_audit.runs import ModelRunner
+from synbench.run import GeneratorRun
 from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)
@@ -156,9 +157,14 @@ def model_audit_job(job: JobRun) -> None:
         pool,
         design,
         evaluate,
-        config.budget(design.planned_private_size()),
-        config.generator,
-        spec.generator,
+        GeneratorRun(
+            config.generator,
+            spec.generator,
+            config.budget(design.planned_private_size()),
+            spec.seed,
+            audit.n_synthetic or design.planned_private_size(),
+            job_dir=job.job_dir,
+        ),
         LogisticHead(audit.head, cache.embed),
         utility,
     )
@@ -185,7 +191,7 @@ def model_audit_job(job: JobRun) -> None:
     job.results["model_audit"] = results
     job.record_release(
         splits,
-        privacy=runner.privacy,
+        run=runner.base,
         epsilon_spent=max(dp_spent) if dp_spent else math.inf,
         non_private_control=any(r.get("non_private_control", False) for r in records),
         generation={
