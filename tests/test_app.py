@@ -277,7 +277,7 @@ def test_a_dpgen_job_key_holds_no_path_of_its_folder(tmp_path: Path, monkeypatch
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import open_dict
 
-    from synbench.job import JobSpec
+    from synbench.job import JobConfig
 
     specs = []
     monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # restored after the test; set below as in each job
@@ -288,7 +288,7 @@ def test_a_dpgen_job_key_holds_no_path_of_its_folder(tmp_path: Path, monkeypatch
             with open_dict(job):
                 job.hydra.runtime.output_dir = str(tmp_path / f"eps={eps}")
             HydraConfig.instance().set_config(job)
-            specs.append(JobSpec.from_config(compose(config_name="config", overrides=overrides)))
+            specs.append(JobConfig.from_config(compose(config_name="config", overrides=overrides)).spec)
     assert specs[0].key == specs[1].key
     assert all(str(tmp_path) not in repr(spec.config) for spec in specs)
 
