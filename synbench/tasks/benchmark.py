@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Optional
 
 from synbench import registry, release, schema
 from synbench.base import EncoderSpec, Metric, MetricContext
@@ -16,17 +14,9 @@ from synbench.lifecycle import JobRun
 from synbench.progress import progress
 from synbench.run import GeneratorRun
 from synbench.tasks.base import Task
+from synbench.tasks.options import BenchmarkOptions
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class BenchmarkOptions:
-    """The `task` node of conf/task/benchmark.yaml, typed (its values and their meaning are in that file)."""
-
-    name: str
-    n_synthetic: Optional[int]  # None: as many as the private training split
-    save_synthetic: bool
 
 
 class BenchmarkTask(Task):

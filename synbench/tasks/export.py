@@ -9,7 +9,6 @@ allow-listed release, never synthetic text or private data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +18,7 @@ from synbench.errors import ConfigError
 from synbench.files import atomic_path
 from synbench.job import JobConfig
 from synbench.tasks.base import Task
+from synbench.tasks.options import ExportOptions
 
 FORMATS = ("csv", "parquet")
 
@@ -55,15 +55,6 @@ def export(sweep: Path, fmt: str) -> Path:
         else:
             parquet_safe(frame).to_parquet(tmp, index=False)
     return path
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """The `task` node of conf/task/export.yaml, typed (its values and their meaning are in that file)."""
-
-    name: str
-    root: str
-    format: str
 
 
 class ExportTask(Task):

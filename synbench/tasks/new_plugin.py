@@ -19,7 +19,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from string import Template
-from typing import Iterator, Optional
+from typing import Iterator
 
 import yaml
 
@@ -28,6 +28,7 @@ from synbench.base import Plugin
 from synbench.errors import ConfigError
 from synbench.job import JobConfig
 from synbench.tasks.base import Task
+from synbench.tasks.options import PluginScaffold
 
 TEMPLATE_SUFFIX = ".tmpl"
 KIND_FILE = "kind.yaml"  # in each kind's template folder: the fields of `Kind`
@@ -131,22 +132,13 @@ def scaffold(kind: str, name: object, dest: Path) -> list[Path]:
     return written
 
 
-@dataclass(frozen=True)
-class ScaffoldOptions:
-    """The `plugin` section of conf/task/new_plugin.yaml, typed (its values and their meaning are in that file)."""
-
-    kind: str
-    name: Optional[str]
-    dest: Optional[str]
-
-
 class NewPluginTask(Task):
     """`task=new_plugin` (conf/task/new_plugin.yaml): writes a package folder; no results.json."""
 
     writes_results = False
 
     def run(self, config: JobConfig, job_dir: Path) -> None:
-        plugin = schema.typed(ScaffoldOptions, config.plugin or {}, "plugin")
+        plugin = schema.typed(PluginScaffold, config.plugin or {}, "plugin")
         name = plugin.name
         dest = Path(plugin.dest if plugin.dest is not None else f"synbench-{name}").expanduser().resolve()
         written = scaffold(plugin.kind, name, dest)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from synbench import schema
@@ -11,15 +10,7 @@ from synbench.job import JobConfig
 from synbench.report.build import write_report
 from synbench.results import RESULTS_FILE
 from synbench.tasks.base import Task
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """The `task` node of conf/task/report.yaml, typed (its values and their meaning are in that file)."""
-
-    name: str
-    root: str
-    confidence: float
+from synbench.tasks.options import ReportOptions
 
 
 class ReportTask(Task):

@@ -21,15 +21,15 @@ saved later. Needs the `workspaces` extra (`pip install synbench[workspaces]`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from synbench import schema
 from synbench.errors import ConfigError
 from synbench.files import write_text_atomic
 from synbench.job import JobConfig
 from synbench.tasks.base import Task
+from synbench.tasks.options import WandbWorkspaceOptions
 
 MODES = ("online", "offline")
 # (panel title, metrics on the y-axis) of the view's sections, each against the runs' `eps`.
@@ -118,24 +118,13 @@ def save(workspace: Any) -> str:
     return str(workspace.save().url)
 
 
-@dataclass(frozen=True)
-class WorkspaceOptions:
-    """The `task` node of conf/task/wandb_workspace.yaml, typed (its values and their meaning are in that file)."""
-
-    name: str
-    mode: str
-    entity: Optional[str]
-    project: str
-    spec_file: str
-
-
 class WandbWorkspaceTask(Task):
     """`task=wandb_workspace` (conf/task/wandb_workspace.yaml): a view of the sweep; writes no results.json."""
 
     writes_results = False
 
     def run(self, config: JobConfig, job_dir: Path) -> None:
-        options = schema.typed(WorkspaceOptions, config.task, "task")
+        options = schema.typed(WandbWorkspaceOptions, config.task, "task")
         if options.mode not in MODES:
             raise ConfigError(
                 f"task.mode={options.mode!r} must be online (save the view to W&B) or offline (its spec only)"
