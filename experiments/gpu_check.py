@@ -121,7 +121,7 @@ def dp_job(node: dict[str, Any], devices: int, strategy: str, accelerator: str =
     """DP-Gen fit at EPS on the public corpus; the generator and its figures, checked against the accountant."""
     from synbench.dp import accounting
     from synbench.generators.dpgen import DPGenGenerator
-    from synbench.generators.dpgen.generator import PAPER_LORA
+    from synbench.generators.dpgen.settings import PAPER_LORA
     from synbench.privacy import NoiseSource, PrivacySpec
 
     gen = DPGenGenerator(

@@ -26,8 +26,8 @@ from synbench.corpus import Corpus
 from synbench.dp.distributed import DPDDPStrategy
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.data import Collator, DocumentDataset
-from synbench.generators.dpgen.generator import PAPER_LORA
 from synbench.generators.dpgen.module import DPGenModule
+from synbench.generators.dpgen.settings import PAPER_LORA
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource

@@ -23,8 +23,8 @@ from omegaconf import OmegaConf
 from synbench.corpus import Corpus
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
-from synbench.generators.dpgen.generator import PAPER_LORA
 from synbench.generators.dpgen.module import DPGenModule
+from synbench.generators.dpgen.settings import PAPER_LORA
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import generate
 from synbench.lm.models import load_causal_lm

@@ -22,7 +22,8 @@ import numpy as np
 from synbench.audit.roc import RocCurve
 from synbench.base import ModelSignals
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack
-from synbench.model_audit.head import HeadSettings, LogisticHead
+from synbench.model_audit.config import HeadSettings
+from synbench.model_audit.head import LogisticHead
 from synbench.privacy import NoiseSource, PrivacySpec
 
 N_TARGETS, N_REFS, N_POP = 5000, 16, 1000
@@ -59,7 +60,7 @@ def head_figures(rng: np.random.Generator) -> dict[str, object]:
     x = rng.normal(size=(N_DOCS + 50, DIM)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     y = np.eye(3, dtype=int)[rng.integers(3, size=N_DOCS)]
-    head = LogisticHead(HeadSettings.from_node({"num_threads": 1}), lambda texts: x[[int(t) for t in texts]])
+    head = LogisticHead(HeadSettings(num_threads=1), lambda texts: x[[int(t) for t in texts]])
     train, evaluate = [str(i) for i in range(N_DOCS)], [str(i) for i in range(N_DOCS, N_DOCS + 50)]
     out: dict[str, object] = {}
     for label, eps in (("non_dp", float("inf")), ("dp_eps4", 4.0)):
