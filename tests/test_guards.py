@@ -175,8 +175,10 @@ def test_only_copy_is_marked_a_non_private_control(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(PublicGenerator, "__init__", lambda self, **kw: None)  # no LM: fit reads only the label space
     monkeypatch.setattr(PublicGenerator, "sample", lambda self, n, label_counts=None: docs)
     monkeypatch.setattr(PublicGenerator, "backend", type("B", (), {"name": "none"})(), raising=False)
+    # the keys public's schema requires (typed from its real constructor, whichever test first read the schema)
+    required = {"public": {"model": {}, "domain": "d"}, "copy": {}}
     for name, marked in (("public", False), ("copy", True)):
-        run = GeneratorRun({"_plugin_": name}, name, PrivacySpec(4.0, 1e-3), seed=0, n_synthetic=4)
+        run = GeneratorRun({"_plugin_": name, **required[name]}, name, PrivacySpec(4.0, 1e-3), seed=0, n_synthetic=4)
         assert run.execute(docs).record["non_private_control"] is marked, name
 
 
