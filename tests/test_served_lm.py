@@ -24,6 +24,7 @@ from typing import Iterator
 import pytest
 
 from conftest import OFFLINE_ENV, REPO
+from synbench.joblock import LOCK_FILE
 
 CACHE = Path(os.environ.get("SYNBENCH_TEST_CACHE", Path.home() / ".cache" / "synbench" / "test-models"))
 START_TIMEOUT_S = 300  # loading 135M parameters on a busy 2-core machine
@@ -152,8 +153,13 @@ def job_results(out: Path) -> dict[int, Path]:
 
 
 def job_files(job_dir: Path) -> dict[str, int]:
-    """What the job wrote (not Hydra's .hydra/ nor the appended log), with modification times."""
-    return {p.name: p.stat().st_mtime_ns for p in job_dir.iterdir() if p.is_file() and p.suffix != ".log"}
+    """What the job wrote (not Hydra's .hydra/, the appended log, nor the job lock, which every run of the job
+    takes, a skipped one too), with modification times."""
+    return {
+        p.name: p.stat().st_mtime_ns
+        for p in job_dir.iterdir()
+        if p.is_file() and p.suffix != ".log" and p.name != LOCK_FILE
+    }
 
 
 def status(path: Path) -> str:
