@@ -101,11 +101,27 @@ def config_folders() -> list[Path]:
     return [*([own] if own is not None else []), *plugin_config_folders()]
 
 
-@lru_cache(maxsize=1)
-def known_top_level_keys() -> frozenset[str]:
+def searchpath_folders(parsed: Sequence[Override]) -> tuple[Path, ...]:
+    """The config folders a `hydra.searchpath=[...]` override adds (`file://` and plain paths, `pkg://` packages):
+    their groups' options and top-level keys are the user's own, to be checked like ours."""
+    folders: list[Path] = []
+    for override in parsed:
+        if override.key_or_group != "hydra.searchpath" or override.is_delete():
+            continue
+        for entry in override_values(override):
+            if entry.startswith("pkg://"):
+                found = package_folder(entry.removeprefix("pkg://"))
+                folders += [found] if found is not None else []
+            else:
+                folders.append(Path(entry.removeprefix("file://")))
+    return tuple(folder for folder in folders if folder.is_dir())
+
+
+@lru_cache(maxsize=4)
+def known_top_level_keys(extra: tuple[Path, ...] = ()) -> frozenset[str]:
     """Every key a config may set at the top: the schema's, the group names, and keys of `_global_` configs."""
     keys = {"hydra", *(f.name for f in dataclasses.fields(SynBenchConfig))}
-    for folder in config_folders():
+    for folder in [*config_folders(), *extra]:
         keys.update(child.name for child in folder.iterdir() if child.is_dir() and not child.name.startswith("_"))
         for path in folder.rglob("*.yaml"):
             text = path.read_text(encoding="utf-8")
@@ -135,7 +151,8 @@ def check_command_line(args: Sequence[str]) -> None:
     except OverrideParseException as exc:
         first = str(exc).strip().splitlines()[0]
         raise ConfigError(f"cannot parse the command line: {first}; write overrides as key=value") from None
-    known = known_top_level_keys()
+    extra = searchpath_folders(parsed)
+    known = known_top_level_keys(extra)
     seen: dict[str, str] = {}
     for override, arg in zip(parsed, overrides, strict=True):
         key = override.key_or_group
@@ -154,7 +171,7 @@ def check_command_line(args: Sequence[str]) -> None:
         seen[key] = arg
         if top == "hydra":
             continue
-        groups = config_groups()
+        groups = config_groups(extra)
         if override.is_delete() and key not in groups and "." not in key:
             raise ConfigError(f"'{arg}' deletes {key}, which every job reads; set {key}=<value> instead")
         if key in groups and not override.is_delete():
@@ -197,11 +214,12 @@ def check_sweep_name(value: str) -> None:
         )
 
 
-@lru_cache(maxsize=1)
-def config_groups() -> dict[str, frozenset[str]]:
-    """Every config group (`generator`, `generator/backend`, ...) and its options, in every config folder."""
+@lru_cache(maxsize=4)
+def config_groups(extra: tuple[Path, ...] = ()) -> dict[str, frozenset[str]]:
+    """Every config group (`generator`, `generator/backend`, ...) and its options, in every config folder (and the
+    `extra` ones of a `hydra.searchpath` override)."""
     groups: dict[str, set[str]] = {}
-    for folder in config_folders():
+    for folder in [*config_folders(), *extra]:
         for path in folder.rglob("*.yaml"):
             if path.parent != folder:
                 groups.setdefault(path.parent.relative_to(folder).as_posix(), set()).add(path.stem)

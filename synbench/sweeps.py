@@ -25,6 +25,7 @@ from synbench.job import JobConfig
 from synbench.results import UNREADABLE, job_files, read_job
 
 log = logging.getLogger("synbench.sweep")
+SEARCHPATH = "hydra.searchpath="
 
 # Keys a benchmark sweeps by design (and `dataset.*`, other data; `paper_generator` / `paper_dataset` choose a
 # generator / a dataset with the paper's settings; `demo_job` a (task, seed) slice of the demo grid): a sweep over
@@ -82,8 +83,12 @@ def check_sweep_points(config: DictConfig) -> None:
     A sweep `eps=1,abc` then fails at once, not after the eps=1 job.
     """
     name = str(OmegaConf.select(config, "hydra.job.config_name") or "config")
+    # config folders the command line added: compose does not keep the run's search path, so it is given again
+    searchpath = [
+        o for o in map(str, OmegaConf.select(config, "hydra.overrides.hydra") or []) if o.startswith(SEARCHPATH)
+    ]
     for point in sweep_points(config):
-        JobConfig.from_config(compose(config_name=name, overrides=point))
+        JobConfig.from_config(compose(config_name=name, overrides=[*point, *searchpath]))
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:

@@ -397,3 +397,19 @@ def test_a_parallel_sweep_with_joblib_and_wandb_offline(tmp_path: Path, tiny_dat
     assert sorted(r["seed"] for r in results) == [0, 1] and all(r["status"] == "complete" for r in results)
     runs = list((tmp_path / "out" / "par").rglob("offline-run-*"))
     assert len(runs) == 2 and all(list(run.glob("*.wandb")) for run in runs)
+
+
+def test_group_options_of_a_searchpath_folder_are_known(tmp_path: Path) -> None:
+    """A config folder added with `hydra.searchpath` brings its own group options: they pass the command-line
+    check (a shrunk paper table through submitit did not), and a misspelt one is still refused with them listed."""
+    from synbench.app import check_command_line
+    from synbench.errors import ConfigError
+
+    (tmp_path / "paper_dataset").mkdir()
+    (tmp_path / "paper_dataset" / "toy_a.yaml").write_text("# @package _global_\n")
+    searchpath = f"hydra.searchpath=[file://{tmp_path}]"
+    check_command_line([searchpath, "+paper_dataset=toy_a"])
+    with pytest.raises(ConfigError, match=r"paper_dataset=toy_b is not an option.*\(did you mean toy_a\?\).*toy_a"):
+        check_command_line([searchpath, "+paper_dataset=toy_b"])
+    with pytest.raises(ConfigError, match="paper_dataset=toy_a is not an option"):
+        check_command_line(["+paper_dataset=toy_a"])

@@ -178,7 +178,8 @@ def test_smollm2_scores_are_probability_differences_that_vary() -> None:
     """
     from omegaconf import OmegaConf
 
-    cfg = pyes_pno({"model": OmegaConf.to_container(compose_config([]).model, resolve=True)})
+    model = OmegaConf.to_container(compose_config([]).model, resolve=True)
+    cfg = pyes_pno({"model": model, "domain": "medical"})  # the schema checks the prompt's {domain} when built
     synthetic = Corpus.build(
         ["I took this tablet for my migraines and the pain eased within an hour.", "qz vlorp 7 7 7 ;; xx blenk blenk"],
         [["positive"], ["positive"]],
