@@ -207,7 +207,8 @@ def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: 
 
     for script, leaks in ((HONEST, False), (LEAKY, True)):
         overrides = [*reviews, *command_overrides(script, tmp_path), "task=audit", "eps=1", "audit.mode=one_run"]
-        cfg = compose_config([*overrides, "audit.n_canaries=200", "audit.targets=canaries"])
+        # a replicated noise seed: a sound bound still exceeds eps in up to 5% of secret-noise draws
+        cfg = compose_config([*overrides, "audit.n_canaries=200", "audit.targets=canaries", "privacy.noise_seed=0"])
         found = audit.run(JobConfig.from_config(cfg), tmp_path / script.stem)["audit"]
         assert (found["eps_emp_lower"] > 1.0) is leaks and (found["auc"] > 0.9) is leaks, found
 
