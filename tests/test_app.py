@@ -266,7 +266,8 @@ def test_a_dpgen_sweep_passes_its_sweep_point_check(overrides: list[str], monkey
     monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # as in on_multirun_start, whatever ran before here
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         config = multirun_config(overrides)
-        assert any("generator=dpgen" in point for point in sweep_points(config))  # a DP-Gen point is checked
+        points = sweep_points(config)  # a DP-Gen point is checked (the demo grid's is dpgen_grid, which extends it)
+        assert any(o in ("generator=dpgen", "generator=dpgen_grid") for point in points for o in point)
         check_sweep_points(config)
 
 

@@ -69,3 +69,47 @@ def test_a_hub_id_is_not_taken_for_a_folder() -> None:
 
     assert local_folder("meta-llama/Llama-3.2-1B") is None
     assert local_folder("./models/llama") == Path("models/llama") and local_folder("/abs/llama") == Path("/abs/llama")
+
+
+def test_the_packaged_gguf_is_dequantised_once_into_the_model_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The embedded default loads from a plain folder converted once (a GGUF read costs ~25 s of CPU a job): the same
+    weights, tokenizer and chat template as the GGUF read directly, which stays the fallback for an unwritable cache."""
+    import logging
+
+    import torch
+
+    from synbench.lm import folders
+    from synbench.lm.models import FOLDER_FILES, MODEL_CACHE_ENV
+
+    node = folders.model_node("smollm2_135m")
+    caplog.set_level(logging.INFO, logger="synbench.lm.models")
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("")
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(unwritable))
+    direct = load_causal_lm(node)  # the cache cannot be created under a file: the GGUF itself is read
+    assert "not writable" in caplog.text and direct.source.endswith(".gguf")
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(cache))
+    caplog.clear()
+    converted = load_causal_lm(node)
+    [folder] = [p.parent for p in cache.glob("*/*/config.json")]
+    assert "dequantising it once" in caplog.text and all((folder / name).is_file() for name in FOLDER_FILES)
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    caplog.clear()
+    cached = load_causal_lm(node)
+    assert "dequantising" not in caplog.text and (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    assert cached.source == direct.source  # provenance: the packaged file, whichever way it was read
+
+    chat = [{"role": "user", "content": "Rephrase: the pills helped."}]
+    prompts = [
+        m.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) for m in (direct, cached)
+    ]
+    assert prompts[0] == prompts[1] and direct.tokenizer.eos_token == cached.tokenizer.eos_token
+    ids = direct.tokenizer(prompts[0], return_tensors="pt").input_ids
+    assert torch.equal(ids, cached.tokenizer(prompts[0], return_tensors="pt").input_ids)
+    with torch.no_grad():
+        logits = [m.model(ids).logits for m in (direct, converted, cached)]
+    assert torch.equal(logits[0], logits[1]) and torch.equal(logits[0], logits[2])

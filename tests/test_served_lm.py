@@ -34,7 +34,8 @@ MAX_RETRIES = 2
 
 def test_gguf_to_folder_keeps_a_complete_folder_and_names_an_unknown_model(tmp_path: Path) -> None:
     from synbench.errors import ConfigError
-    from synbench.lm.folders import FOLDER_FILES, gguf_to_folder
+    from synbench.lm.folders import gguf_to_folder
+    from synbench.lm.models import FOLDER_FILES
 
     for name in FOLDER_FILES:
         (tmp_path / name).write_text("{}")

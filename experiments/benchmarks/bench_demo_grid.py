@@ -38,8 +38,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 ATTEMPTS_FILE = HERE / "results" / "bench_demo_grid.attempts.jsonl"
 JOBS_FILE = HERE / "results" / "bench_demo_grid.jobs.jsonl"
-# the demo's own generators (conf/experiment/demo.yaml), the longest jobs first so that the 2 workers end together
-GENERATORS = "dpgen,augpe,dpdiffusion"
+# the demo's own generators (conf/experiment/demo.yaml: each at the grid's sizes), the longest jobs first so that the
+# 2 workers end together
+GENERATORS = "dpgen_grid,augpe_grid,dpdiffusion_grid"
 LOAD_EVERY_S = 30.0
 TARGET_WALL_S = 1800
 

@@ -16,16 +16,11 @@ folder any server loads offline:
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any, Mapping
 
 from synbench.errors import ConfigError
-from synbench.files import atomic_folder
-from synbench.lm.models import load_causal_lm
-
-# save_pretrained writes these last; a folder holding them is complete (it was renamed into place whole)
-FOLDER_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+from synbench.lm.models import is_complete_folder, load_causal_lm, save_plain
 
 
 def model_node(model: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -55,18 +50,8 @@ def gguf_to_folder(model: str | Mapping[str, Any], folder: str | Path) -> Path:
     into place, so a crash leaves no half folder that looks complete.
     """
     folder = Path(folder)
-    if all((folder / name).is_file() for name in FOLDER_FILES):
+    if is_complete_folder(folder):
         return folder
-    from transformers import AutoModelForCausalLM
-
     loaded = load_causal_lm(model_node(model))
-    config = copy.deepcopy(loaded.model.config)
-    if hasattr(config, "quantization_config"):  # the GGUF marker that makes a dequantised model unsaveable
-        del config.quantization_config
-    plain = AutoModelForCausalLM.from_config(config, dtype=loaded.model.dtype)
-    plain.load_state_dict(loaded.model.state_dict(), strict=True)
-    plain.generation_config = loaded.model.generation_config
-    with atomic_folder(folder) as partial:  # replaces an incomplete folder from an older, interrupted copy
-        plain.save_pretrained(partial)
-        loaded.tokenizer.save_pretrained(partial)
+    save_plain(loaded.model, loaded.tokenizer, folder)
     return folder

