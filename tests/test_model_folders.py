@@ -113,3 +113,24 @@ def test_the_packaged_gguf_is_dequantised_once_into_the_model_cache(
     with torch.no_grad():
         logits = [m.model(ids).logits for m in (direct, converted, cached)]
     assert torch.equal(logits[0], logits[1]) and torch.equal(logits[0], logits[2])
+
+
+def test_save_plain_keeps_a_complete_folder_and_replaces_an_incomplete_one(llama3_folder: Path, tmp_path: Path) -> None:
+    """Two jobs converting at once both end with the first complete folder; a leftover without weights is replaced."""
+    from synbench.lm.models import FOLDER_FILES, save_plain
+
+    loaded = load_causal_lm(model_node(llama3_folder))
+    published = tmp_path / "published"
+    published.mkdir()
+    for name in FOLDER_FILES:  # another process's complete folder, renamed into place before ours
+        (published / name).write_text("first")
+    save_plain(loaded.model, loaded.tokenizer, published)
+    assert all((published / name).read_text() == "first" for name in FOLDER_FILES)
+
+    leftover = tmp_path / "leftover"
+    leftover.mkdir()
+    (leftover / "config.json").write_text("{}")  # an older copy that stopped before its weights
+    save_plain(loaded.model, loaded.tokenizer, leftover)
+    again = load_causal_lm(model_node(leftover))
+    assert sorted(again.model.state_dict()) == sorted(loaded.model.state_dict())
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary folder left behind

