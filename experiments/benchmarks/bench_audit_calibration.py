@@ -92,7 +92,9 @@ def cell(leak: float, swap: float) -> dict:
 
 
 def seeds(overrides: list[str], n: int, generator=None) -> dict:
-    """Per attack and combined over n seeds: the bound's max, mean and count above 1; eps_emp's mean."""
+    """Per attack and combined over n seeds: the bound's max, mean and count above 1; eps_emp's mean, its standard
+    deviation over seeds and the mean's standard error (a point estimate of log-ratios of counts is noisy: the mean
+    of a few dozen seeds is judged against its standard error)."""
     runs = []
     for s in range(n):
         runs.append(demo_audit([*overrides, f"seed={s}"], generator=generator, keys=KEYS))
@@ -108,7 +110,9 @@ def seeds(overrides: list[str], n: int, generator=None) -> dict:
             "eps_emp_lower_max": max(lower),
             "eps_emp_lower_mean": round(float(np.mean(lower)), 3),
             "over_1": int(sum(v > 1 for v in lower)),
-            "eps_emp_mean": round(float(np.mean([r[f"{part}eps_emp"] for r in runs])), 3),
+            "eps_emp_mean": round(float(np.mean(estimates := [r[f"{part}eps_emp"] for r in runs])), 3),
+            "eps_emp_sd": round(float(np.std(estimates, ddof=1)), 3) if n > 1 else None,
+            "eps_emp_se": round(float(np.std(estimates, ddof=1) / np.sqrt(n)), 3) if n > 1 else None,
         }
     return out
 
@@ -203,6 +207,9 @@ def main() -> dict:
         ),
         "null_mean_eps_emp_within_0.1_of_0": all(
             abs(v["eps_emp_mean"]) <= 0.1 for v in out["null_leak_0"].values() if isinstance(v, dict)
+        ),
+        "null_mean_eps_emp_within_3_se_of_0": all(
+            abs(v["eps_emp_mean"]) <= 3 * v["eps_emp_se"] for v in out["null_leak_0"].values() if isinstance(v, dict)
         ),
         "default_normalise_has_the_highest_mean_auc": out["options"]["defaults"]["ngram"]["normalise"]
         == out["options"]["normalise_best"],
