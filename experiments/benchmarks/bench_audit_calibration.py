@@ -8,7 +8,7 @@ per attack and combined (`eps_emp_lower`; above 1 catches the lie), and the
 same for R = 3 runs pooled into one game (`audit.repeats=3`, `pooled.*`).
 Then the example DP plugin at eps = 1 over 20 seeds (its bounds must stay at
 or below 1) and the null (the calibration generator with leak share 0,
-which never reads a private document) over 40 seeds, whose mean eps_emp must
+which never reads a private document) over 200 seeds, whose mean eps_emp must
 be near 0. All audits use the demo data with the default targets (outliers and
 canaries), 1,000 canaries rather than 300 (`ONE_RUN`), and the default
 similarity (word Jaccard).
@@ -45,7 +45,9 @@ from calibration_generator import ParaphraseLeakGenerator  # noqa: E402
 
 LEAK_SHARES, SWAP_SHARES, REPEATS = (1.0, 0.5, 0.25), (0.2, 0.5), 3
 SEEDS = int(os.environ.get("CALIBRATION_SEEDS", "20"))
-NULL_SEEDS = int(os.environ.get("CALIBRATION_NULL_SEEDS", "40"))  # a null audit takes seconds; its mean needs many
+# a null audit takes ~4 s; its mean needs many: eps_emp's SD over null games is ~0.35, so 40 seeds leave the mean a
+# standard error of ~0.06 (the first 40 gave 0.12, 2 SE; 200 give 0.028 +/- 0.025)
+NULL_SEEDS = int(os.environ.get("CALIBRATION_NULL_SEEDS", "200"))
 # 1,000 canaries: a one-run bound is capped by its number of trials (Steinke et al. 2023), and with membership-blind
 # folds and the attack chosen inside the cross-fit the weakest cell (leak 0.25, swap 0.5) stays under 1 at the
 # default 300 (0.74 and 1.78 at seeds 0 and 1): more trials, not a looser test, is what catches it
