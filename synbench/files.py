@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -65,14 +65,20 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 
 @contextmanager
-def atomic_folder(folder: Path) -> Iterator[Path]:
+def atomic_folder(folder: Path, keep: Callable[[Path], bool] | None = None) -> Iterator[Path]:
     """A temporary folder beside `folder` for a writer to fill; it replaces `folder` (an older, incomplete one
-    included) when the block ends and is removed if it fails, so a folder that exists is complete."""
+    included) when the block ends and is removed if it fails, so a folder that exists is complete.
+
+    `keep`: a test of the folder found in place when the block ends; if it passes (a complete copy another
+    process published meanwhile, say), that folder stays and the new one is dropped.
+    """
     folder.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
         yield partial
         if folder.exists():
+            if keep is not None and keep(folder):
+                return
             shutil.rmtree(folder)
         os.replace(partial, folder)
     finally:

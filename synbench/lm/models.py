@@ -21,8 +21,6 @@ import importlib.util
 import json
 import logging
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, fields
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
@@ -32,6 +30,7 @@ import torch
 
 from synbench import schema
 from synbench.errors import ConfigError, SynBenchError
+from synbench.files import atomic_folder
 from synbench.lm.settings import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -241,20 +240,9 @@ def save_plain(model: Any, tokenizer: Any, folder: Path) -> None:
     plain = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
     plain.load_state_dict(model.state_dict(), strict=True)
     plain.generation_config = model.generation_config
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
+    with atomic_folder(folder, keep=is_complete_folder) as partial:
         plain.save_pretrained(partial)
         tokenizer.save_pretrained(partial)
-        try:
-            os.rename(partial, folder)  # refused when `folder` exists and is not empty
-        except OSError:
-            if is_complete_folder(folder):
-                return
-            shutil.rmtree(folder)
-            os.rename(partial, folder)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
 
 
 def _load_weights(auto: Any, where: Mapping[str, Any], dtype: torch.dtype, attn: str) -> Any:
