@@ -74,7 +74,7 @@ def test_a_hub_id_is_not_taken_for_a_folder() -> None:
 def test_the_packaged_gguf_is_dequantised_once_into_the_model_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The embedded default loads from a plain folder converted once (a GGUF read costs ~25 s of CPU a job): the same
+    """The embedded default loads from a plain folder converted once (a GGUF read costs about 50 s of CPU): the same
     weights, tokenizer and chat template as the GGUF read directly, which stays the fallback for an unwritable cache."""
     import logging
 
