@@ -3,7 +3,9 @@
 Each benchmark module has `main() -> dict` returning JSON-able figures; they
 are written to `experiments/benchmarks/results/<module>.json` and printed.
 Then every module's latest figures are gathered, with the machine they were
-measured on, into one `results/bench.json` and a Markdown table `results/bench.md`.
+measured on, into one `results/bench.json` and a Markdown table `results/bench.md`;
+a benchmark that also writes a Markdown section of its own (`results/bench_<name>.section.md`,
+e.g. bench_demo_grid's generator comparison) has it shown above that table.
 """
 
 from __future__ import annotations
@@ -57,8 +59,13 @@ def gather() -> dict:
         f"| {name} | {key} | {value} |" for name, figures in benches.items() for key, value in flat(figures).items()
     ]
     header = f"Measured on {machine['cpus']} CPU(s), {machine['processor']}, Python {machine['python']}.\n\n"
+    sections = "".join(p.read_text() + "\n" for p in sorted(results.glob("bench_*.section.md")))
     (results / "bench.md").write_text(
-        header + "| benchmark | figure | value |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+        header
+        + sections
+        + "## Every figure\n\n| benchmark | figure | value |\n|---|---|---|\n"
+        + "\n".join(rows)
+        + "\n"
     )
     return bundle
 

@@ -51,7 +51,7 @@ def baseline_sources(columns: list[str]) -> list[tuple[str, dict[str, str]]]:
     return rows + [(REFERENCE, {c: f"{c}_ref" for c in columns if c.startswith("fidelity.")})]
 
 
-def baseline_estimate(jobs: pd.DataFrame, source: str, confidence: float) -> Estimate | None:
+def baseline_estimate(jobs: pd.DataFrame, source: str, confidence: float | None) -> Estimate | None:
     """A baseline over seeds: one value per seed (it does not depend on generator or epsilon), then the interval."""
     if source not in jobs:
         return None

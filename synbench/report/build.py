@@ -31,6 +31,7 @@ from synbench.report.audit import (
 )
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import benchmark_tables
+from synbench.report.comparison import comparison_note, comparison_rows, comparison_table
 from synbench.report.contamination import TASK as CONTAMINATION
 from synbench.report.contamination import contamination_blocks
 from synbench.report.load import COMPLETE, SECTION, load_results, task_jobs
@@ -83,6 +84,11 @@ def benchmark_section(doc: Document, frame: pd.DataFrame, confidence: float) -> 
         )
         if found.other is not None:
             doc.blocks.append(Details("Other metric keys", (found.other,)))
+    compared = comparison_rows(frame)
+    if compared:
+        doc.blocks.append(Heading(3, "Generators compared"))
+        doc.blocks += [comparison_table(dataset, rows) for dataset, rows in compared.items()]
+        doc.blocks.append(Text(comparison_note()))
 
 
 def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: float) -> None:

@@ -39,6 +39,16 @@ DIRECTION = (
 )
 
 
+JOB_SECONDS = "job_s"
+
+
+def job_seconds(timing: Any) -> float:
+    """The sum of a results.json `timing` map (seconds per step of the job); NaN when it has none."""
+    steps = [number(v) for v in timing.values()] if isinstance(timing, dict) else []
+    found = [v for v in steps if v is not None]
+    return float(sum(found)) if found else math.nan
+
+
 def failure_reason(results: Mapping[str, Any]) -> str:
     """Why a job has no final results, in words for the "Jobs not complete" table."""
     status = results.get("status")
@@ -77,6 +87,8 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         ),
         "label_space_inferred": bool(results.get("label_space_inferred")),
         "non_private_control": bool(results.get("non_private_control")),
+        # the job's own seconds (its timing steps summed): the comparison's cost column
+        JOB_SECONDS: job_seconds(results.get("timing")),
     }
     row["reason"] = "" if row["status"] == COMPLETE else failure_reason(results)
     for section in METRIC_SECTIONS:

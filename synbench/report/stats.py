@@ -23,7 +23,8 @@ IMBALANCE_RATIO = 1.5
 
 @dataclass(frozen=True)
 class Estimate:
-    """The mean of `n` values and the half-width of its interval (NaN when n is 1 or a value is infinite)."""
+    """The mean of `n` values and the half-width of its interval, or their standard error (NaN when n is 1 or a
+    value is infinite)."""
 
     mean: float
     half_width: float
@@ -35,17 +36,21 @@ class Estimate:
         return f"{format_number(self.mean)} ± {format_decimal(self.half_width)}"
 
 
-def estimate(values: Iterable[float], confidence: float) -> Estimate | None:
-    """The estimate over the values that are not NaN; None when there are none."""
+def estimate(values: Iterable[float], confidence: float | None) -> Estimate | None:
+    """The estimate over the values that are not NaN; None when there are none. `confidence=None`: mean ± the
+    standard error (SD / sqrt(n)), the scale on which two rows are compared ("more than 2 SE apart")."""
     array = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
     if array.size == 0:
         return None
     mean = float(array.mean())
     if array.size == 1 or not np.isfinite(array).all():
         return Estimate(mean, math.nan, int(array.size))
-    from scipy import stats  # here, not at import: every job imports this module for `macro_f1_leads`
+    if confidence is None:
+        quantile = 1.0
+    else:
+        from scipy import stats  # here, not at import: every job imports this module for `macro_f1_leads`
 
-    quantile = float(stats.t.ppf((1 + confidence) / 2, df=array.size - 1))
+        quantile = float(stats.t.ppf((1 + confidence) / 2, df=array.size - 1))
     return Estimate(mean, quantile * float(array.std(ddof=1)) / math.sqrt(array.size), int(array.size))
 
 

@@ -1,0 +1,101 @@
+"""The generator comparison: per dataset, each generator x ε as mean ± standard error over seeds, and its cost.
+
+The utility table (`benchmark`) gives a t interval per cell, which says how
+well one cell is known. Comparing generators asks another question: is this
+row above that one? The comparison answers it on the standard-error scale
+(two rows whose means are more than 2 SE apart differ), with the seconds a
+job took beside the quality, so a faster generator and a better one can be
+told apart. Baselines (random, majority, real data) are per seed, then over
+seeds, as in the utility table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from synbench.report.benchmark import BASELINES, TASK, baseline_estimate
+from synbench.report.load import COMPLETE, JOB_SECONDS, task_jobs
+from synbench.report.stats import Estimate, estimate, format_eps
+from synbench.report.table import Cell, Table, groups
+
+# results column -> its header
+QUALITY = (("utility.f1_macro", "macro F1"), ("utility.f1_micro", "micro F1"), ("fidelity.mauve", "MAUVE"))
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One generator x ε (or a baseline, with ε NaN): its quality estimates over seeds and mean seconds per job."""
+
+    label: str
+    epsilon: float
+    seeds: int
+    quality: dict[str, Estimate | None]
+    job_s: float
+    baseline: bool = False
+
+    def figures(self) -> dict[str, Any]:
+        """The row as JSON-able figures: `<key>_mean`, `<key>_se` per quality column, seeds and seconds per job."""
+        out: dict[str, Any] = {"seeds": self.seeds}
+        for column, found in self.quality.items():
+            key = column.split(".", 1)[1]
+            if found is not None:
+                out[f"{key}_mean"] = round(found.mean, 4)
+                out[f"{key}_se"] = None if math.isnan(found.half_width) else round(found.half_width, 4)
+        if not math.isnan(self.job_s):
+            out["job_s_mean"] = round(self.job_s, 1)
+        return out
+
+
+def comparison_rows(frame: pd.DataFrame) -> dict[str, list[ComparisonRow]]:
+    """Per dataset of the sweep's benchmark jobs: a row per generator x ε, then the baseline rows."""
+    out: dict[str, list[ComparisonRow]] = {}
+    for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
+        jobs = group.complete
+        if jobs.empty:
+            continue
+        rows = [
+            ComparisonRow(
+                str(generator),
+                float(eps),
+                int(g.complete["seed"].nunique()),
+                {c: estimate(g.complete[c], None) if c in g.complete else None for c, _ in QUALITY},
+                float(g.complete[JOB_SECONDS].mean()) if JOB_SECONDS in g.complete else math.nan,
+            )
+            for (generator, eps), g in groups(jobs, ["generator", "epsilon"])
+        ]
+        done = jobs[jobs["status"] == COMPLETE]
+        for label, key in BASELINES:
+            sources = {"utility.f1_macro": f"utility.{key}_macro", "utility.f1_micro": f"utility.{key}"}
+            found = {c: baseline_estimate(done, sources[c], None) if c in sources else None for c, _ in QUALITY}
+            if any(found.values()):
+                rows.append(ComparisonRow(label, math.nan, int(done["seed"].nunique()), found, math.nan, True))
+        out[str(dataset)] = rows
+    return out
+
+
+def comparison_table(dataset: str, rows: list[ComparisonRow]) -> Table:
+    """The rows as a table: quality as mean ± SE, then seconds per job."""
+    kind = lambda row: "baseline" if row.baseline else ""  # noqa: E731
+    body = tuple(
+        (
+            Cell(row.label, kind(row)),
+            Cell("" if row.baseline else format_eps(row.epsilon), kind(row)),
+            Cell(str(row.seeds), kind(row)),
+            *(Cell(str(row.quality[c]) if row.quality[c] is not None else "", kind(row)) for c, _ in QUALITY),
+            Cell("" if math.isnan(row.job_s) else f"{row.job_s:.0f}", kind(row)),
+        )
+        for row in rows
+    )
+    head = ("generator", "ε", "seeds", *(f"{name} ↑" for _, name in QUALITY), "s / job")
+    return Table(head, body, f"{dataset}: generators compared (mean ± standard error over seeds)")
+
+
+def comparison_note() -> str:
+    return (
+        "Mean ± standard error (SD / √n over seeds): two rows whose means are more than 2 SE apart differ. "
+        "s / job: the mean of each job's timing steps (fit, sample, metrics), in seconds."
+    )
