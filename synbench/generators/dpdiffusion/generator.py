@@ -4,8 +4,10 @@ Budget: as DP-Gen's, one accountant history for the whole job (the DP
 label-set plan of `synbench.dp.label_sets`, its share set by
 `label_budget_share`, and every DP-SGD step), calibrated by
 `synbench.dp.job.JobBudget`. `eps=inf` runs the same pipeline without DP.
-The model is trained from scratch (random init from `seed`) over MiniLM's
-public WordPiece vocabulary; results say so in `init`.
+The denoiser starts from MiniLM's pretrained encoder layers (`init:
+pretrained`, the default) or from random weights drawn from `seed` (`init:
+scratch`), over MiniLM's public WordPiece vocabulary; results say which in
+`init`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from synbench.dp.module import DPSGDModule, fit_module
 from synbench.dp.poisson import PoissonPlan
 from synbench.errors import ConfigError
 from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDataset, collate, public_tokenizer
-from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, parameter_count
+from synbench.generators.dpdiffusion.model import (
+    Denoiser,
+    DenoiserConfig,
+    PretrainedDenoiser,
+    parameter_count,
+    pretrained_denoiser,
+)
 from synbench.generators.dpdiffusion.sampling import generate
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 from synbench.privacy import PrivacySpec
@@ -57,7 +65,7 @@ class DPDiffusionGenerator(Generator):
             raise ConfigError(
                 f"generator 'dpdiffusion': {exc}; see conf/generator/dpdiffusion.yaml for its keys"
             ) from None
-        self._model: Denoiser | None = None
+        self._model: Denoiser | PretrainedDenoiser | None = None
         self._corpus: Corpus | None = None
         self._labels: label_sets.LabelSetRelease | None = None
         self._seed = 0
@@ -73,17 +81,8 @@ class DPDiffusionGenerator(Generator):
         budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
         released = budget.release_labels(corpus, privacy)
         pl.seed_everything(seed, verbose=False)  # weight init; no privacy mechanism reads the global RNG
-        cfg = DenoiserConfig(
-            vocab_size=len(tokenizer),
-            n_labels=len(corpus.label_space),
-            max_len=s.max_seq_len,
-            d_model=s.d_model,
-            n_layers=s.n_layers,
-            n_heads=s.n_heads,
-            d_ff=s.d_ff,
-        )
         device = s.device()
-        model = Denoiser(cfg).to(device)
+        model = self._denoiser(tokenizer, len(corpus.label_space)).to(device)
         loss = MaskedDiffusionLoss(
             tokenizer.mask_token_id,
             s.max_seq_len,
@@ -111,8 +110,8 @@ class DPDiffusionGenerator(Generator):
             "train_s": round(train_s, 3),
             "noise": privacy.noise.mode,
             "secure_mode": privacy.noise.secure_mode,
-            "denoiser": cfg.describe(),
-            "init": "scratch",
+            "denoiser": model.describe(),
+            "init": s.init,
             "tokenizer": "all-MiniLM-L6-v2 WordPiece (public)",
             "max_seq_len": s.max_seq_len,
             "noise_draws": s.noise_draws,
@@ -124,6 +123,24 @@ class DPDiffusionGenerator(Generator):
             "train_tokens": module.tokens_seen,
         }
         return FitReport(epsilon_spent=eps_spent, delta=privacy.delta, details=details, private_stats=private_stats)
+
+    def _denoiser(self, tokenizer: Any, n_labels: int) -> Denoiser | PretrainedDenoiser:
+        s = self.settings
+        if s.init == "pretrained":
+            return pretrained_denoiser(
+                tokenizer, n_labels, s.max_seq_len, s.pretrained_layers, s.trained_layers, s.label_gain
+            )
+        return Denoiser(
+            DenoiserConfig(
+                vocab_size=len(tokenizer),
+                n_labels=n_labels,
+                max_len=s.max_seq_len,
+                d_model=s.d_model,
+                n_layers=s.n_layers,
+                n_heads=s.n_heads,
+                d_ff=s.d_ff,
+            )
+        )
 
     def sample(self, n: int, label_counts: Mapping[Labels, int] | None = None) -> Corpus:
         """`n` documents (empty and degenerate ones kept); their statistics are `sampling_details()`."""

@@ -58,8 +58,7 @@ def unmask(
         reveal = (x == tokenizer.mask_token_id) & (torch.rand(b, seq_len, generator=generator) < 1.0 / i)
         if not reveal.any():
             continue
-        hidden = model.features(x.to(device), pos, codes.to(device))  # type: ignore[operator]
-        logits = model.head(hidden[reveal.to(device)]).float().cpu() / temperature  # type: ignore[operator]
+        logits = model(x.to(device), pos, codes.to(device), reveal.to(device)).float().cpu() / temperature
         logits[:, banned] = -torch.inf
         x[reveal] = torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator).squeeze(1)
     return x

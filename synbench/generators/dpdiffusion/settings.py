@@ -7,12 +7,19 @@ from dataclasses import dataclass
 from synbench.dp.settings import DPSGDSettings, at_least_one
 from synbench.errors import ConfigError
 
+INITS = ("pretrained", "scratch")
+
 
 @dataclass(frozen=True)
 class DPDiffusionSettings(DPSGDSettings):
     """Every `generator.*` key of DP-Diffusion: the denoiser, its diffusion loss and sampling, and the DP-SGD keys."""
 
-    d_model: int = 128
+    init: str = "pretrained"  # pretrained (MiniLM's encoder layers, tied head) | scratch (random init from seed)
+    pretrained_layers: int = 3  # init=pretrained: MiniLM's bottom encoder layers kept (of 6)
+    trained_layers: int = 3  # init=pretrained: the top ones of those fine-tuned; the rest run frozen, without gradient
+    label_gain: float = 10.0  # init=pretrained: fixed multiplier on the label paths (Adam: that x lr there)
+    label_prior: str = "auto"  # the public uniform prior on single-label data (synbench/dp/settings.py)
+    d_model: int = 128  # d_model, n_layers, n_heads, d_ff: init=scratch only
     n_layers: int = 2
     n_heads: int = 4
     d_ff: int = 512
@@ -33,10 +40,16 @@ class DPDiffusionSettings(DPSGDSettings):
             "d_ff",
             "max_seq_len",
             "noise_draws",
+            "pretrained_layers",
+            "trained_layers",
             "sample_steps",
             "sample_batch_size",
         )
+        if self.init not in INITS:
+            raise ConfigError(f"generator.init={self.init!r} must be one of {', '.join(INITS)}")
         if self.strategy != "auto":
             raise ConfigError("generator 'dpdiffusion' runs on one device (strategy=auto)")
+        if not self.label_gain > 0:
+            raise ConfigError(f"generator.label_gain={self.label_gain} must be positive")
         if not self.temperature > 0:
             raise ConfigError(f"generator.temperature={self.temperature} must be positive")
