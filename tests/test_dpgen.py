@@ -344,6 +344,23 @@ def test_the_plan_is_what_runs_and_what_is_charged_at_n186_b2(tiny_model: dict[s
     assert report.epsilon_spent <= 4.0
 
 
+def test_lora_top_layers_puts_adapters_on_the_last_layers_only_and_trains_them(tiny_model: dict[str, Any]) -> None:
+    """`lora.top_layers=1` on the 2-layer model: adapters in layer 1 only, so backward stops there; they train."""
+    from synbench.generators.dpgen import weights
+    from synbench.lm.models import load_causal_lm
+
+    loaded = load_causal_lm(tiny_model)
+    lora = {"r": 2, "alpha": 4, "target_modules": ["q_proj", "v_proj"], "top_layers": 1}
+    model = weights.prepare_trainable(loaded.model, lora)
+    trained = [name for name, p in model.named_parameters() if p.requires_grad]
+    assert trained and all(".layers.1." in name for name in trained), trained
+    gen = generator(tiny_model, batch_size=8, physical_batch_size=8, lora=lora)
+    report = gen.fit(corpus(16), spec(math.inf, n=16), seed=0)
+    assert report.details["trainable_params"] == weights.trainable_count(model)
+    with pytest.raises(ConfigError, match="lora.top_layers=0 must be a whole number"):
+        generator(tiny_model, lora={**lora, "top_layers": 0})
+
+
 def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         generator(tiny_model, grad_sample_mode="functorch")

@@ -84,6 +84,12 @@ class DPGenSettings(DPSGDSettings):
         super().__post_init__()
         at_least_one(self, "max_seq_len", "max_new_tokens", "sample_batch_size", "max_chunks", "physical_batch_tokens")
         check_control_code(self.control_code)
+        top = (self.lora or {}).get("top_layers")
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+            raise ConfigError(
+                f"generator.lora.top_layers={top!r} must be a whole number of decoder layers (at least 1), "
+                "or null for adapters on every layer"
+            )
         if self.long_documents not in LONG_DOCUMENTS:
             raise ConfigError(
                 f"generator.long_documents={self.long_documents!r} (set by dataset.long_documents) "

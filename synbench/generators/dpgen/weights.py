@@ -21,6 +21,8 @@ from synbench.errors import ConfigError
 from synbench.files import write_json_atomic
 
 STATE_FILE = "dpgen.json"
+# generator.lora's keys (top_layers: adapters on the last N decoder layers only; null = all)
+LORA_KEYS = ("r", "alpha", "dropout", "target_modules", "top_layers")
 ADAPTER_DIR = "adapter"
 FULL_FILE = "trained.safetensors"
 
@@ -56,16 +58,15 @@ def _trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Module:
     if lora is not None:
         from peft import LoraConfig, get_peft_model
 
-        unknown = set(lora) - {"r", "alpha", "dropout", "target_modules"}
+        unknown = set(lora) - set(LORA_KEYS)
         if unknown:
-            raise ConfigError(
-                f"generator.lora has unknown keys {sorted(unknown)}; it takes r, alpha, dropout, target_modules"
-            )
+            raise ConfigError(f"generator.lora has unknown keys {sorted(unknown)}; it takes {', '.join(LORA_KEYS)}")
         config = LoraConfig(
             r=int(lora["r"]),
             lora_alpha=float(lora["alpha"]),
             lora_dropout=float(lora.get("dropout", 0.0)),
             target_modules=list(lora["target_modules"]),
+            layers_to_transform=top_layers(model, lora.get("top_layers")),
             bias="none",
             task_type="CAUSAL_LM",
         )
@@ -78,6 +79,18 @@ def _trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Module:
         for p in module.parameters(recurse=False):
             p.requires_grad = isinstance(module, (nn.Linear, nn.Embedding))
     return model
+
+
+def top_layers(model: nn.Module, top: int | None) -> list[int] | None:
+    """The indices of the model's last `top` decoder layers (None: every layer gets adapters).
+
+    Adapters on the top layers only make a DP-SGD step cheaper, not just smaller: nothing below the lowest adapter
+    needs a gradient, so backward stops there (the frozen layers run forward only).
+    """
+    if top is None:
+        return None
+    n = int(model.config.num_hidden_layers)
+    return list(range(max(0, n - top), n))
 
 
 def trainable_count(model: nn.Module) -> int:
