@@ -108,7 +108,7 @@ def test_the_demo_sweep_as_run_loads_and_exports(tmp_path: Path) -> None:
     assert len(frame) == 12 and (frame["status"] == "complete").all()  # eps {1, 4, inf} x (3 seeds + the audit)
     bench = frame[frame["task"] == "benchmark"]
     assert sorted(bench["seed"].unique()) == [0, 1, 2] and sorted(bench["epsilon"].unique()) == [1, 4, math.inf]
-    assert bench["utility.f1_macro"].notna().all() and (bench["generation.n_synthetic"] == 58).all()
+    assert bench["utility.f1_macro"].notna().all() and (bench["generation.n_synthetic"] == 116).all()
     audits = frame[frame["task"] == "audit"]
     assert len(audits) == 3 and (audits["audit.mode"] == "one_run").all() and audits["audit.eps_emp_lower"].gt(1).all()
     run_cli(["task=export", "sweep=demo", "task.format=parquet", *common], cwd=tmp_path)
