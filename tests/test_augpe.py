@@ -164,7 +164,7 @@ def topic_generator(**kwargs: Any) -> AugPEGenerator:
 
 def test_eps_inf_selects_the_candidates_nearest_to_the_private_docs() -> None:
     private = corpus([f"doc {t} private note {i}" for i, t in enumerate([3, 3, 3, 7, 7, 3, 7, 3])], ["a"] * 8)
-    gen = topic_generator()
+    gen = topic_generator(label_prior="dp")  # every document in class a: the DP plan puts the population there
     report = gen.fit(private, PrivacySpec(math.inf, 1e-5), seed=0)
     assert report.epsilon_spent == math.inf and report.details["sigma"] == 0
     out = gen.sample(2)
@@ -391,3 +391,54 @@ def test_cli_job_with_the_real_models(tmp_path: Path) -> None:
     results = json.loads(next(tmp_path.rglob("results.json")).read_text())
     assert results["status"] == "complete" and results["epsilon_spent"] <= 4.0
     assert results["generation"]["iterations"] == 1 and "votes" not in results["generation"]
+
+
+# ----- label prior, population, per-iteration hook ----------------------------------------------------------------
+
+
+def test_label_prior_auto_is_public_on_single_label_and_dp_on_multi_label() -> None:
+    single = corpus([f"doc {i % 4} text" for i in range(12)], ["a", "b"] * 6)
+    report = topic_generator().fit(single, PrivacySpec(2.0, 1e-5), seed=0)
+    assert report.details["label_prior"] == "uniform" and "label_noise_std" not in report.details
+    multi = Corpus.build(
+        [f"doc {i % 4} text" for i in range(12)], [["a"], ["a", "b"]] * 6, ("a", "b"), multi_label=True
+    )
+    report = topic_generator().fit(multi, PrivacySpec(2.0, 1e-5), seed=0)
+    assert report.details["label_prior"] == "dp" and report.details["label_noise_std"] > 0
+    assert report.details["mechanisms"] == report.details["vote_mechanisms"] + report.details["label_mechanisms"]
+    with pytest.raises(ConfigError, match="^generator.label_prior=uniform gives every synthetic document one label"):
+        topic_generator(label_prior="uniform").fit(multi, PrivacySpec(2.0, 1e-5), seed=0)
+
+
+def test_population_auto_is_the_sample_size_so_nothing_is_filled() -> None:
+    private = corpus([f"doc {i % 4} text" for i in range(12)], ["a", "b"] * 6)
+    gen = topic_generator(population="auto")
+    gen.fit(private, PrivacySpec(4.0, 1e-5), seed=0)
+    assert gen._state is not None and sum(len(p) for p in gen._state["pool"].values()) == 30  # DEFAULT_POPULATION
+    gen.expect_samples(10)
+    report = gen.fit(private, PrivacySpec(4.0, 1e-5), seed=0)
+    out = gen.sample(10)
+    assert report.details["population"] == 10 and len(out) == 10
+    assert gen.sampling_details() == {"sample_lm_calls": 0, "sample_from_population": 10, "sample_lm_s": 0.0}
+
+
+def test_on_iteration_sees_the_random_population_and_each_votes_survivors() -> None:
+    private = corpus([f"doc {t} private" for t in [3, 3, 3, 7, 7, 3, 7, 3]], ["a", "b"] * 4)
+    seen: list[tuple[int, Corpus]] = []
+    gen = topic_generator(iterations=3, population="auto")
+    gen.on_iteration = lambda t, population: seen.append((t, population))
+    gen.expect_samples(4)
+    gen.fit(private, PrivacySpec(math.inf, 1e-5), seed=0)
+    assert [t for t, _ in seen] == [0, 1, 2, 3]
+    assert all(len(p) == 4 and sorted(p.labels) == [("a",), ("a",), ("b",), ("b",)] for _, p in seen)
+    assert set(seen[-1][1].texts) == set(gen.sample(4).texts)  # the last vote's survivors are the release
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [("population", 0), ("population", "many"), ("embed_max_tokens", 0), ("label_prior", "histogram")],
+)
+def test_bad_options_are_refused_in_one_line(key: str, value: Any) -> None:
+    with pytest.raises(ConfigError, match=f"generator.{key}") as info:
+        topic_generator(**{key: value})
+    assert "\n" not in str(info.value)

@@ -242,6 +242,23 @@ class LabelSetRelease:
         )
 
 
+PRIORS = ("auto", "dp", "uniform")  # a generator's `label_prior` choices
+
+
+def prior_is_dp(label_prior: str, multi_label: bool) -> bool:
+    """Whether `label_prior` releases DP label sets: `dp` always, `auto` on multi-label data only.
+
+    `uniform` (the public prior) gives every document one label, which misstates every label set of a multi-label
+    task, so it is refused there; `auto` picks it on single-label data, where it costs nothing.
+    """
+    if label_prior == "uniform" and multi_label:
+        raise ConfigError(
+            "generator.label_prior=uniform gives every synthetic document one label, but the dataset is "
+            "multi-label; use generator.label_prior=dp (or auto) to release DP label sets"
+        )
+    return label_prior == "dp" or (label_prior == "auto" and multi_label)
+
+
 def uniform(label_space: Sequence[str]) -> LabelSetRelease:
     """The public prior (`label_prior: uniform`): every label alone, equally often; no budget spent."""
     return LabelSetRelease(

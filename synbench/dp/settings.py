@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 # Lightning precisions the DP core supports: clipping and noise are fp32 in all of them (synbench.dp.hooks).
 PRECISIONS = ("32-true", "bf16-mixed", "16-mixed")
-LABEL_PRIORS = ("auto", "dp", "uniform")
+LABEL_PRIORS = label_sets.PRIORS
 
 
 def at_least_one(settings: Any, *keys: str) -> None:
@@ -90,13 +90,7 @@ class DPSGDSettings:
 
     def label_share(self, multi_label: bool) -> float:
         """The share of eps the label release spends: none under the public uniform prior (single-label data)."""
-        if self.label_prior == "uniform" and multi_label:
-            raise ConfigError(
-                "generator.label_prior=uniform gives every synthetic document one label, but the dataset is "
-                "multi-label; use generator.label_prior=dp (or auto) to release DP label sets"
-            )
-        dp = self.label_prior == "dp" or (self.label_prior == "auto" and multi_label)
-        return self.label_budget_share if dp else 0.0
+        return self.label_budget_share if label_sets.prior_is_dp(self.label_prior, multi_label) else 0.0
 
     def begin_fit(self, privacy: PrivacySpec) -> None:
         """Process-wide torch threads (if set), and an accountant that can account DP-SGD for a private fit."""

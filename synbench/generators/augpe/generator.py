@@ -15,7 +15,13 @@ Per class (a label set of the DP label-set plan, `synbench.dp.label_sets`):
 3. The release is the survivors of the last vote; `sample(n)` takes them in
    order of noisy count and, when a class needs more, writes further
    variations of them (`fill: vary`) or repeats them (`fill: replace`):
-   post-processing, free.
+   post-processing, free. `population: auto` sizes the population to the
+   run's sample size (`expect_samples`), so nothing is filled.
+
+Labels: `label_prior: auto` is the public uniform prior on single-label data
+(nothing spent) and the DP label-set plan on multi-label data. An operator's
+benchmark may set `on_iteration` to see the population after RANDOM_API
+(iteration 0) and each vote's survivors (a DP output, as the release is).
 
 Accounting (`evolution`): T Gaussian votes of sensitivity 1 plus the label
 release's Gaussian steps compose to mu-GDP; epsilon is read at
@@ -33,7 +39,7 @@ import math
 import time
 from collections import Counter
 from itertools import groupby
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -43,7 +49,7 @@ from synbench.dp import label_sets as lsets
 from synbench.embeddings import EmbeddingCache
 from synbench.errors import ConfigError
 from synbench.generators.augpe import evolution
-from synbench.generators.augpe.settings import VARIATION_KINDS, AugPEOptions
+from synbench.generators.augpe.settings import AUTO, DEFAULT_POPULATION, VARIATION_KINDS, AugPEOptions
 from synbench.lm.backends import make_backend
 from synbench.lm.prompts import Prompts, load_prompts
 from synbench.privacy import PrivacySpec
@@ -52,6 +58,8 @@ log = logging.getLogger(__name__)
 
 TOKENS_PER_WORD = 1.6  # a variation's token budget: its target words x this + 8, capped at max_new_tokens
 BUDGET_STEP = 16  # token budgets are rounded up to multiples of this (fewer, fuller generate batches)
+# The per-iteration hook: (t, population) after RANDOM_API (t = 0) and after each vote t's selection (its survivors).
+IterationHook = Callable[[int, Corpus], None]
 
 
 class AugPEGenerator(Generator):
@@ -102,7 +110,9 @@ class AugPEGenerator(Generator):
         self.kind_p = np.array([kinds[k] for k in self.kinds], dtype=float) / sum(kinds[k] for k in self.kinds)
         self.max_new_tokens, self.temperature, self.top_p = o.max_new_tokens, o.temperature, o.top_p
         self.fill, self.label_prior, self.label_mu_share = o.fill, o.label_prior, o.label_mu_share
-        self.label_config = o.label_sets
+        self.label_config, self.embed_max_tokens = o.label_sets, o.embed_max_tokens
+        self.on_iteration: IterationHook | None = None  # an operator's diagnostic (bench_augpe.py), not a config key
+        self._expected: int | None = None
         self._backend: LMBackend | None = None
         self._embedder: Any = None
         self._state: dict[str, Any] | None = None
@@ -124,6 +134,8 @@ class AugPEGenerator(Generator):
                 raise ConfigError("generator 'augpe' needs an encoder (the `encoder` config group)")
             else:
                 known = {k: v for k, v in dict(self.encoder).items() if k in EncoderSpec.__dataclass_fields__}
+                most = int(known.get("max_seq_length", self.embed_max_tokens))
+                known["max_seq_length"] = min(most, self.embed_max_tokens)
                 self._embedder = EmbeddingCache(EncoderSpec(**known), folder=None)  # private embeddings: memory only
         return self._embedder
 
@@ -173,6 +185,23 @@ class AugPEGenerator(Generator):
 
     # ----- fit ----------------------------------------------------------------------------------------------------
 
+    def expect_samples(self, n: int) -> None:
+        """`population: auto` becomes `n`: the release is then the last vote's survivors, with nothing filled."""
+        self._expected = n
+
+    def population_size(self) -> int:
+        """N: as configured, or (auto) the run's sample size, else DEFAULT_POPULATION."""
+        if self.population != AUTO:
+            return int(self.population)
+        return self._expected or DEFAULT_POPULATION
+
+    def _report(
+        self, t: int, texts: Sequence[str], labels: Sequence[Labels], space: Sequence[str], multi: bool
+    ) -> None:
+        """The population at iteration t to `on_iteration`, if set (synthetic text and DP-planned labels only)."""
+        if self.on_iteration is not None:
+            self.on_iteration(t, Corpus.build(list(texts), list(labels), space, multi_label=multi, name=f"augpe-t{t}"))
+
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         if len(corpus) == 0:
             raise ConfigError("generator 'augpe': the private corpus is empty")
@@ -183,7 +212,7 @@ class AugPEGenerator(Generator):
             privacy.epsilon,
             privacy.delta,
             self.iterations,
-            self.label_config if self.label_prior == "dp" else None,
+            self.label_config if lsets.prior_is_dp(self.label_prior, multi) else None,
             multi,
             self.label_mu_share,
         )
@@ -191,7 +220,8 @@ class AugPEGenerator(Generator):
             lsets.release(corpus, budget.labels, privacy.noise) if budget.labels is not None else lsets.uniform(space)
         )
         # Classes and N_c: the DP label-set plan for a population of `population` texts (post-processing).
-        class_plan = lsets.plan(self.population, released, space, multi, rng)
+        population = self.population_size()
+        class_plan = lsets.plan(population, released, space, multi, rng)
         sizes = Counter(class_plan)
         classes: list[Labels] = list(dict.fromkeys(class_plan))
         keep = [sizes[c] for c in classes]
@@ -204,6 +234,7 @@ class AugPEGenerator(Generator):
         # RANDOM_API (free), then L-1 variations of each: the initial population.
         seeds = self.random_api(class_plan)
         seed_labels = list(class_plan)
+        self._report(0, seeds, seed_labels, space, multi)
         texts, labels = self._grow(seeds, seed_labels, rng)
         vote_rng = privacy.noise.numpy("augpe_votes")
         noisy = np.zeros(0)
@@ -217,6 +248,7 @@ class AugPEGenerator(Generator):
             del counts  # the exact histogram never leaves this loop
             chosen = evolution.select(noisy, cand_class, keep, self.selection, rng)
             survivors, survivor_labels, noisy = [texts[i] for i in chosen], [labels[i] for i in chosen], noisy[chosen]
+            self._report(t, survivors, survivor_labels, space, multi)
             if t < self.iterations:
                 texts, labels = self._grow(survivors, survivor_labels, rng)
         # The release: the last vote's survivors with their noisy counts (DP), strongest first per class.
@@ -234,7 +266,7 @@ class AugPEGenerator(Generator):
             **evolution.describe(budget),
             "iterations": self.iterations,
             "variations": self.variations,
-            "population": self.population,
+            "population": population,
             "classes": len(classes),
             "threshold": self.threshold,
             "selection": self.selection,

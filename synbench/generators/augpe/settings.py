@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
-from synbench.dp.label_sets import LabelSetConfig
+from synbench.dp.label_sets import PRIORS, LabelSetConfig
 from synbench.errors import ConfigError
 from synbench.generators.augpe.evolution import SELECTIONS
 
-LABEL_PRIORS = ("dp", "uniform")
+AUTO = "auto"
+DEFAULT_POPULATION = 30  # population: auto outside a run that says how many documents it samples
 FILLS = ("vary", "replace")
 VARIATION_KINDS = ("rephrase", "fill_blanks")
 
@@ -30,7 +31,9 @@ class AugPEOptions:
     backend: Any = None  # the generator/backend group's node (null = local), or an LMBackend object
     iterations: int = 2  # T: vote rounds, each one Gaussian mechanism of sensitivity 1
     variations: int = 3  # L: each survivor plus L-1 variations make the next population
-    population: int = 30  # N_c summed over classes
+    # N_c summed over classes; auto = the number of documents the run samples (expect_samples), so the release is
+    # the last vote's survivors and sample() writes nothing unvoted (DEFAULT_POPULATION when no run says)
+    population: int | str = AUTO
     selection: str = "rank"  # rank = keep the top N_c by noisy votes | sample = draw N_c by noisy votes
     threshold: float = 0.0  # H: noisy counts become max(count - H, 0)
     lookahead: int = 0  # candidates vote through the mean embedding of this many variations (0 = none)
@@ -41,24 +44,28 @@ class AugPEOptions:
     temperature: float = 1.0
     top_p: float = 0.95
     fill: str = "vary"  # sample(n) beyond the evolved population: vary = more variations | replace = repeats
-    label_prior: str = "dp"  # dp = DP label-set plan, in the same GDP ledger | uniform (public prior, no budget)
+    # dp = the DP label-set plan, in the same GDP ledger | uniform = the public prior, no budget (single-label data
+    # only) | auto = uniform on single-label data, dp on multi-label data (as DP-Gen's label_prior: auto)
+    label_prior: str = AUTO
     label_mu_share: Optional[float] = None  # null = the votes' sigma; s in (0,1) = its own sigma, s of mu^2
     label_sets: LabelSetConfig = field(default_factory=LabelSetConfig)
     min_words: int = 5
+    embed_max_tokens: int = 256  # private documents and candidates are embedded from their first this many tokens
 
     def __post_init__(self) -> None:
-        counts = (self.iterations, self.variations, self.population, self.max_new_tokens)
-        if min(counts) < 1 or self.lookahead < 0:
-            raise ConfigError(
-                "generator.iterations, variations, population and max_new_tokens must be at least 1, "
-                "lookahead at least 0"
-            )
+        for key in ("iterations", "variations", "max_new_tokens", "embed_max_tokens"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"generator.{key}={getattr(self, key)} must be at least 1")
+        if self.lookahead < 0:
+            raise ConfigError(f"generator.lookahead={self.lookahead} must be at least 0")
+        if self.population != AUTO and (isinstance(self.population, str) or self.population < 1):
+            raise ConfigError(f"generator.population={self.population!r} must be auto or at least 1")
         if self.selection not in SELECTIONS:
             raise ConfigError(
                 f"generator.selection={self.selection!r} is unknown; choose one of {', '.join(SELECTIONS)}"
             )
-        if self.fill not in FILLS or self.label_prior not in LABEL_PRIORS:
-            raise ConfigError(f"generator.fill must be one of {FILLS} and generator.label_prior one of {LABEL_PRIORS}")
+        if self.fill not in FILLS or self.label_prior not in PRIORS:
+            raise ConfigError(f"generator.fill must be one of {FILLS} and generator.label_prior one of {PRIORS}")
         if not 0.0 <= self.blank_share < 1.0 or not 0.0 <= self.length_jitter < 1.0 or self.threshold < 0:
             raise ConfigError("generator.blank_share and length_jitter must lie in [0, 1), threshold at least 0")
         kinds = self.variation_kinds
