@@ -259,7 +259,9 @@ def paper_pattern(table: dict[str, Any]) -> dict[str, Any]:
         "AUG-PE holds up (drops less than DP-Gen from inf to 1)": {
             "paper": f"PsyTAR: AUG-PE {PAPER['augpe']['inf']} -> {PAPER['augpe']['1']}, "
             f"DP-Gen {PAPER['dpgen']['inf']} -> {PAPER['dpgen']['1']}",
-            "holds": augpe[0] - augpe[2] < dpgen[0] - dpgen[2] if known(augpe[0], augpe[2], dpgen[0], dpgen[2]) else None,
+            "holds": augpe[0] - augpe[2] < dpgen[0] - dpgen[2]
+            if known(augpe[0], augpe[2], dpgen[0], dpgen[2])
+            else None,
         },
         "DP-Diffusion collapses at low eps (inf > 1)": {
             "paper": "collapses to empty or garbage text at eps <= 1",
