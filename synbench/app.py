@@ -12,7 +12,9 @@ import difflib
 import logging
 import os
 import re
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -52,21 +54,24 @@ PRIVATE_UMASK = 0o077
 GLOBAL_PACKAGE = re.compile(r"^#\s*@package\s+_global_", re.MULTILINE)
 TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*):", re.MULTILINE)
 HYDRA_FULL_ERROR = "HYDRA_FULL_ERROR"
+# Ctrl-C, and the polite stop of a scheduler or `kill`: either ends the job as an interrupt (exit 130)
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """`python -m synbench` and the `synbench` command: private file modes, the command line checked, the job.
 
-    Every failure ends here as one line on stderr (exit 2; Ctrl-C exits 130):
+    Every failure ends here as one line on stderr (exit 2; Ctrl-C or SIGTERM exits 130):
     Hydra's own errors re-raised to this point instead of printed with their
     traceback, a job's error as `synbench.failures` words it.
     """
     os.umask(PRIVATE_UMASK)
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        check_command_line(args)
-        with hydra_raises(args):
-            hydra_app()
+        with interruptible():
+            check_command_line(args)
+            with hydra_raises(args):
+                hydra_app()
     except KeyboardInterrupt:
         print(f"synbench: {failures.INTERRUPTED}", file=sys.stderr)
         raise SystemExit(130) from None
@@ -74,6 +79,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"synbench: error: {failures.describe(exc).message}", file=sys.stderr)
         failures.print_debug_traceback(exc)
         raise SystemExit(2) from None
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise KeyboardInterrupt while the block runs, so either stops the job the same way: a
+    `generator=command` program's session stopped, its private working folder removed, a failed results.json.
+
+    Python's default SIGTERM ends the process at once (leaving such a program running and its copy of the private
+    set on disk), and a shell's background job inherits SIGINT ignored; the previous handlers come back afterwards.
+    """
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in INTERRUPTS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 @contextmanager

@@ -4,21 +4,27 @@ Each case runs the app's entry point (`synbench.app.main`) in this process, on
 a tiny dataset whose every record carries a sentinel, and checks: a non-zero
 exit, exactly one `synbench: error:` line holding the expected words, no
 traceback anywhere, and the sentinel in no output (stdout, stderr, and every
-file the job wrote: results.json, app.log, .hydra/). The cases that need a
-real process (Ctrl-C, two jobs at once) are in tests/test_job_identity.py.
+file the job wrote: results.json, app.log, .hydra/). The edges that need a
+real process (a signal during a `generator=command` program) run one at the
+end; more of them (Ctrl-C in a plugin, two jobs at once) are in
+tests/test_job_identity.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import SENTINEL, run_app, write_jsonl, written_bytes
+from conftest import OFFLINE_ENV, SENTINEL, run_app, write_jsonl, written_bytes
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
 
@@ -324,3 +330,66 @@ def test_an_edge_input_runs_with_the_values_it_names(
 def test_the_battery_has_at_least_60_inputs() -> None:
     assert len(REFUSED) + len(RUN) >= 60
     assert len({case[0] for case in [*REFUSED, *RUN]}) == len(REFUSED) + len(RUN)
+
+
+# A `generator=command` program that says where it runs, then takes 20 s before writing a complete output.
+SLOW_PROGRAM = """
+import json, os, sys, time
+
+spec_path, out = sys.argv[1], sys.argv[2]
+with open(os.environ["SLOW_PROGRAM_STARTED"], "w") as f:
+    json.dump({"pid": os.getpid(), "spec": spec_path}, f)
+time.sleep(20)
+spec = json.load(open(spec_path))
+with open(os.path.join(out, "synthetic.jsonl"), "w") as f:
+    for i in range(spec["n_synthetic"]):
+        f.write(json.dumps({"text": f"note {i}", "label": [spec["label_space"][0]]}) + "\\n")
+json.dump({"epsilon_spent": "inf"}, open(os.path.join(out, "spent.json"), "w"))
+"""
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    ("sig", "inherited"),
+    [(signal.SIGINT, signal.SIG_DFL), (signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, signal.SIG_DFL)],
+    ids=["SIGINT", "SIGINT, ignored as by a shell's background job", "SIGTERM"],
+)
+def test_a_signal_stops_a_command_program_at_once(
+    sig: signal.Signals, inherited: Any, inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Ctrl-C (SIGINT to the process group) or SIGTERM while the program runs: the job ends within 5 s with exit 130
+    and one line, the program's session stopped, its folder (the private set) removed, and no complete result."""
+    program, started = tmp_path / "slow_program.py", tmp_path / "started.json"
+    program.write_text(SLOW_PROGRAM)
+    argv = f"{sys.executable},{program}" + ',"{{spec}}","{{out}}"'  # `command` formats {{...}} to {...}
+    case = ["generator=command", f"generator.command=[{argv}]", "eps=inf"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "synbench", *command(case, inputs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **OFFLINE_ENV, "SLOW_PROGRAM_STARTED": str(started)},
+        start_new_session=True,  # its own process group, which the signal goes to as a terminal's Ctrl-C does
+        preexec_fn=_ignore_sigint if inherited is signal.SIG_IGN else None,
+    )
+    deadline = time.monotonic() + 120
+    while not started.exists() or not started.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    running = json.loads(started.read_text())
+    sent = time.monotonic()
+    os.killpg(proc.pid, sig)
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130 and took < 5, (took, out + err)
+    assert err.strip().splitlines() == ["synbench: interrupted; the same command resumes"], err
+    with pytest.raises(ProcessLookupError):
+        os.kill(running["pid"], 0)
+    assert not Path(running["spec"]).parent.exists()
+    [results] = inputs["out"].rglob("results.json")
+    assert json.loads(results.read_text())["status"] == "failed"
+    assert not list(inputs["out"].rglob("synthetic.jsonl"))
+    assert SENTINEL not in out + err and SENTINEL.encode() not in written_bytes(inputs["out"])

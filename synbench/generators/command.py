@@ -63,6 +63,7 @@ LABEL_PRIORS = ("dp", "uniform")
 SYNTHETIC_FILE = "synthetic.jsonl"
 SPENT_FILE = "spent.json"
 NAME = "generator 'command'"
+STOP_GRACE_S = 3.0  # after SIGTERM, the program's session is killed (an interrupted job ends within seconds)
 
 
 class CommandGenerator(Generator):
@@ -228,17 +229,22 @@ def _substitute(arg: str, spec_path: Path, out: Path) -> str:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Terminate the program's whole session (it may have started workers), then kill what is left."""
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    """Terminate the program's whole session (it may have started workers), then kill what is left after a grace
+    of STOP_GRACE_S; a second Ctrl-C meanwhile waits (blocked) until the program is gone, then interrupts."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        for sig, wait in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, None)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                process.wait(timeout=wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _json_file(path: Path) -> Any:
