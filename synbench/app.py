@@ -61,9 +61,9 @@ INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 def main(argv: Sequence[str] | None = None) -> None:
     """`python -m synbench` and the `synbench` command: private file modes, the command line checked, the job.
 
-    Every failure ends here as one line on stderr (exit 2; Ctrl-C or SIGTERM exits 130):
-    Hydra's own errors re-raised to this point instead of printed with their
-    traceback, a job's error as `synbench.failures` words it.
+    Every failure ends here as one line on stderr (exit 2; Ctrl-C or SIGTERM exits 130; a job that another
+    process is running exits `joblock.ALREADY_RUNNING_EXIT`): Hydra's own errors re-raised to this point instead
+    of printed with their traceback, a job's error as `synbench.failures` words it.
     """
     os.umask(PRIVATE_UMASK)
     args = list(sys.argv[1:] if argv is None else argv)
@@ -265,10 +265,15 @@ def hydra_app(cfg: DictConfig) -> None:
         check_inside_output_root(job_dir, Path(config.output_root))
         with joblock.claim(job_dir, config.spec.key, config.lock_wait_s) as job_dir:
             task.run(config, job_dir)
+    except joblock.JobLocked as locked:
+        # not a failure of the job: another process runs it, and nothing of this one is written into its folder
+        print(f"synbench: already running: {locked}", file=sys.stderr)
+        if not multirun:
+            raise SystemExit(joblock.ALREADY_RUNNING_EXIT) from None
+        log.warning("job %s is already running in another process: %s", job_dir, locked)
     except Exception as raised:
         exc = failures.config_error(raised) or raised
-        # a locked folder is the other process's: nothing of this one is written there
-        if writes_results(OmegaConf.select(cfg, "task.name")) and not isinstance(exc, joblock.JobLocked):
+        if writes_results(OmegaConf.select(cfg, "task.name")):
             record_failure(job_dir, exc)
         failures.print_debug_traceback(exc)  # stderr only, and only when asked for: never app.log
         line = failures.describe(exc).message

@@ -10,7 +10,9 @@ its key; the folder Hydra made for the new name keeps only Hydra's own files.
 The job holds an exclusive `fcntl.flock` on `<folder>/.lock` while it runs,
 so two identical jobs never write one folder at once: the second waits up to
 `lock_wait_s` seconds for the first (then finds its results complete and
-skips), or fails with one line naming the process that holds the lock. A
+skips), or stops with one line saying the job is already running and naming
+the process that holds the lock (exit ALREADY_RUNNING_EXIT, not a failure of
+the job: nothing of the second process is written into the folder). A
 brief lock on the sweep folder makes finding and claiming a folder one step,
 so two new names of one job started together still meet in one folder.
 """
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 LOCK_FILE = ".lock"
 SWEEP_LOCK_FILE = ".synbench.lock"
 POLL_S = 0.2
+ALREADY_RUNNING_EXIT = 75  # sysexits' EX_TEMPFAIL: the same job runs elsewhere; try again later
 
 
 class JobLocked(ConfigError):

@@ -12,6 +12,7 @@ tests/test_job_identity.py.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -25,6 +26,7 @@ from typing import Any
 import pytest
 
 from conftest import OFFLINE_ENV, SENTINEL, run_app, write_jsonl, written_bytes
+from synbench.joblock import ALREADY_RUNNING_EXIT
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
 
@@ -393,3 +395,28 @@ def test_a_signal_stops_a_command_program_at_once(
     assert json.loads(results.read_text())["status"] == "failed"
     assert not list(inputs["out"].rglob("synthetic.jsonl"))
     assert SENTINEL not in out + err and SENTINEL.encode() not in written_bytes(inputs["out"])
+
+
+def test_a_job_already_running_elsewhere_stops_with_its_own_code(
+    inputs: dict[str, Path], capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The same job, its folder held by another process past lock_wait_s: not an error of the job but its own line
+    and exit code, and nothing of this process written into the other's folder."""
+    assert run_app(command([], inputs), capfd).code == 0
+    [done] = inputs["out"].rglob("results.json")
+    done.unlink()  # the job is to run again, and another process holds its folder
+    with (done.parent / ".lock").open("r+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        key = json.loads(held.read())["job_key"]
+        held.seek(0)
+        held.write(json.dumps({"pid": 4242, "job_key": key}))
+        held.truncate()
+        held.flush()
+        before = time.monotonic()
+        outcome = run_app(command(["eps=4.0", "lock_wait_s=0.5"], inputs), capfd)  # the default eps, another name
+        waited = time.monotonic() - before
+    assert outcome.code == ALREADY_RUNNING_EXIT and not outcome.errors, outcome.stderr
+    [line] = outcome.stderr.strip().splitlines()
+    assert line.startswith("synbench: already running: the job folder") and "is locked by pid 4242" in line
+    assert "lock_wait_s" in line and waited >= 0.5
+    assert not done.exists()

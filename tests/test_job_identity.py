@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import OFFLINE_ENV, SENTINEL, compose_config, run_app, write_jsonl, written_bytes
+from synbench.joblock import ALREADY_RUNNING_EXIT
 
 # A generator that raises with a document's text in its message, as a careless plugin would; SLEEP_S makes fit slow.
 PLUGIN = """
@@ -119,28 +120,6 @@ def test_a_sweep_point_is_the_same_job_as_the_single_run_and_the_report_counts_d
     # the utility table's row and the generator comparison's: eps 1, two seeds ({0, 1}) in each
     rows = [line for line in markdown.read_text().splitlines() if line.startswith("| copy")]
     assert len(rows) == 2 and all([cell.strip() for cell in row.split("|")][2:4] == ["1", "2"] for row in rows), rows
-
-
-def test_a_locked_job_fails_with_one_line_naming_the_holder(
-    job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    assert run_app([*job, "eps=1"], capfd).code == 0
-    [done] = list((tmp_path / "out").rglob("results.json"))
-    done.unlink()  # the job is to run again, and another process holds its folder
-    with (done.parent / ".lock").open("r+") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        key = json.loads(held.read())["job_key"]
-        held.seek(0)
-        held.write(json.dumps({"pid": 4242, "job_key": key}))
-        held.truncate()
-        held.flush()
-        before = time.monotonic()
-        outcome = run_app([*job, "eps=1.0", "lock_wait_s=0.5"], capfd)
-        waited = time.monotonic() - before
-    errors = [line for line in outcome.stderr.splitlines() if line.startswith("synbench: error:")]
-    assert outcome.code == 2 and len(errors) == 1 and "Traceback" not in outcome.stderr, outcome.stderr
-    assert "is locked by pid 4242" in errors[0] and "lock_wait_s" in errors[0] and waited >= 0.5
-    assert not done.exists()  # nothing of the refused job was written into the other's folder
 
 
 def test_a_job_waits_for_its_lock_then_runs(job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -243,7 +222,7 @@ def test_ctrl_c_is_one_line_and_the_same_command_resumes(job: list[str], tmp_pat
 
 @pytest.mark.slow
 def test_two_identical_jobs_started_together_run_once(job: list[str], tmp_path: Path) -> None:
-    """The second process fails at once (lock_wait_s=0) naming the first one's pid; the first finishes alone."""
+    """The second process stops at once (lock_wait_s=0) naming the first one's pid; the first finishes alone."""
     edge = [*job, "plugins=[edge_plugin.py]", "generator._plugin_=edge", "lock_wait_s=0"]
     first = _popen([*edge, "eps=1"], tmp_path, EDGE_SLEEP_S="8", EDGE_STARTED=str(tmp_path / "fitting"))
     deadline = time.monotonic() + 120
@@ -252,7 +231,8 @@ def test_two_identical_jobs_started_together_run_once(job: list[str], tmp_path: 
         time.sleep(0.2)
     second = _popen([*edge, "eps=1.0"], tmp_path)  # the same job under another name
     out, err = second.communicate(timeout=300)
-    assert second.returncode == 2 and f"is locked by pid {first.pid}" in err and "Traceback" not in err, err
+    assert second.returncode == ALREADY_RUNNING_EXIT and f"is locked by pid {first.pid}" in err, err
+    assert err.strip().splitlines()[-1].startswith("synbench: already running:") and "Traceback" not in err, err
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     [results] = results_files(tmp_path / "out")
