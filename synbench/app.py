@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import logging
+import math
 import os
 import re
 import signal
@@ -54,6 +55,7 @@ PRIVATE_UMASK = 0o077
 GLOBAL_PACKAGE = re.compile(r"^#\s*@package\s+_global_", re.MULTILINE)
 TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*):", re.MULTILINE)
 HYDRA_FULL_ERROR = "HYDRA_FULL_ERROR"
+INF_LITERAL = re.compile(r"(?<![\w.])[+-]?inf(?![\w.])", re.IGNORECASE)  # `inf` as Hydra's grammar reads it
 # Ctrl-C, and the polite stop of a scheduler or `kill`: either ends the job as an interrupt (exit 130)
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
@@ -193,6 +195,7 @@ def check_command_line(args: Sequence[str]) -> None:
                 f"{key} is given twice ({seen[key]} and {arg}); give it once (a sweep lists its values: -m {key}=a,b)"
             )
         seen[key] = arg
+        check_no_overflow(override, arg)
         if top == "hydra":
             continue
         groups = config_groups(extra)
@@ -213,6 +216,47 @@ def override_values(override: Override) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
     return ["null" if value is None else str(value)]
+
+
+def parsed_values(override: Override) -> list[object]:
+    """The plain values an override gives, as Hydra parsed them: each of a list, a dict or a sweep's choices."""
+    if override.value_type in (ValueType.CHOICE_SWEEP, ValueType.SIMPLE_CHOICE_SWEEP, ValueType.RANGE_SWEEP):
+        pending = list(override.sweep_iterator())
+    else:
+        pending = [override.value()]
+    values: list[object] = []
+    while pending:
+        value = pending.pop()
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        else:
+            values.append(value)
+    return values
+
+
+def overflows(text: str) -> bool:
+    """A quoted number that a float field would read as inf though it does not say inf (`'1e400'`)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return False
+    return math.isinf(number) and text.strip().lower().lstrip("+-") not in ("inf", "infinity")
+
+
+def check_no_overflow(override: Override, arg: str) -> None:
+    """A number too large for a float (`eps=1e400`) is inf to Hydra, which for eps means no DP at all: only `inf`
+    itself may say inf."""
+    values = parsed_values(override)
+    infinite = sum(isinstance(v, float) and math.isinf(v) for v in values)
+    if infinite > len(INF_LITERAL.findall(arg.partition("=")[2])) or any(
+        isinstance(v, str) and overflows(v) for v in values
+    ):
+        raise ConfigError(
+            f"{override.key_or_group}: a number in '{arg}' is too large for a float and would silently become inf; "
+            "give a finite number (eps at most 100), or write inf itself (eps=inf: no DP)"
+        )
 
 
 def check_group_options(group: str, override: Override, options: frozenset[str]) -> None:

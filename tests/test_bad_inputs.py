@@ -155,6 +155,9 @@ REFUSED: list[tuple[Any, ...]] = [
     ("eps=abc", ["eps=abc"], ["override eps=abc", "'abc' of type 'str' could not be converted to Float"]),
     ("eps=1e300", ["eps=1e300"], ["is above 100", "eps<=100"]),
     ("eps=1e6", ["eps=1e6"], ["eps=1000000.0 is above 100"]),
+    ("eps=1e400", ["eps=1e400"], ["eps: a number in 'eps=1e400' is too large for a float", "write inf itself"]),
+    ("eps='1e400'", ["eps='1e400'"], ["a number in 'eps='1e400'' is too large"]),
+    ("eps=-1e400", ["eps=-1e400"], ["a number in 'eps=-1e400' is too large"]),
     ("delta=1.5", ["delta=1.5"], ["delta=1.5 is invalid", "between 0 and 1"]),
     ("delta=0", ["delta=0"], ["delta=0 is invalid"]),
     ("delta=abc", ["delta=abc"], ["delta='abc' is unknown", "1/N^2"]),
@@ -197,6 +200,7 @@ REFUSED: list[tuple[Any, ...]] = [
     ("sweep eps=1,abc", ["-m", "eps=1,abc"], ["eps=abc", "could not be converted to Float"]),
     ("sweep seed=0,-1", ["-m", "seed=0,-1"], ["seed=-1 is invalid"]),
     ("sweep delta", ["-m", "delta=1e-5,2"], ["delta=2 is invalid"]),
+    ("sweep eps=1,1e400", ["-m", "eps=1,1e400"], ["a number in 'eps=1,1e400' is too large"]),
     # data files
     ("text_field", ["dataset.text_field=body"], ["no field 'body'", "dataset.text_field="]),
     ("label_field", ["dataset.label_field=tag"], ["no field 'tag'", "dataset.label_field="]),
