@@ -301,7 +301,7 @@ def hydra_app(cfg: DictConfig) -> None:
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
-        config = JobConfig.from_config(cfg)
+        config = JobConfig.from_config(cfg, hydra_cfg.overrides.task)
         task = get_task(config.spec.task)
         if not task.writes_results:
             task.run(config, job_dir)

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -108,9 +108,11 @@ class JobConfig:
     lock_wait_s: float
 
     @classmethod
-    def from_config(cls, cfg: DictConfig) -> "JobConfig":
-        """The job of a composed config; every top-level key is checked here, once, with a one-line error."""
+    def from_config(cls, cfg: DictConfig, overrides: Sequence[str] = ()) -> "JobConfig":
+        """The job of a composed config; every top-level key is checked here, once, with a one-line error (and the
+        command line's `overrides` of bool keys as written: `schema.check_bool_overrides`)."""
         check_top_level(cfg)
+        schema.check_bool_overrides(cfg, overrides)
         # A value left `???` (a backend's model, a paper dataset's data_root) fails here, naming its key, before
         # any request or any work: a plain to_container would pass the string "???" on.
         # A top-level `???` that nothing reads (the schema's data_root outside the paper experiments) is no error.

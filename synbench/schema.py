@@ -7,10 +7,12 @@ itself when it is a dataclass, as the dataset loaders are); a built-in's is
 registered as `schema/<group>/<name>`, which its group YAML names first in
 its defaults list (`- /schema/generator/dpgen@_here_`), so the YAML holds only
 the values that differ and Hydra types each value, command line included, as
-it merges. A bool then takes true/false (yes/no, on/off) and nothing else, a
-list is a list, an int an int. `typed` applies the same merge to any plugin
-node when the plugin is built, so a third-party plugin's options are typed
-through its class with no change to the core (docs/config.md).
+it merges. A bool then takes true/false (yes/no, on/off) and nothing else
+(OmegaConf alone would also take y/n and any integer, 2 as true:
+`check_bool` refuses those), a list is a list, an int an int. `typed`
+applies the same merge to any plugin node when the plugin is built, so a
+third-party plugin's options are typed through its class with no change to
+the core (docs/config.md).
 
 Checks a type cannot express (ranges, choices, keys that depend on each
 other) live in each dataclass's `__post_init__`, one place per setting.
@@ -23,10 +25,11 @@ import inspect
 import typing
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Collection, List, Mapping, Optional, TypeVar
+from typing import Any, Collection, List, Mapping, Optional, Sequence, TypeVar
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf, open_dict
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import MISSING, BooleanNode, DictConfig, ListConfig, Node, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from synbench.errors import ConfigError
@@ -35,6 +38,7 @@ PLUGIN_KEY = "_plugin_"
 SCHEMA_GROUP = "schema"  # ConfigStore group of the plugins' schema nodes: schema/<config group>/<plugin name>
 TOP_SCHEMA = "synbench_schema"
 T = TypeVar("T")
+BOOL_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})  # what a bool takes (docs/config.md)
 
 
 @dataclass
@@ -184,12 +188,51 @@ def typed(options: type[T], node: Mapping[str, Any], where: str) -> T:
         for k, v in plain.items()
         if k != PLUGIN_KEY
     }
+    for name in bool_fields(options):
+        if values.get(name) is not None:
+            check_bool(values[name], f"{where}.{name}")
     try:
         built = OmegaConf.to_object(OmegaConf.merge(schema_node(options), values))
     except OmegaConfBaseException as exc:
         raise config_error(exc, where) from None
     assert isinstance(built, options)
     return built
+
+
+def check_bool(value: Any, key: str) -> None:
+    """A bool as written: true/false, yes/no or on/off (any case), nothing else; OmegaConf would read y/n and any
+    integer too (`privacy.secure_mode=2` as true)."""
+    if not isinstance(value, bool) and not (isinstance(value, str) and value.lower() in BOOL_WORDS):
+        raise ConfigError(f"{key}={value!r} is not a bool; write true or false (or yes/no, on/off)")
+
+
+def bool_fields(options: type) -> list[str]:
+    """The fields of an options dataclass typed bool (or Optional[bool])."""
+    try:
+        hints = typing.get_type_hints(options)
+    except (NameError, TypeError):
+        return []
+    return [f.name for f in dataclasses.fields(options) if hints.get(f.name) in (bool, Optional[bool])]
+
+
+def check_bool_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
+    """Each command-line value of a bool key of `cfg` as the user wrote it (`check_bool`): by the time the config
+    is composed, OmegaConf has already read `2` and `y` as true."""
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        if override.is_delete() or override.is_sweep_override():
+            continue
+        if isinstance(node_at(cfg, override.key_or_group), BooleanNode):
+            check_bool(override.value(), override.key_or_group)
+
+
+def node_at(cfg: DictConfig, key: str) -> Node | None:
+    """The node at a dotted key of `cfg` (None where there is none), without resolving its value."""
+    node: Any = cfg
+    for part in key.split("."):
+        if not isinstance(node, DictConfig):
+            return None
+        node = node._get_node(part, throw_on_missing_key=False)
+    return node if isinstance(node, Node) else None
 
 
 def as_keywords(options: Any) -> dict[str, Any]:

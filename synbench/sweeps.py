@@ -88,7 +88,7 @@ def check_sweep_points(config: DictConfig) -> None:
         o for o in map(str, OmegaConf.select(config, "hydra.overrides.hydra") or []) if o.startswith(SEARCHPATH)
     ]
     for point in sweep_points(config):
-        JobConfig.from_config(compose(config_name=name, overrides=[*point, *searchpath]))
+        JobConfig.from_config(compose(config_name=name, overrides=[*point, *searchpath]), point)
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:

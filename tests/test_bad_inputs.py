@@ -82,6 +82,8 @@ def inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     paths["txt"].write_text(f"{s}\n")
     paths["plugin"] = tmp_path / "raising_plugin.py"
     paths["plugin"].write_text(RAISING_PLUGIN)
+    paths["flagged_plugin"] = tmp_path / "flagged_plugin.py"
+    paths["flagged_plugin"].write_text(FLAGGED_PLUGIN)
     return paths
 
 
@@ -94,6 +96,23 @@ from synbench.api import FitReport, Generator, register
 class RaisingGenerator(Generator):
     def fit(self, corpus, privacy, seed):
         raise ValueError(f"cannot handle {corpus.texts[0]!r}")
+
+    def sample(self, n, label_counts=None):
+        raise NotImplementedError
+
+"""
+# A generator whose options are typed by its constructor only (schema.signature_options), as a third party's are.
+FLAGGED_PLUGIN = """
+from synbench.api import Generator, register
+
+
+@register(Generator, "flagged")
+class FlaggedGenerator(Generator):
+    def __init__(self, greedy: bool = False):
+        self.greedy = greedy
+
+    def fit(self, corpus, privacy, seed):
+        raise NotImplementedError
 
     def sample(self, n, label_counts=None):
         raise NotImplementedError
@@ -249,6 +268,17 @@ REFUSED: list[tuple[Any, ...]] = [
     ("encoder.normalize=maybe", ["encoder.normalize=maybe"], ["encoder.normalize", "not a valid bool"]),
     ("save_synthetic=maybe", ["task.save_synthetic=maybe"], ["task.save_synthetic", "not a valid bool"]),
     ("filter.keep_share=most", ["filter=pyes_pno", "filter.keep_share=most"], ["filter.keep_share"]),
+    # a bool takes true/false, yes/no, on/off and nothing else (OmegaConf alone reads 2 and y as true)
+    ("secure_mode=2", ["privacy.secure_mode=2"], ["privacy.secure_mode=2 is not a bool", "true or false"]),
+    ("secure_mode=y", ["privacy.secure_mode=y"], ["privacy.secure_mode='y' is not a bool"]),
+    ("secure_mode=0", ["privacy.secure_mode=0"], ["privacy.secure_mode=0 is not a bool"]),
+    ("log_private_stats=2", ["tracking.log_private_stats=2"], ["tracking.log_private_stats=2 is not a bool"]),
+    ("sweep multi_label=no,n", ["-m", "dataset.multi_label=no,n"], ["dataset.multi_label='n' is not a bool"]),
+    (
+        "a plugin's bool option=2",
+        ["plugins=[{flagged_plugin}]", "generator._plugin_=flagged", "+generator.greedy=2"],
+        ["generator.greedy=2 is not a bool"],
+    ),
 ]
 
 
@@ -297,6 +327,7 @@ RUN: list[tuple[Any, ...]] = [
     ("log_private_stats=no", ["tracking.log_private_stats=no"], {"config.tracking": None}),
     ("multi_label=no", ["dataset.multi_label=no"], {"config.dataset.multi_label": False}),
     ("save_synthetic=no", ["task.save_synthetic=no"], {"config.task.save_synthetic": False}),
+    ("save_synthetic=Off", ["task.save_synthetic=Off"], {"config.task.save_synthetic": False}),
 ]
 
 
