@@ -169,8 +169,8 @@ def derive_seed(seed: int, *path: int) -> int:
 
 
 def check_top_level(cfg: DictConfig) -> None:
-    """`eps`, `delta`, `accountant`, `seed`, `task.n_synthetic` as the command line gave them, checked before anything
-    runs."""
+    """`eps`, `delta`, `accountant`, `seed`, `task.n_synthetic`, `lock_wait_s` as the command line gave them, checked
+    before anything runs."""
     check_epsilon(cfg.eps)
     check_delta_setting(cfg.delta)
     check_accountant(cfg.accountant)
@@ -184,6 +184,12 @@ def check_top_level(cfg: DictConfig) -> None:
         raise ConfigError(
             f"task.n_synthetic={n_synthetic!r} is invalid: use a whole number from 1 to at most {MAX_SYNTHETIC:,}, "
             "or null for as many documents as the private set"
+        )
+    lock_wait_s = OmegaConf.select(cfg, "lock_wait_s")
+    if lock_wait_s is not None and not lock_wait_s >= 0:
+        raise ConfigError(
+            f"lock_wait_s={lock_wait_s} is invalid: use the seconds (0 or more) a job waits for the same job "
+            "running in another process"
         )
     check_cache_dir(OmegaConf.select(cfg, "cache_dir"), OmegaConf.select(cfg, "output_root"))
 

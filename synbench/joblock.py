@@ -99,7 +99,7 @@ def held(path: Path, wait_s: float, what: str) -> Iterator[IO[str]]:
     """An exclusive flock on `path`, waited for up to `wait_s` seconds; else a one-line error naming its holder."""
     handle = _open_lock(path)
     try:
-        deadline = time.monotonic() + max(wait_s, 0.0)
+        deadline = time.monotonic() + wait_s  # at least 0 (job.check_top_level)
         waited = False
         while not _try_lock(handle):
             if time.monotonic() >= deadline:

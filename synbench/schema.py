@@ -191,12 +191,25 @@ def typed(options: type[T], node: Mapping[str, Any], where: str) -> T:
     for name in bool_fields(options):
         if values.get(name) is not None:
             check_bool(values[name], f"{where}.{name}")
+    defaults = schema_node(options)
+    check_lists(OmegaConf.to_container(defaults), values, where)
     try:
-        built = OmegaConf.to_object(OmegaConf.merge(schema_node(options), values))
+        built = OmegaConf.to_object(OmegaConf.merge(defaults, values))
     except OmegaConfBaseException as exc:
         raise config_error(exc, where) from None
     assert isinstance(built, options)
     return built
+
+
+def check_lists(default: Any, given: Any, key: str) -> None:
+    """A value where the schema's default holds a list is a list: inside a field typed by a plain dict (DP-Gen's
+    `lora`) OmegaConf types nothing, and `generator.lora.target_modules=q_proj` would reach the plugin a string."""
+    if isinstance(default, list) and given is not None and not isinstance(given, list):
+        raise ConfigError(f"{key}={given!r} is not a list; write it as one, e.g. {key}=[{given}]")
+    if isinstance(default, dict) and isinstance(given, dict):
+        for name, value in given.items():
+            if name in default:
+                check_lists(default[name], value, f"{key}.{name}")
 
 
 def check_bool(value: Any, key: str) -> None:

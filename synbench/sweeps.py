@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from synbench import failures
 from synbench.job import JobConfig
 from synbench.results import UNREADABLE, job_files, read_job
+from synbench.tasks.options import check_task_options
 
 log = logging.getLogger("synbench.sweep")
 SEARCHPATH = "hydra.searchpath="
@@ -88,7 +89,8 @@ def check_sweep_points(config: DictConfig) -> None:
         o for o in map(str, OmegaConf.select(config, "hydra.overrides.hydra") or []) if o.startswith(SEARCHPATH)
     ]
     for point in sweep_points(config):
-        JobConfig.from_config(compose(config_name=name, overrides=[*point, *searchpath]), point)
+        job = JobConfig.from_config(compose(config_name=name, overrides=[*point, *searchpath]), point)
+        check_task_options(job.task)
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:

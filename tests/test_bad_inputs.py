@@ -268,6 +268,17 @@ REFUSED: list[tuple[Any, ...]] = [
     ("encoder.normalize=maybe", ["encoder.normalize=maybe"], ["encoder.normalize", "not a valid bool"]),
     ("save_synthetic=maybe", ["task.save_synthetic=maybe"], ["task.save_synthetic", "not a valid bool"]),
     ("filter.keep_share=most", ["filter=pyes_pno", "filter.keep_share=most"], ["filter.keep_share"]),
+    # checked where they are set, whichever part of the job reads them (and whether it reads them in this job)
+    ("long_documents=squash", ["dataset.long_documents=squash"], ["dataset.long_documents='squash' is not one of"]),
+    ("eval_fraction=1.5 beside an eval split", ["dataset.eval_fraction=1.5"], ["dataset.eval_fraction=1.5 must be"]),
+    ("lock_wait_s=-1", ["lock_wait_s=-1"], ["lock_wait_s=-1.0 is invalid", "0 or more"]),
+    (
+        "a scalar for a list",
+        ["generator=dpgen", "generator.lora.target_modules=q_proj"],
+        ["generator.lora.target_modules='q_proj' is not a list", "generator.lora.target_modules=[q_proj]"],
+    ),
+    ("task.format=xlsx", ["task=export", "task.format=xlsx"], ["task.format='xlsx' must be one of csv, parquet"]),
+    ("sweep task.format=xlsx", ["-m", "task=export", "task.format=xlsx"], ["task.format='xlsx' must be one of"]),
     # a bool takes true/false, yes/no, on/off and nothing else (OmegaConf alone reads 2 and y as true)
     ("secure_mode=2", ["privacy.secure_mode=2"], ["privacy.secure_mode=2 is not a bool", "true or false"]),
     ("secure_mode=y", ["privacy.secure_mode=y"], ["privacy.secure_mode='y' is not a bool"]),

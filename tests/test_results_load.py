@@ -70,7 +70,7 @@ def test_export_task_reads_its_config_and_refuses_bad_input(sweep: Path, tmp_pat
     ExportTask().run(JobConfig.from_config(cfg), sweep / "export" / "job")
     assert len(pd.read_parquet(sweep / "results.parquet")) == 18
     with pytest.raises(ConfigError, match="task.format='xlsx' must be one of csv, parquet"):
-        export(sweep, "xlsx")
+        ExportTask().run(JobConfig.from_config(compose_config([*overrides, "task.format=xlsx"])), sweep / "x" / "job")
     (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match="no results.json under"):
         export(tmp_path / "empty", "csv")

@@ -18,6 +18,9 @@ from synbench.data.records import MAX_CHARS, Row, infer_label_space, records_to_
 from synbench.data.split import make_splits
 from synbench.errors import ConfigError
 
+# how a generator trains on a document longer than its sequence length (`long_documents`; DP-Gen reads it)
+LONG_DOCUMENTS = ("truncate", "head_tail", "chunk")
+
 
 @dataclass(kw_only=True)
 class BaseDataset(DatasetLoader):
@@ -50,7 +53,7 @@ class BaseDataset(DatasetLoader):
     max_eval: int | None = None
     max_length: int | None = None
     max_chars: int = MAX_CHARS  # the longest document text accepted; a longer record is refused (file and line)
-    long_documents: str = "truncate"  # truncate (head) | head_tail | chunk (up to max_chunks, one privacy unit)
+    long_documents: str = "truncate"  # LONG_DOCUMENTS: truncate (head) | head_tail | chunk (max_chunks, one unit)
     max_chunks: int = 4
     control_code: str | None = None
     access: str = "public"
@@ -73,6 +76,16 @@ class BaseDataset(DatasetLoader):
             raise ConfigError(f"dataset.max_length={self.max_length} must be at least 1 (tokens per sequence), or null")
         if self.max_chunks < 1:
             raise ConfigError(f"dataset.max_chunks={self.max_chunks} must be at least 1")
+        if self.long_documents not in LONG_DOCUMENTS:
+            raise ConfigError(
+                f"dataset.long_documents={self.long_documents!r} is not one of {', '.join(LONG_DOCUMENTS)}; pick one "
+                "(docs/datasets.md)"
+            )
+        if not 0 < self.eval_fraction < 1:  # read only without an eval split, checked with every dataset
+            raise ConfigError(
+                f"dataset.eval_fraction={self.eval_fraction} must be between 0 and 1 (the share of train held out "
+                "when the dataset has no eval split); set for example dataset.eval_fraction=0.2"
+            )
 
     def load(self, seed: int) -> Splits:
         train, eval = self._read()

@@ -34,12 +34,8 @@ def _subsample(
 
 
 def _hold_out(train: Corpus, fraction: float, dataset: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of (train, eval) when `fraction` of train is held out, shuffled by `default_rng(seed)`."""
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-        raise ConfigError(
-            f"dataset '{dataset}' has no eval split, so dataset.eval_fraction must be between 0 and 1 "
-            f"(got {fraction!r}); set for example dataset.eval_fraction=0.2"
-        )
+    """Positions of (train, eval) when `fraction` of train (in (0, 1): the dataset config checks it) is held out,
+    shuffled by `default_rng(seed)`."""
     n = len(train)
     n_eval = int(round(n * fraction))
     if n_eval < 1 or n_eval >= n:

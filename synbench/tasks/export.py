@@ -20,8 +20,6 @@ from synbench.job import JobConfig
 from synbench.tasks.base import Task
 from synbench.tasks.options import ExportOptions
 
-FORMATS = ("csv", "parquet")
-
 
 def parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """Columns that mix text with other values (a delta given as a number in one job and a rule in another) as text:
@@ -39,9 +37,8 @@ def _other(value: object) -> bool:
 
 
 def export(sweep: Path, fmt: str) -> Path:
-    """Write the sweep's table as `results.<fmt>` into the sweep folder; returns its path."""
-    if fmt not in FORMATS:
-        raise ConfigError(f"task.format={fmt!r} must be one of {', '.join(FORMATS)}")
+    """Write the sweep's table as `results.<fmt>` (csv or parquet: `ExportOptions` checks it) into the sweep folder;
+    returns its path."""
     frame = results.load(sweep)
     if frame.empty:
         raise ConfigError(

@@ -4,16 +4,21 @@ Hydra's ConfigStore registers them (schema/task/<name>), and each
 conf/task/<name>.yaml names its node first in its defaults list, so the YAML
 holds only what differs and every value is typed on merge: a
 `task.save_synthetic=no` is False, a `task.n_synthetic=abc` a one-line error.
-The checks a type cannot express stay where the task reads the value (the
-task module, or `synbench.job` for `n_synthetic`), one place per setting.
+The checks a type cannot express are in the dataclass's `__post_init__`
+(or `synbench.job` for `n_synthetic`), one place per setting; a sweep runs
+them for every point before its first job (`check_task_options`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, make_dataclass
-from typing import Optional
+from typing import Any, Mapping, Optional
+
+from synbench import schema
+from synbench.errors import ConfigError
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
+EXPORT_FORMATS = ("csv", "parquet")
 
 
 @dataclass
@@ -31,7 +36,11 @@ class ExportOptions:
 
     name: str = "export"
     root: str = SWEEP_FOLDER  # the sweep folder to read (every results.json below it); the table goes here
-    format: str = "csv"  # csv | parquet
+    format: str = "csv"  # EXPORT_FORMATS: csv | parquet
+
+    def __post_init__(self) -> None:
+        if self.format not in EXPORT_FORMATS:
+            raise ConfigError(f"task.format={self.format!r} must be one of {', '.join(EXPORT_FORMATS)}")
 
 
 @dataclass
@@ -75,3 +84,11 @@ OPTIONS: dict[str, type] = {
     "wandb_workspace": WandbWorkspaceOptions,
     **{task: named(task) for task in ("audit", "contamination", "model_audit", "new_plugin", "plugins")},
 }
+
+
+def check_task_options(task: Mapping[str, Any]) -> None:
+    """The options of a built-in task typed and checked as the task will type them, for a sweep to refuse a bad value
+    (`task.format=xlsx`) before its first job."""
+    options = OPTIONS.get(str(task.get("name")))
+    if options is not None:
+        schema.typed(options, task, "task")
