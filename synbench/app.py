@@ -19,9 +19,10 @@ import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, NoReturn, Sequence
 
 import hydra
+from hydra._internal.utils import get_args_parser
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, ValueType
@@ -71,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         with interruptible():
+            check_options(args)
             check_command_line(args)
             with hydra_raises(args):
                 hydra_app()
@@ -154,6 +156,27 @@ def known_top_level_keys(extra: tuple[Path, ...] = ()) -> frozenset[str]:
             if path.parent == folder or GLOBAL_PACKAGE.search(text):
                 keys.update(k for k in TOP_LEVEL_KEY.findall(text) if k != "defaults")
     return frozenset(keys)
+
+
+def check_options(args: Sequence[str]) -> None:
+    """The options (`-m`, `--cfg job`) as Hydra's own parser reads them, its complaint as one line: argparse would
+    print a 7-line usage naming `__main__.py`. The usual slip is an option after an override (`eps=1 -m seed=1,2`)."""
+    if "--version" in args:  # argparse prints the version and exits, as Hydra will
+        return
+
+    def refuse(message: str) -> NoReturn:
+        first = next((i for i, arg in enumerate(args) if not arg.startswith("-") and "=" in arg), len(args))
+        late = [arg for arg in args[first:] if arg.startswith("-")]
+        if late and late[0] not in message:  # a known option, misplaced (not one argparse does not know)
+            raise ConfigError(
+                f"the option {late[0]} comes after the override {args[first]}; put options first, e.g. "
+                "python -m synbench -m eps=1,4 seed=0,1 (or --cfg job eps=1)"
+            )
+        raise ConfigError(f"{message}; python -m synbench --hydra-help lists the options, and overrides are key=value")
+
+    parser = get_args_parser()
+    parser.error = refuse  # type: ignore[method-assign]
+    parser.parse_args(args)
 
 
 def check_command_line(args: Sequence[str]) -> None:

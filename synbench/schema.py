@@ -244,7 +244,7 @@ def node_at(cfg: DictConfig, key: str) -> Node | None:
     for part in key.split("."):
         if not isinstance(node, DictConfig):
             return None
-        node = node._get_node(part, throw_on_missing_key=False)
+        node = node._get_node(part, validate_access=False, validate_key=False)
     return node if isinstance(node, Node) else None
 
 

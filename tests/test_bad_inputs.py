@@ -166,6 +166,7 @@ REFUSED: list[tuple[Any, ...]] = [
     ("sweep outside output_root", ["sweep=../../x"], ["sweep=../../x would write outside output_root"]),
     ("sweep absolute", ["sweep=/tmp/x"], ["sweep=/tmp/x would write outside output_root"]),
     ("an override that does not parse", ["eps=[1"], ["cannot parse the command line", "key=value"]),
+    ("an unknown option", ["--foo"], ["unrecognized arguments: --foo", "--hydra-help lists the options"]),
     ("a URL with credentials", ["generator=augpe", "generator.backend.base_url=http://u:pw@h/v1"], ["credentials"]),
     # values, checked before anything runs
     ("eps=0", ["eps=0"], ["eps=0.0 is invalid", "eps=inf"]),  # eps is a float in the schema
@@ -323,6 +324,22 @@ def test_a_bad_input_is_refused_with_one_line(
     assert SENTINEL.encode() not in written and b"Traceback" not in written
     if "-m" in case:  # validated before the first job: nothing ran
         assert not list(inputs["out"].rglob("results.json"))
+
+
+@pytest.mark.parametrize(
+    "late", [["-m", "seed=0,1"], ["--cfg", "job", "seed=1"]], ids=["-m after an override", "--cfg after an override"]
+)
+def test_an_option_after_an_override_is_one_line(
+    late: list[str], inputs: dict[str, Path], capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Not Hydra's 7-line argparse usage naming __main__.py: one line that says to put options first."""
+    outcome = run_app([*base_args(inputs), *late], capfd)
+    assert outcome.code == 2 and len(outcome.stderr.strip().splitlines()) == 1, outcome.stderr
+    assert (
+        f"the option {late[0]} comes after the override" in outcome.errors[0]
+        and "put options first" in outcome.errors[0]
+    )
+    assert "usage:" not in outcome.stderr and not inputs["out"].exists()
 
 
 # (id, overrides, the values the job must have run with: results.json key path -> value)
