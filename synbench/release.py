@@ -85,6 +85,38 @@ def noise_mode(generator: "type[Generator] | Generator", noise: str) -> str:
     return CONTROL_NOISE if is_control(generator) else noise
 
 
+def control_results(results: Mapping[str, Any]) -> bool:
+    """Whether a job's results are a control's (its `noise` is CONTROL_NOISE): tables show "control" for its eps,
+    which it did not apply."""
+    return results.get("noise") == CONTROL_NOISE
+
+
+def warn_about_control(generator: "Generator", name: str, epsilon: float, record: Mapping[str, Any]) -> None:
+    """One warning line for each way a control's job says more than it did: a finite eps that it does not apply
+    (copy releases the private set, public never reads it), and, for copy (`non_private_control` in the run's
+    `record`), more documents than the private set holds, each then repeated."""
+    if not is_control(generator):
+        return
+    n_private, n_synthetic = record["n_private"], record["n_synthetic"]
+    if epsilon != float("inf"):
+        log.warning(
+            "generator '%s' is a control and does not apply eps=%g (copy releases the private set as it is, public "
+            "never reads it); tables show its eps as 'control'",
+            name,
+            epsilon,
+        )
+    if record["non_private_control"] and n_synthetic > n_private:
+        log.warning(
+            "task.n_synthetic=%d is more than the %d private documents that generator '%s' releases: each is "
+            "repeated about %.0f times; set task.n_synthetic=%d (or null) for each document once",
+            n_synthetic,
+            n_private,
+            name,
+            n_synthetic / n_private,
+            n_private,
+        )
+
+
 def public_details(generator: "Generator", name: str, details: Mapping[str, Any]) -> dict[str, Any]:
     """The fit report's details that the generator declares public; the rest is dropped (named, never shown)."""
     declared = type(generator).public_details

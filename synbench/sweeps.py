@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from synbench import failures
 from synbench.job import JobConfig
+from synbench.release import control_results
 from synbench.results import UNREADABLE, job_files, read_job
 from synbench.tasks.options import check_task_options
 
@@ -107,7 +108,7 @@ def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:
                 "job": str(path.parent.relative_to(sweep_dir)),
                 "task": r.get("task"),
                 "generator": r.get("generator"),
-                "eps": r.get("epsilon"),
+                "eps": "control" if control_results(r) else r.get("epsilon"),
                 "seed": r.get("seed"),
                 "status": r.get("status"),
                 "eps_spent": r.get("epsilon_spent"),

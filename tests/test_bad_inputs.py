@@ -392,6 +392,24 @@ def test_an_edge_input_runs_with_the_values_it_names(
     assert SENTINEL.encode() not in written_bytes(inputs["out"], skip=released)  # copy releases its input by design
 
 
+def test_a_control_says_what_it_did_not_do(inputs: dict[str, Path], capfd: pytest.CaptureFixture[str]) -> None:
+    """The copy control under a finite eps and asked for more documents than the private set holds: one warning line
+    each, and the job's summary line and the report's tables show its eps as "control", not 4."""
+    from synbench.report.build import write_report
+
+    outcome = run_app(command(["eps=4", "task.n_synthetic=100"], inputs), capfd)
+    assert outcome.code == 0, outcome.stderr
+    lines = (outcome.stdout + outcome.stderr).splitlines()
+    assert len([line for line in lines if "is a control and does not apply eps=4" in line]) == 1
+    assert len([line for line in lines if "task.n_synthetic=100 is more than the 30 private documents" in line]) == 1
+    assert any(
+        line.startswith("benchmark copy on tiny: eps=control (4 not applied), epsilon_spent=inf") for line in lines
+    )
+    markdown, _ = write_report(inputs["out"] / "default")
+    rows = [line for line in markdown.read_text().splitlines() if line.startswith("| copy")]
+    assert rows and all([cell.strip() for cell in row.split("|")][2] == "control (4 not applied)" for row in rows), rows
+
+
 def test_the_battery_has_at_least_60_inputs() -> None:
     assert len(REFUSED) + len(RUN) >= 60
     assert len({case[0] for case in [*REFUSED, *RUN]}) == len(REFUSED) + len(RUN)

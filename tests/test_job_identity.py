@@ -117,9 +117,11 @@ def test_a_sweep_point_is_the_same_job_as_the_single_run_and_the_report_counts_d
     [seed0] = [p.parent for p in (tmp_path / "out").rglob("results.json") if json.loads(p.read_text())["seed"] == 0]
     shutil.copytree(seed0, seed0.with_name("eps=1.0,seed=0"))
     markdown, _ = write_report(tmp_path / "out" / "ident")
-    # the utility table's row and the generator comparison's: eps 1, two seeds ({0, 1}) in each
+    # the utility table's row and the generator comparison's: eps 1 (which the copy control does not apply), two
+    # seeds ({0, 1}) in each
     rows = [line for line in markdown.read_text().splitlines() if line.startswith("| copy")]
-    assert len(rows) == 2 and all([cell.strip() for cell in row.split("|")][2:4] == ["1", "2"] for row in rows), rows
+    cells = [[cell.strip() for cell in row.split("|")][2:4] for row in rows]
+    assert len(rows) == 2 and all(pair == ["control (1 not applied)", "2"] for pair in cells), rows
 
 
 def test_a_job_waits_for_its_lock_then_runs(job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

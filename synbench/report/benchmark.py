@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from synbench.report.load import COMPLETE, metric_directions, task_jobs
-from synbench.report.stats import Estimate, estimate, format_eps, macro_f1_leads
-from synbench.report.table import Cell, Table, groups, markers, metric_cell
+from synbench.report.stats import Estimate, estimate, format_job_eps, macro_f1_leads
+from synbench.report.table import Cell, Table, all_controls, groups, markers, metric_cell
 
 TASK = "benchmark"
 SECTIONS = ("utility", "fidelity")
@@ -86,7 +86,8 @@ def generator_rows(
     rows: list[tuple[float, list[Cell], list[Estimate | None]]] = []
     for (generator, eps), group in groups(jobs, ["generator", "epsilon"]):
         found = [metric_cell(group, c, confidence) for c in columns]
-        label = [Cell(f"{generator}{markers(group.all)}"), Cell(format_eps(eps)), group.seeds_cell()]
+        eps_cell = Cell(format_job_eps(eps, all_controls(group.all)))
+        label = [Cell(f"{generator}{markers(group.all)}"), eps_cell, group.seeds_cell()]
         rows.append((eps, label + [cell for cell, _ in found], [value for _, value in found]))
     for j, column in enumerate(columns):
         if column not in directions:

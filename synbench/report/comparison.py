@@ -19,8 +19,8 @@ import pandas as pd
 
 from synbench.report.benchmark import BASELINES, TASK, baseline_estimate
 from synbench.report.load import COMPLETE, JOB_SECONDS, task_jobs
-from synbench.report.stats import Estimate, estimate, format_eps
-from synbench.report.table import Cell, Table, groups
+from synbench.report.stats import Estimate, estimate, format_job_eps
+from synbench.report.table import Cell, Table, all_controls, groups
 
 # results column -> its header
 QUALITY = (("utility.f1_macro", "macro F1"), ("utility.f1_micro", "micro F1"), ("fidelity.mauve", "MAUVE"))
@@ -36,6 +36,7 @@ class ComparisonRow:
     quality: dict[str, Estimate | None]
     job_s: float
     baseline: bool = False
+    control: bool = False  # a built-in control's row: its ε was not applied (`table.all_controls`)
 
     def figures(self) -> dict[str, Any]:
         """The row as JSON-able figures: `<key>_mean`, `<key>_se` per quality column, seeds and seconds per job."""
@@ -64,6 +65,7 @@ def comparison_rows(frame: pd.DataFrame) -> dict[str, list[ComparisonRow]]:
                 int(g.complete["seed"].nunique()),
                 {c: estimate(g.complete[c], None) if c in g.complete else None for c, _ in QUALITY},
                 float(g.complete[JOB_SECONDS].mean()) if JOB_SECONDS in g.complete else math.nan,
+                control=all_controls(g.complete),
             )
             for (generator, eps), g in groups(jobs, ["generator", "epsilon"])
         ]
@@ -83,7 +85,7 @@ def comparison_table(dataset: str, rows: list[ComparisonRow]) -> Table:
     body = tuple(
         (
             Cell(row.label, kind(row)),
-            Cell("" if row.baseline else format_eps(row.epsilon), kind(row)),
+            Cell("" if row.baseline else format_job_eps(row.epsilon, row.control), kind(row)),
             Cell(str(row.seeds), kind(row)),
             *(Cell(str(row.quality[c]) if row.quality[c] is not None else "", kind(row)) for c, _ in QUALITY),
             Cell("" if math.isnan(row.job_s) else f"{row.job_s:.0f}", kind(row)),

@@ -80,6 +80,13 @@ def format_eps(eps: float) -> str:
     return "∞" if math.isinf(eps) else f"{eps:g}"
 
 
+def format_job_eps(eps: float, control: bool) -> str:
+    """A job's nominal epsilon as tables show it; a control's (`release.control_results`) says it was not applied."""
+    if not control:
+        return format_eps(eps)
+    return "control" if math.isinf(eps) else f"control ({format_eps(eps)} not applied)"
+
+
 def interval_note(confidence: float) -> str:
     """The sentence every report states once, so no reader guesses what ± means."""
     return (

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from synbench.report.stats import macro_f1_leads
+from synbench.release import control_results
+from synbench.report.stats import format_job_eps, macro_f1_leads
+from synbench.results import number
 
 # (section, key, label, reference keys as (label, section.key)) of the figures a person reads first.
 F1_MICRO = (
@@ -50,9 +52,11 @@ def summary(results: dict[str, Any]) -> str:
     def show(v: Any) -> str:
         return f"{v:.3g}" if isinstance(v, float) else str(v)
 
+    eps = number(results.get("epsilon"))
+    shown_eps = show(results.get("epsilon")) if eps is None else format_job_eps(eps, control_results(results))
     lines = [
         f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: "
-        f"eps={show(results.get('epsilon'))}, "
+        f"eps={shown_eps}, "
         f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"
     ]
     utility = results.get("utility", {})  # macro F1 first where micro F1 mostly counts the majority class

@@ -13,6 +13,7 @@ from typing import Callable, Literal, Sequence
 
 import pandas as pd
 
+from synbench.release import CONTROL_NOISE
 from synbench.report.load import COMPLETE
 from synbench.report.stats import MISSING, Estimate, estimate, format_eps
 
@@ -106,6 +107,11 @@ MARKERS: tuple[tuple[str, Callable[[pd.DataFrame], pd.Series], str], ...] = (
         "label space read off the private data (label_space_inferred): a non-noisy function of it",
     ),
 )
+
+
+def all_controls(jobs: pd.DataFrame) -> bool:
+    """Whether these jobs are all a built-in control's (their `noise` is "n/a"): their ε column reads "control"."""
+    return bool((jobs["noise"] == CONTROL_NOISE).all())
 
 
 def markers(jobs: pd.DataFrame) -> str:

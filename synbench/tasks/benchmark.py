@@ -88,6 +88,7 @@ def benchmark(job: JobRun) -> None:
     done = run.execute(splits.train, timing=timing)  # the job's one run: results.json is its record
     generator, report, synthetic = done.generator, done.report, done.synthetic
     assert generator is not None and report is not None and synthetic is not None
+    release.warn_about_control(generator, spec.generator, privacy.epsilon, done.record)
     private_scalars, private_curves = release.split_private_stats(report.private_stats if opt_in else {})
     health = {k: done.record[k] for k in ("n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share")}
     job.record_release(
