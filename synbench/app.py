@@ -57,6 +57,24 @@ GLOBAL_PACKAGE = re.compile(r"^#\s*@package\s+_global_", re.MULTILINE)
 TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*):", re.MULTILINE)
 HYDRA_FULL_ERROR = "HYDRA_FULL_ERROR"
 INF_LITERAL = re.compile(r"(?<![\w.])[+-]?inf(?![\w.])", re.IGNORECASE)  # `inf` as Hydra's grammar reads it
+HELP_FLAGS = frozenset({"--help", "-h"})
+HELP = """\
+SynBench benchmarks differentially private (DP) synthetic text generators on sensitive text: a job fits a generator
+on a private training split under a privacy budget eps, samples synthetic text, scores its utility (a classifier
+trained on it, tested on real data) and fidelity, and can audit what the release leaks (membership attacks, an
+empirical epsilon beside the nominal one). A job is one point of a sweep (dataset, generator, eps, seed, task) and
+writes outputs/<sweep>/<task>/<overrides>/results.json; running the same command again skips or resumes it.
+
+Examples (options such as -m first, then key=value overrides):
+  python -m synbench generator=copy eps=inf metrics=[utility]   # one quick job: the copy control
+  python -m synbench -m generator=dpgen eps=1,4,inf seed=0,1    # a sweep: six benchmark jobs
+  python -m synbench task=report                                # report.md and report.html of the sweep
+
+Options: -m (a sweep: every combination of the comma lists), --cfg job (print the composed config of a job,
+every key and value, without running it), --hydra-help (Hydra's own options).
+
+Config groups (group=option; docs/config.md explains each, and every key with its type and default):
+{groups}"""
 # Ctrl-C, and the polite stop of a scheduler or `kill`: either ends the job as an interrupt (exit 130)
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
@@ -70,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     """
     os.umask(PRIVATE_UMASK)
     args = list(sys.argv[1:] if argv is None else argv)
+    if HELP_FLAGS & set(args):
+        print_help()
+        return
     try:
         with interruptible():
             check_options(args)
@@ -83,6 +104,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"synbench: error: {failures.describe(exc).message}", file=sys.stderr)
         failures.print_debug_traceback(exc)
         raise SystemExit(2) from None
+
+
+def print_help() -> None:
+    """What SynBench is, three example commands and the config groups users pick (not the schema's, nor Hydra's):
+    Hydra's own help would print every internal group and the whole composed config."""
+    groups = {group: options for group, options in config_groups().items() if group.split("/")[0] != "hydra"}
+    print(HELP.format(groups="\n".join(f"  {group}: {', '.join(sorted(groups[group]))}" for group in sorted(groups))))
 
 
 @contextmanager

@@ -410,6 +410,31 @@ def test_a_control_says_what_it_did_not_do(inputs: dict[str, Path], capfd: pytes
     assert rows and all([cell.strip() for cell in row.split("|")][2] == "control (4 not applied)" for row in rows), rows
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_help_describes_synbench_and_its_groups_not_the_config(capfd: pytest.CaptureFixture[str]) -> None:
+    """--help: a paragraph, three example commands, the groups a user picks (no internal schema/* group, no config
+    dump), each option documented in docs/config.md; the README's set-up shows `make test` and `.venv/bin/python`."""
+    outcome = run_app(["--help"], capfd)
+    lines = outcome.stdout.splitlines()
+    assert outcome.code == 0 and not outcome.stderr and lines[0].startswith("SynBench benchmarks")
+    assert len([line for line in lines if line.startswith("  python -m synbench")]) == 3
+    assert "--cfg job" in outcome.stdout and len(lines) < 60 and "schema" not in outcome.stdout
+    config_md = (REPO / "docs" / "config.md").read_text()
+    groups = dict(
+        line.strip().split(": ", 1) for line in lines[lines.index(next(x for x in lines if "Config groups" in x)) + 1 :]
+    )
+    assert "generator" in groups and "schema/generator" not in groups
+    undocumented = [
+        f"{g}={o}" for g, options in groups.items() for o in options.split(", ") if f"`{o}`" not in config_md
+    ]
+    assert undocumented == []
+    assert "| `lock_wait_s` |" in config_md and "| `data_root` |" in config_md
+    readme = (REPO / "README.md").read_text()
+    assert "\nmake test " in readme and readme.index(".venv/bin/python") < readme.index("\npython -m synbench ")
+
+
 def test_the_battery_has_at_least_60_inputs() -> None:
     assert len(REFUSED) + len(RUN) >= 60
     assert len({case[0] for case in [*REFUSED, *RUN]}) == len(REFUSED) + len(RUN)
