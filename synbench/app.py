@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import sys
-import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -75,8 +74,6 @@ every key and value, without running it), --hydra-help (Hydra's own options).
 
 Config groups (group=option; docs/config.md explains each, and every key with its type and default):
 {groups}"""
-# Ctrl-C, and the polite stop of a scheduler or `kill`: either ends the job as an interrupt (exit 130)
-INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -92,7 +89,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print_help()
         return
     try:
-        with interruptible():
+        # SIGTERM too stops the job as Ctrl-C does (Python's default SIGTERM ends the process at once, leaving a
+        # generator=command program running and its copy of the private set on disk), and Ctrl-C works even where
+        # it was inherited ignored (a shell's background job)
+        with failures.on_interrupt(signal.default_int_handler):
             check_options(args)
             check_command_line(args)
             with hydra_raises(args):
@@ -111,25 +111,6 @@ def print_help() -> None:
     Hydra's own help would print every internal group and the whole composed config."""
     groups = {group: options for group, options in config_groups().items() if group.split("/")[0] != "hydra"}
     print(HELP.format(groups="\n".join(f"  {group}: {', '.join(sorted(groups[group]))}" for group in sorted(groups))))
-
-
-@contextmanager
-def interruptible() -> Iterator[None]:
-    """SIGINT and SIGTERM raise KeyboardInterrupt while the block runs, so either stops the job the same way: a
-    `generator=command` program's session stopped, its private working folder removed, a failed results.json.
-
-    Python's default SIGTERM ends the process at once (leaving such a program running and its copy of the private
-    set on disk), and a shell's background job inherits SIGINT ignored; the previous handlers come back afterwards.
-    """
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        yield
-        return
-    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in INTERRUPTS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 @contextmanager

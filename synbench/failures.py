@@ -7,17 +7,23 @@ complaint about its input), so it is reported by the three facts that hold no
 data: the plugin it came from, its type, and the file:line of the raise.
 `SYNBENCH_DEBUG=1` prints the full traceback, message included, to stderr
 only: never to a log (Hydra's `app.log` in a sweep) or a file a job writes.
+An interrupt (Ctrl-C, or SIGTERM: `on_interrupt` sets who handles both) is
+reported as INTERRUPTED.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
+from typing import Callable, Iterator
 
 from hydra.errors import HydraException
 from omegaconf.errors import (
@@ -33,6 +39,7 @@ from synbench.errors import ConfigError, PluginError, SynBenchError
 
 DEBUG_ENV = "SYNBENCH_DEBUG"
 INTERRUPTED = "interrupted; the same command resumes"
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C, and the polite stop of a scheduler or `kill`
 HIDDEN = "its message is not shown, as it may quote a record"
 
 
@@ -54,6 +61,21 @@ class Failure:
 
 def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+@contextmanager
+def on_interrupt(handler: Callable[[int, FrameType | None], object]) -> Iterator[None]:
+    """`handler` for SIGINT and SIGTERM while the block runs, the previous handlers after it. Only the main thread
+    may set handlers (and Python runs them there); in another thread the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, handler) for sig in INTERRUPTS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, signal.SIG_DFL if old is None else old)
 
 
 def print_debug_traceback(exc: BaseException) -> None:

@@ -442,8 +442,10 @@ def test_the_battery_has_at_least_60_inputs() -> None:
 
 # A `generator=command` program that says where it runs, then takes 20 s before writing a complete output.
 SLOW_PROGRAM = """
-import json, os, sys, time
+import json, os, signal, sys, time
 
+if os.environ.get("SLOW_PROGRAM_IGNORES_SIGTERM"):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 spec_path, out = sys.argv[1], sys.argv[2]
 with open(os.environ["SLOW_PROGRAM_STARTED"], "w") as f:
     json.dump({"pid": os.getpid(), "spec": spec_path}, f)
@@ -461,15 +463,26 @@ def _ignore_sigint() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sig", "inherited"),
-    [(signal.SIGINT, signal.SIG_DFL), (signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, signal.SIG_DFL)],
-    ids=["SIGINT", "SIGINT, ignored as by a shell's background job", "SIGTERM"],
+    ("sig", "inherited", "stubborn"),
+    [
+        (signal.SIGINT, signal.SIG_DFL, False),
+        (signal.SIGINT, signal.SIG_IGN, False),
+        (signal.SIGTERM, signal.SIG_DFL, False),
+        (signal.SIGINT, signal.SIG_DFL, True),
+    ],
+    ids=[
+        "SIGINT",
+        "SIGINT, ignored as by a shell's background job",
+        "SIGTERM",
+        "SIGINT twice, to a program that ignores SIGTERM",
+    ],
 )
 def test_a_signal_stops_a_command_program_at_once(
-    sig: signal.Signals, inherited: Any, inputs: dict[str, Path], tmp_path: Path
+    sig: signal.Signals, inherited: Any, stubborn: bool, inputs: dict[str, Path], tmp_path: Path
 ) -> None:
     """Ctrl-C (SIGINT to the process group) or SIGTERM while the program runs: the job ends within 5 s with exit 130
-    and one line, the program's session stopped, its folder (the private set) removed, and no complete result."""
+    and one line, the program's session stopped (killed after a grace when it ignores SIGTERM, even with a second
+    Ctrl-C meanwhile), its folder (the private set) removed, and no complete result."""
     program, started = tmp_path / "slow_program.py", tmp_path / "started.json"
     program.write_text(SLOW_PROGRAM)
     argv = f"{sys.executable},{program}" + ',"{{spec}}","{{out}}"'  # `command` formats {{...}} to {...}
@@ -479,7 +492,12 @@ def test_a_signal_stops_a_command_program_at_once(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **OFFLINE_ENV, "SLOW_PROGRAM_STARTED": str(started)},
+        env={
+            **os.environ,
+            **OFFLINE_ENV,
+            "SLOW_PROGRAM_STARTED": str(started),
+            **({"SLOW_PROGRAM_IGNORES_SIGTERM": "1"} if stubborn else {}),
+        },
         start_new_session=True,  # its own process group, which the signal goes to as a terminal's Ctrl-C does
         preexec_fn=_ignore_sigint if inherited is signal.SIG_IGN else None,
     )
@@ -490,6 +508,9 @@ def test_a_signal_stops_a_command_program_at_once(
     running = json.loads(started.read_text())
     sent = time.monotonic()
     os.killpg(proc.pid, sig)
+    if stubborn:
+        time.sleep(0.5)  # the job is stopping the program now: a second Ctrl-C must not leave it running
+        os.killpg(proc.pid, sig)
     out, err = proc.communicate(timeout=60)
     took = time.monotonic() - sent
     assert proc.returncode == 130 and took < 5, (took, out + err)

@@ -50,6 +50,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from synbench import failures
 from synbench.base import FitReport, Generator
 from synbench.corpus import Corpus, Labels
 from synbench.data.files import jsonl_rows
@@ -229,22 +230,26 @@ def _substitute(arg: str, spec_path: Path, out: Path) -> str:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Terminate the program's whole session (it may have started workers), then kill what is left after a grace
-    of STOP_GRACE_S; a second Ctrl-C meanwhile waits (blocked) until the program is gone, then interrupts."""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        for sig, wait in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, None)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                process.wait(timeout=wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    """Stop the program's whole session (`_terminate`); a Ctrl-C or SIGTERM meanwhile interrupts once it is gone."""
+    noted: list[int] = []
+    with failures.on_interrupt(lambda signum, _: noted.append(signum)):
+        _terminate(process)
+    if noted:
+        raise KeyboardInterrupt
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the program's session (it may have started workers), SIGKILL to what is left after STOP_GRACE_S."""
+    for sig, wait in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _json_file(path: Path) -> Any:
