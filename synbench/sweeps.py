@@ -20,7 +20,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from synbench import failures
+from synbench import failures, registry
+from synbench.base import DatasetLoader
 from synbench.job import JobConfig
 from synbench.release import control_results
 from synbench.results import UNREADABLE, job_files, read_job
@@ -80,9 +81,10 @@ def sweep_points(config: DictConfig) -> list[list[str]]:
 
 
 def check_sweep_points(config: DictConfig) -> None:
-    """Every value of a sweep, composed and checked as a job is (`JobConfig.from_config`), before its first job runs.
+    """Every value of a sweep, composed and checked as a job is (`JobConfig.from_config`), its task's options and
+    its dataset's config built, before its first job runs.
 
-    A sweep `eps=1,abc` then fails at once, not after the eps=1 job.
+    A sweep `eps=1,abc` (or `dataset.eval_fraction=0.2,1.5`) then fails at once, not after its first job.
     """
     name = str(OmegaConf.select(config, "hydra.job.config_name") or "config")
     # config folders the command line added: compose does not keep the run's search path, so it is given again
@@ -90,8 +92,11 @@ def check_sweep_points(config: DictConfig) -> None:
         o for o in map(str, OmegaConf.select(config, "hydra.overrides.hydra") or []) if o.startswith(SEARCHPATH)
     ]
     for point in sweep_points(config):
-        job = JobConfig.from_config(compose(config_name=name, overrides=[*point, *searchpath]), point)
+        cfg = compose(config_name=name, overrides=[*point, *searchpath])
+        registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # as the job will, first
+        job = JobConfig.from_config(cfg, point)
         check_task_options(job.task)
+        registry.create(DatasetLoader, job.dataset)  # its config's checks; no data is read
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:

@@ -280,6 +280,7 @@ REFUSED: list[tuple[Any, ...]] = [
     ),
     ("task.format=xlsx", ["task=export", "task.format=xlsx"], ["task.format='xlsx' must be one of csv, parquet"]),
     ("sweep task.format=xlsx", ["-m", "task=export", "task.format=xlsx"], ["task.format='xlsx' must be one of"]),
+    ("sweep eval_fraction=0.2,1.5", ["-m", "dataset.eval_fraction=0.2,1.5"], ["dataset.eval_fraction=1.5 must be"]),
     # a bool takes true/false, yes/no, on/off and nothing else (OmegaConf alone reads 2 and y as true)
     ("secure_mode=2", ["privacy.secure_mode=2"], ["privacy.secure_mode=2 is not a bool", "true or false"]),
     ("secure_mode=y", ["privacy.secure_mode=y"], ["privacy.secure_mode='y' is not a bool"]),
