@@ -279,6 +279,7 @@ REFUSED: list[tuple[Any, ...]] = [
         ["generator.lora.target_modules='q_proj' is not a list", "generator.lora.target_modules=[q_proj]"],
     ),
     ("task.format=xlsx", ["task=export", "task.format=xlsx"], ["task.format='xlsx' must be one of csv, parquet"]),
+    ("task.confidence=2 (no sweep yet)", ["task=report", "task.confidence=2"], ["task.confidence=2.0 must be between"]),
     ("sweep task.format=xlsx", ["-m", "task=export", "task.format=xlsx"], ["task.format='xlsx' must be one of"]),
     ("sweep eval_fraction=0.2,1.5", ["-m", "dataset.eval_fraction=0.2,1.5"], ["dataset.eval_fraction=1.5 must be"]),
     # a bool takes true/false, yes/no, on/off and nothing else (OmegaConf alone reads 2 and y as true)

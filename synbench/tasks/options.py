@@ -5,8 +5,9 @@ conf/task/<name>.yaml names its node first in its defaults list, so the YAML
 holds only what differs and every value is typed on merge: a
 `task.save_synthetic=no` is False, a `task.n_synthetic=abc` a one-line error.
 The checks a type cannot express are in the dataclass's `__post_init__`
-(or `synbench.job` for `n_synthetic`), one place per setting; a sweep runs
-them for every point before its first job (`check_task_options`).
+(or `synbench.job` for `n_synthetic`), one place per setting, so a value is
+refused before the task looks for a sweep's files, and a sweep refuses it for
+every point before its first job (`check_task_options`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from synbench.errors import ConfigError
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
 EXPORT_FORMATS = ("csv", "parquet")
+WANDB_MODES = ("online", "offline")
 
 
 @dataclass
@@ -51,6 +53,10 @@ class ReportOptions:
     root: str = SWEEP_FOLDER  # the sweep folder to read; report.md and report.html go here
     confidence: float = 0.95  # level of the Student t interval over seeds shown as mean ± half-width
 
+    def __post_init__(self) -> None:
+        if not 0 < self.confidence < 1:
+            raise ConfigError(f"task.confidence={self.confidence} must be between 0 and 1 (0.95 for a 95% interval)")
+
 
 @dataclass
 class WandbWorkspaceOptions:
@@ -61,6 +67,12 @@ class WandbWorkspaceOptions:
     entity: Optional[str] = "${oc.select:tracking.entity,null}"  # null: your default W&B entity (online)
     project: str = "${oc.select:tracking.project,synbench}"
     spec_file: str = SWEEP_FOLDER + "/wandb_workspace.json"  # the view's spec (JSON)
+
+    def __post_init__(self) -> None:
+        if self.mode not in WANDB_MODES:
+            raise ConfigError(
+                f"task.mode={self.mode!r} must be online (save the view to W&B) or offline (its spec only)"
+            )
 
 
 @dataclass

@@ -26,7 +26,5 @@ class ReportTask(Task):
                 f"task=report: no {RESULTS_FILE} under {root}; name the sweep with sweep=<name> (and "
                 f"output_root=<folder> if its outputs are elsewhere), or set task.root=<folder>"
             )
-        if not 0 < options.confidence < 1:
-            raise ConfigError(f"task.confidence={options.confidence} must be between 0 and 1 (0.95 for a 95% interval)")
         for path in write_report(root, options.confidence, title=f"SynBench report: sweep {config.sweep}"):
             print(f"report: {path}")

@@ -31,7 +31,6 @@ from synbench.job import JobConfig
 from synbench.tasks.base import Task
 from synbench.tasks.options import WandbWorkspaceOptions
 
-MODES = ("online", "offline")
 # (panel title, metrics on the y-axis) of the view's sections, each against the runs' `eps`.
 FIGURES = {
     "Utility and fidelity against eps (a line per generator: mean over seeds, min-max band)": (
@@ -125,10 +124,6 @@ class WandbWorkspaceTask(Task):
 
     def run(self, config: JobConfig, job_dir: Path) -> None:
         options = schema.typed(WandbWorkspaceOptions, config.task, "task")
-        if options.mode not in MODES:
-            raise ConfigError(
-                f"task.mode={options.mode!r} must be online (save the view to W&B) or offline (its spec only)"
-            )
         workspace = build(config.sweep, options.entity, options.project)
         path = Path(options.spec_file)
         write_text_atomic(path, json.dumps(view_spec(workspace), indent=2) + "\n")
