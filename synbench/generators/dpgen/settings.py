@@ -29,12 +29,14 @@ def check_control_code(template: str | None) -> None:
         )
 
 
-# LoRA as the paper fine-tunes with it (r=8, alpha=16, dropout 0, every attention and MLP projection)
+# LoRA as the paper fine-tunes with it (r=8, alpha=16, dropout 0, every attention and MLP projection, every layer);
+# top_layers is ours (adapters on the last N decoder layers only), in the dict so the schema node has the key.
 PAPER_LORA = {
     "r": 8,
     "alpha": 16,
     "dropout": 0.0,
     "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    "top_layers": None,
 }
 
 
