@@ -361,6 +361,14 @@ def test_lora_top_layers_puts_adapters_on_the_last_layers_only_and_trains_them(t
         generator(tiny_model, lora={**lora, "top_layers": 0})
 
 
+def test_lora_top_layers_is_set_from_the_command_line() -> None:
+    """The schema node carries `top_layers` (null = every layer), so `generator.lora.top_layers=6` composes."""
+    from conftest import compose_config
+
+    assert compose_config(["generator=dpgen"]).generator.lora.top_layers is None
+    assert compose_config(["generator=dpgen", "generator.lora.top_layers=6"]).generator.lora.top_layers == 6
+
+
 def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         generator(tiny_model, grad_sample_mode="functorch")
