@@ -23,9 +23,9 @@ import torch
 from torch.utils.data import Dataset
 
 from synbench.corpus import Corpus
+from synbench.data.common import LONG_DOCUMENTS
 from synbench.dp.label_sets import label_sets
 from synbench.errors import ConfigError
-from synbench.generators.dpgen.settings import LONG_DOCUMENTS
 
 IGNORE = -100  # label id that cross-entropy skips
 LOSS_ON = ("text", "all")

@@ -10,14 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from synbench.data.common import LONG_DOCUMENTS
 from synbench.dp.settings import DPSGDSettings, at_least_one
 from synbench.errors import ConfigError
 from synbench.privacy import PrivacySpec
 
 if TYPE_CHECKING:
     from synbench.dp.module import TrainConfig
-
-LONG_DOCUMENTS = ("truncate", "head_tail", "chunk")
 
 
 def check_control_code(template: str | None) -> None:
