@@ -229,3 +229,37 @@ def test_a_program_is_model_audited(tmp_path: Path, reviews: list[str]) -> None:
     results = run(JobConfig.from_config(cfg), tmp_path / "job")
     assert results["status"] == "complete" and results["model_audit"]["syn_dp.epsilon_spent"] == 2.0
     assert any(key.startswith("syn_dp.") and key.endswith(".auc") for key in results["model_audit"])
+
+
+COPY_ALL = (
+    "import json, os, sys\n"
+    "spec = json.load(open(sys.argv[1]))\n"
+    "rows = [json.loads(line) for line in open(spec['private_path'])]\n"
+    "with open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w') as f:\n"
+    "    f.writelines(json.dumps({'text': r['text'], 'label': r['label']}) + '\\n' for r in rows)\n"
+    "json.dump({'epsilon_spent': 1.0}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n"
+)
+
+
+def test_a_program_short_of_documents_because_the_private_set_is_small_is_told_which_number_to_set(
+    tmp_path: Path,
+) -> None:
+    """One document per private one (36 here) for a spec asking 50: the line names the key to set and its bound."""
+    private = public_corpus()
+    configured = inline(COPY_ALL, tmp_path, n_synthetic=50)
+    with pytest.raises(SynBenchError, match=r"more than the 36 private .* set generator.n_synthetic to at most 36"):
+        configured.fit(private, PrivacySpec(1.0, 1e-5), seed=0)
+    by_job = inline(COPY_ALL, tmp_path)
+    by_job.expect_samples(50)
+    with pytest.raises(
+        SynBenchError, match=r"set the job's sample size \(task.n_synthetic or audit.n_synthetic\) to at"
+    ):
+        by_job.fit(private, PrivacySpec(1.0, 1e-5), seed=0)
+    by_job.expect_samples(36)  # what the private set allows: it runs
+    assert len(by_job.fit(private, PrivacySpec(1.0, 1e-5), seed=0).details) and len(by_job.sample(36)) == 36
+
+
+def test_job_config_is_part_of_the_public_api() -> None:
+    import synbench.api as api
+
+    assert api.JobConfig is JobConfig and "JobConfig" in api.__all__

@@ -47,6 +47,7 @@ from synbench.dp.accounting import Calibration, calibrate
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, LabelSetRelease
 from synbench.errors import ConfigError, DataError, PluginError, SynBenchError
 from synbench.filters.base import Filter, Selection
+from synbench.job import JobConfig
 from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma, gdp_delta, gdp_epsilon, gdp_mu, resolve_delta
 from synbench.progress import Meter, progress
 from synbench.registry import create as create_plugin
@@ -74,6 +75,8 @@ __all__ = [
     "Splits",
     "Task",
     "Tracker",
+    # the typed description of a job, as a task plugin receives it
+    "JobConfig",
     # errors
     "ConfigError",
     "DataError",

@@ -138,10 +138,7 @@ class CommandGenerator(Generator):
             epsilon, delta = _read_spent(out / SPENT_FILE, privacy)
             written = _read_synthetic(out / SYNTHETIC_FILE, corpus)
         if len(written) < n:
-            raise SynBenchError(
-                f"{NAME}: the program wrote {len(written)} documents to {{out}}/{SYNTHETIC_FILE} but the spec asked "
-                f"for n_synthetic={n}; write that many (see {self.log_path} for its output)"
-            )
+            raise SynBenchError(_too_few(len(written), n, len(corpus), self.n_synthetic, self.log_path))
         self._written, self._rng = written, np.random.default_rng(seed)
         return FitReport(
             epsilon_spent=epsilon,
@@ -223,6 +220,27 @@ class CommandGenerator(Generator):
         if code != 0:
             raise SynBenchError(f"{NAME}: the program exited with code {code}; its output is in {self.log_path}")
         return time.monotonic() - start
+
+
+def _too_few(written: int, asked: int, private: int, configured: int | None, log: Path | None) -> str:
+    """One line for a program that wrote fewer documents than the spec's `n_synthetic`, naming the number to set.
+
+    A program that writes at most one document per private one (a copy, a per-document rewrite) comes short when the
+    job's sample size is above the private set's size (the size is public: delta and the accountant use it).
+    """
+    line = f"{NAME}: the program wrote {written} documents to {{out}}/{SYNTHETIC_FILE} but the spec asked for "
+    line += f"n_synthetic={asked}"
+    if written <= private < asked:
+        key = (
+            "generator.n_synthetic"
+            if configured == asked
+            else "the job's sample size (task.n_synthetic or audit.n_synthetic)"
+        )
+        return (
+            f"{line}, more than the {private} private documents it was given: if it writes at most one per private "
+            f"document, set {key} to at most {private}; otherwise write {asked} (see {log} for its output)"
+        )
+    return f"{line}; write that many (see {log} for its output)"
 
 
 def _substitute(arg: str, spec_path: Path, out: Path) -> str:
