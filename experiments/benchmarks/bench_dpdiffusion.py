@@ -1,4 +1,5 @@
-"""DP-Diffusion speed on this machine, at the demo size of conf/generator/dpdiffusion.yaml.
+"""DP-Diffusion speed on this machine, at the demo grid's sizes (conf/generator/dpdiffusion_grid.yaml over
+dpdiffusion.yaml and the schema's defaults: the pretrained MiniLM denoiser the grid trains).
 
 1. DP step time / non-DP step time of the denoiser, through the shared training core
    (Lightning + Opacus), with `hooks` and with `ghost` clipping, on the same batch: the
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -19,23 +21,41 @@ from omegaconf import OmegaConf
 from synbench.corpus import Corpus
 from synbench.dp.module import DPSGDModule, TrainConfig, fit_module
 from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDataset, collate, public_tokenizer
-from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, parameter_count
+from synbench.generators.dpdiffusion.model import (
+    Denoiser,
+    DenoiserConfig,
+    PretrainedDenoiser,
+    parameter_count,
+    pretrained_denoiser,
+)
 from synbench.generators.dpdiffusion.sampling import generate
+from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 from synbench.privacy import NoiseSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dpgen import StepTimer  # noqa: E402  (the sibling benchmark's per-step timer)
 
+CONF = Path(__file__).resolve().parents[2] / "conf" / "generator"
 TIMED_STEPS, WARMUP_STEPS, SAMPLED_DOCS = 3, 1, 64
 SENTENCE = "I took this medication for three months and the side effects were mild at first, then my sleep got worse. "
 
 
-def demo() -> Any:
-    return OmegaConf.load(os.path.join(os.path.dirname(__file__), "..", "..", "conf", "generator", "dpdiffusion.yaml"))
+def grid() -> DPDiffusionSettings:
+    """The settings a grid job runs: the schema's defaults, then dpdiffusion.yaml's values, then the grid's."""
+    values: dict[str, Any] = {}
+    for name in ("dpdiffusion.yaml", "dpdiffusion_grid.yaml"):
+        node = OmegaConf.load(CONF / name)
+        node.pop("defaults", None)
+        values.update(OmegaConf.to_container(node))  # type: ignore[arg-type]
+    return DPDiffusionSettings(**values)
 
 
-def build(cfg: Any, tokenizer: Any) -> Denoiser:
+def build(cfg: DPDiffusionSettings, tokenizer: Any) -> Denoiser | PretrainedDenoiser:
     torch.manual_seed(0)
+    if cfg.init == "pretrained":
+        return pretrained_denoiser(
+            tokenizer, 1, cfg.max_seq_len, cfg.pretrained_layers, cfg.trained_layers, cfg.label_gain
+        )
     return Denoiser(
         DenoiserConfig(
             vocab_size=len(tokenizer),
@@ -49,7 +69,7 @@ def build(cfg: Any, tokenizer: Any) -> Denoiser:
     )
 
 
-def step_seconds(cfg: Any, tokenizer: Any, mode: str, private: bool) -> float:
+def step_seconds(cfg: DPDiffusionSettings, tokenizer: Any, mode: str, private: bool) -> float:
     batch = int(cfg.physical_batch_size)
     texts = [f"review {i}: " + SENTENCE * 4 for i in range(batch)]
     dataset = SequenceDataset(Corpus.build(texts, [["positive"]] * batch, ["positive"]), tokenizer, cfg.max_seq_len)
@@ -82,12 +102,12 @@ def step_seconds(cfg: Any, tokenizer: Any, mode: str, private: bool) -> float:
 
 
 def main() -> dict[str, Any]:
-    cfg = demo()
+    cfg = grid()
     if cfg.num_threads:  # measure what the demo runs
         torch.set_num_threads(int(cfg.num_threads))
     tokenizer = public_tokenizer()
     figures: dict[str, Any] = {
-        "denoiser": build(cfg, tokenizer).cfg.describe(),
+        "denoiser": build(cfg, tokenizer).describe(),
         "params": parameter_count(build(cfg, tokenizer)),
         "physical_batch": cfg.physical_batch_size,
         "torch_threads": torch.get_num_threads(),
