@@ -23,9 +23,16 @@ cell, their means, and how many cells it catches alone. The n-gram
 The options table of docs/audit.md (`results/audit_options.md`) is rendered
 from these figures.
 
-CALIBRATION_SEEDS and CALIBRATION_NULL_SEEDS shrink the seed loops; the
-figures record what ran. The whole run is about 50 audits: about 20 minutes
-on 2 busy cores.
+eps_emp's cross-fit chooses its rule by `audit.crossfit_rule` (default
+`lower_bound`: the highest 95% lower bound on the choosing fold). Each grid
+cell's one-run eps_emp is also measured under the old rule (`estimate`, the
+highest point estimate) on the same seed, and the null runs again under the
+old rule over CALIBRATION_OLD_RULE_NULL_SEEDS seeds, so the two rules'
+spread over null games is compared on this bench's own audits.
+
+CALIBRATION_SEEDS, CALIBRATION_NULL_SEEDS and CALIBRATION_OLD_RULE_NULL_SEEDS
+shrink the seed loops; the figures record what ran. The whole run is about
+370 audits: about 30 minutes on 2 idle cores.
 """
 
 from __future__ import annotations
@@ -45,9 +52,12 @@ from calibration_generator import ParaphraseLeakGenerator  # noqa: E402
 
 LEAK_SHARES, SWAP_SHARES, REPEATS = (1.0, 0.5, 0.25), (0.2, 0.5), 3
 SEEDS = int(os.environ.get("CALIBRATION_SEEDS", "20"))
-# a null audit takes ~4 s; its mean needs many: eps_emp's SD over null games is ~0.35, so 40 seeds leave the mean a
-# standard error of ~0.06 (the first 40 gave 0.12, 2 SE; 200 give 0.028 +/- 0.025)
+# a null audit takes ~4 s; its mean needs many: under the old rule eps_emp's SD over null games was ~0.35, so 40 seeds
+# left the mean a standard error of ~0.06 (null_leak_0_old_rule holds that rule's spread, null_leak_0 the new one's)
 NULL_SEEDS = int(os.environ.get("CALIBRATION_NULL_SEEDS", "200"))
+# the null again under the old rule (audit.crossfit_rule=estimate), for its spread beside the new rule's
+OLD_RULE_NULL_SEEDS = int(os.environ.get("CALIBRATION_OLD_RULE_NULL_SEEDS", "100"))
+OLD_RULE = "audit.crossfit_rule=estimate"
 # 1,000 canaries: a one-run bound is capped by its number of trials (Steinke et al. 2023), and with membership-blind
 # folds and the attack chosen inside the cross-fit the weakest cell (leak 0.25, swap 0.5) stays under 1 at the
 # default 300 (0.74 and 1.78 at seeds 0 and 1): more trials, not a looser test, is what catches it
@@ -76,6 +86,9 @@ def cell(leak: float, swap: float) -> dict:
         keys=KEYS,
     )
     one, pooled = by_attack(figures, "eps_emp_lower"), by_attack(figures, "eps_emp_lower", "pooled.")
+    old_rule = demo_audit(
+        [*ONE_RUN, "generator=copy", OLD_RULE], generator=lambda: ParaphraseLeakGenerator(leak, swap), keys=KEYS
+    )
     print(
         f"calibration leak {leak:g} swap {swap:g}: one run {one}, pooled {pooled}, {figures['wall_s']} s",
         file=sys.stderr,
@@ -85,6 +98,8 @@ def cell(leak: float, swap: float) -> dict:
         "one_run_eps_emp_lower": one,
         "pooled_r3_eps_emp_lower": pooled,
         "per_run_combined_eps_emp_lower": [figures.get(f"eps_emp_lower_run_{r}") for r in range(REPEATS)],
+        "one_run_eps_emp": by_attack(figures, "eps_emp"),
+        "one_run_eps_emp_old_rule": by_attack(old_rule, "eps_emp"),
         "one_run_auc": by_attack(figures, "auc"),
         "attack_chosen": figures.get("attack_chosen"),
         "caught_one_run": one["combined"] > 1,
@@ -193,6 +208,7 @@ def main() -> dict:
     out: dict = {
         "load_average_at_start": os.getloadavg()[0],
         "claimed_eps": 1.0,
+        "crossfit_rule": "lower_bound",
         "repeats_pooled": REPEATS,
         "grid": {f"leak_{leak:g}_swap_{swap:g}": cell(leak, swap) for leak in LEAK_SHARES for swap in SWAP_SHARES},
     }
@@ -200,8 +216,14 @@ def main() -> dict:
     (Path(__file__).resolve().parent / "results" / "audit_options.md").write_text(options_table(out["options"]))
     out["example_eps1"] = seeds(["generator=example", *ONE_RUN], SEEDS)
     out["null_leak_0"] = seeds(["generator=copy", *ONE_RUN], NULL_SEEDS, lambda: ParaphraseLeakGenerator(0.0, 0.0))
+    out["null_leak_0_old_rule"] = seeds(
+        ["generator=copy", *ONE_RUN, OLD_RULE], OLD_RULE_NULL_SEEDS, lambda: ParaphraseLeakGenerator(0.0, 0.0)
+    )
     grid = out["grid"]
     out["done_when"] = {
+        "one_run_catches_leak_0.25_swap_0.5_above_0": grid["leak_0.25_swap_0.5"]["one_run_eps_emp_lower"]["combined"]
+        > 0,
+        "example_eps1_combined_bound_stays_0": out["example_eps1"]["combined"]["eps_emp_lower_max"] == 0,
         "one_run_catches_every_cell": all(c["caught_one_run"] for c in grid.values()),
         "r3_catches_every_cell": all(c["caught_r3"] for c in grid.values()),
         "example_eps1_never_above_1": all(

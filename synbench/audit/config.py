@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from synbench.audit.crossfit import CROSSFIT_RULES
 from synbench.audit.design import MODES
 from synbench.errors import ConfigError
 
@@ -54,8 +55,11 @@ class AuditConfig:
     # --- reporting
     fpr_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 0.2)  # audit.tpr_at_fpr_<f>; the paper reads FPR in [0.1, 0.2]
     recall_grid: tuple[float, ...] = (0.01, 0.1)  # audit.precision_at_recall_<r>
-    # eps_emp / eps_emp_max choose among thresholds with at least this many errors behind the denominator;
-    # eps_emp_lower has no such cap
+    # how eps_emp's cross-fit chooses its rule (attack, threshold, inequality) on the choosing fold:
+    # lower_bound = the highest 95% lower bound there | estimate = the highest point estimate (the old rule)
+    crossfit_rule: str = "lower_bound"
+    # eps_emp_max, and eps_emp with crossfit_rule=estimate, choose among thresholds with at least this many errors
+    # behind the denominator; eps_emp_lower and the lower_bound rule have no such cap (few counts lower a bound)
     min_count: int = 5
     confidence: float = 0.95  # of eps_emp_lower (and of gdp_mu_lower): its two parts each hold at 1 - (1 - c) / 2
     delta: float | None = None  # of the empirical epsilon; null = the job's delta (from the planned set size)
@@ -66,6 +70,10 @@ class AuditConfig:
             object.__setattr__(self, key, tuple(float(v) for v in getattr(self, key)))
         if self.mode not in MODES:
             raise ConfigError(f"audit.mode={self.mode!r} is unknown; choose one of {', '.join(MODES)}")
+        if self.crossfit_rule not in CROSSFIT_RULES:
+            raise ConfigError(
+                f"audit.crossfit_rule={self.crossfit_rule!r} is unknown; choose one of {', '.join(CROSSFIT_RULES)}"
+            )
         if self.targets not in TARGET_KINDS:
             raise ConfigError(f"audit.targets={self.targets!r} is unknown; choose one of {', '.join(TARGET_KINDS)}")
         if self.target_positions is not None and not self.outliers:

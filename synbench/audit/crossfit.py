@@ -9,7 +9,12 @@ fold and evaluated on the other, then the folds swap.
 
 - `cross_fitted_epsilon`: the mean of the two held-out point estimates,
   unclipped (negative under the null half the time, so its mean is near 0),
-  with half a count added to each rate so one empty cell stays finite.
+  with half a count added to each rate so one empty cell stays finite. The
+  rule (attack, threshold, inequality) is chosen on the choosing fold by
+  `CROSSFIT_RULES`: `lower_bound` (the default) takes the highest
+  Clopper-Pearson lower bound there, which prefers rules whose counts are
+  large enough to be trusted; `estimate` (the old rule) the highest smoothed
+  point estimate, which a noisy tail threshold wins as often as a real one.
 - `holdout_lower_bound`: the Clopper-Pearson bound at the one threshold
   chosen on a selection fold (a quarter of the targets by default: the
   bound gains more from test trials than the choice from selection ones) and
@@ -27,6 +32,7 @@ import numpy as np
 from synbench.audit.epsilon import epsilon_lower_bounds_from_counts
 from synbench.audit.roc import RocCurve
 
+CROSSFIT_RULES = ("lower_bound", "estimate")  # how the cross-fit chooses its rule on the choosing fold
 CountsBound = Callable[
     [np.ndarray, np.ndarray, int, int, float], np.ndarray
 ]  # (tp, fp, n_pos, n_neg, alpha) -> per threshold
@@ -89,13 +95,31 @@ class OperatingPoint:
     bound: float
 
 
-def _best_rule(roc: RocCurve, delta: float, min_count: int) -> tuple[float, int, int]:
-    """(smoothed estimate, inequality, threshold row) of the best rule on `roc` among thresholds with at least
-    `min_count` errors behind the denominator."""
-    enough = np.stack([roc.fp >= min_count, roc.n_pos - roc.tp >= min_count])
-    chosen = np.where(enough, smoothed_log_ratios(roc.tp, roc.fp, roc.n_pos, roc.n_neg, delta), -np.inf)
-    side, row = np.unravel_index(np.argmax(chosen), chosen.shape)
-    return float(chosen[side, row]), int(side), int(row)
+def _best_rule(
+    roc: RocCurve, delta: float, min_count: int, rule: str = "lower_bound", confidence: float = 0.95
+) -> tuple[tuple[float, float], int, int]:
+    """((ranking value, smoothed estimate), inequality, threshold row) of the best rule on `roc`.
+
+    `rule="estimate"` ranks by the smoothed estimate among thresholds with at
+    least `min_count` errors behind the denominator (a noisy tail threshold
+    would win otherwise). `rule="lower_bound"` ranks every threshold by its
+    one-sided Clopper-Pearson lower bound at `confidence` (each rate at
+    (1 - confidence) / 2, as `epsilon_lower_bounds_from_counts`): few counts
+    lower a bound by themselves, so it needs no cap. Ties go to the higher
+    estimate, then to the first.
+    """
+    estimate = smoothed_log_ratios(roc.tp, roc.fp, roc.n_pos, roc.n_neg, delta)
+    if rule == "estimate":
+        enough = np.stack([roc.fp >= min_count, roc.n_pos - roc.tp >= min_count])
+        estimate = ranking = np.where(enough, estimate, -np.inf)
+    elif rule == "lower_bound":
+        alpha = (1 - confidence) / 2
+        ranking = epsilon_lower_bounds_from_counts(roc.tp, roc.fp, roc.n_pos, roc.n_neg, delta, alpha)
+    else:
+        raise ValueError(f"crossfit rule {rule!r} is unknown; choose one of {', '.join(CROSSFIT_RULES)}")
+    top = np.where(ranking == ranking.max(), estimate, -np.inf)
+    side, row = np.unravel_index(np.argmax(top), top.shape)
+    return (float(ranking[side, row]), float(estimate[side, row])), int(side), int(row)
 
 
 def cross_fitted_epsilon(
@@ -104,14 +128,19 @@ def cross_fitted_epsilon(
     folds: np.ndarray,
     delta: float = 0.0,
     min_count: int = 5,
+    rule: str = "lower_bound",
+    confidence: float = 0.95,
 ) -> float:
     """Mean over the two folds of the held-out point estimate of the rule chosen on the other.
 
     `scores` is one (runs x targets) array or one per attack. The rule, the
-    attack with its threshold and inequality, maximises the (smoothed)
-    estimate on the choosing fold among thresholds with at least `min_count`
-    errors behind the denominator (as `empirical_epsilon_curve`), and is
-    measured once on the other fold: choosing the attack inside the cross-fit
+    attack with its threshold and inequality, maximises on the choosing fold
+    the lower bound at `confidence` (`rule="lower_bound"`, every threshold)
+    or the smoothed estimate (`rule="estimate"`, the old rule, among
+    thresholds with at least `min_count` errors behind the denominator, as
+    `empirical_epsilon_curve`), and is measured once, by the smoothed
+    estimate, on the other fold: the choice
+    sees only the choosing fold, so choosing the attack inside the cross-fit
     keeps the estimate centred on 0 under the null however many attacks run.
     """
     arrays = [scores] if isinstance(scores, np.ndarray) else list(scores)
@@ -123,8 +152,8 @@ def cross_fitted_epsilon(
         rocs = [fold_roc(a, members, folds == pick) for a in arrays]
         if any(roc is None for roc in rocs) or m.all() or not m.any():
             continue
-        rules = [_best_rule(roc, delta, min_count) for roc in rocs]
-        attack = int(np.argmax([r[0] for r in rules]))
+        rules = [_best_rule(roc, delta, min_count, rule, confidence) for roc in rocs]
+        attack = max(range(len(rules)), key=lambda a: rules[a][0])  # (ranking, estimate); the first of equals
         _, side, row = rules[attack]
         tp, fp, n_pos, n_neg = counts_at(rocs[attack].thresholds[row], np.atleast_2d(arrays[attack])[:, evaluate], m)
         values.append(float(smoothed_log_ratios(np.array(tp), np.array(fp), n_pos, n_neg, delta)[side]))

@@ -35,7 +35,10 @@ Which number supports which claim:
   (AUC, ...) are those of the attack the held-out part chose
   (`attack_chosen`).
 - `eps_emp` is an estimate, not evidence: cross-fitted with the attack
-  chosen inside the cross-fit, centred under the null, unclipped.
+  chosen inside the cross-fit, centred under the null, unclipped; the rule
+  is the one with the highest 95% lower bound on the choosing fold
+  (`audit.crossfit_rule=lower_bound`) or the highest estimate there
+  (`estimate`, the old, noisier rule).
   `eps_emp_max` is the old maximum over thresholds, optimistic (about 0.5
   on random scores).
 """
@@ -206,7 +209,9 @@ def _core(
     roc = RocCurve.from_scores(own, members)
     out: dict[str, Any] = {"n_targets": members.shape[1]}
     out.update(roc.summary(cfg.fpr_grid, cfg.recall_grid))
-    out["eps_emp"] = cross_fitted_epsilon(scores, members, target_folds(kinds, seed), claim.delta, cfg.min_count)
+    out["eps_emp"] = cross_fitted_epsilon(
+        scores, members, target_folds(kinds, seed), claim.delta, cfg.min_count, cfg.crossfit_rule
+    )
     out["eps_emp_max"] = empirical_epsilon_curve(roc, claim.delta, cfg.min_count)
     out.update(found)
     if cfg.mode == "one_run":
