@@ -361,6 +361,33 @@ def test_lora_top_layers_puts_adapters_on_the_last_layers_only_and_trains_them(t
         generator(tiny_model, lora={**lora, "top_layers": 0})
 
 
+@pytest.mark.parametrize("eps", [math.inf, 4.0])
+def test_cache_trunk_trains_the_same_weights_as_the_full_model(tiny_model: dict[str, Any], eps: float) -> None:
+    """`cache_trunk` with `lora.top_layers=1` on the 2-layer model: layer 0 runs once per document, each step only
+    layer 1 and the head; with the same replicated noise the trained weights equal the uncached run's, with and
+    without DP, and the model comes back whole (both layers) for sampling."""
+    lora = {"r": 2, "alpha": 4, "target_modules": ["q_proj", "v_proj"], "top_layers": 1}
+    fitted = {}
+    for cached in (False, True):
+        gen = generator(tiny_model, batch_size=8, physical_batch_size=4, lr=1e-2, lora=lora, cache_trunk=cached)
+        report = gen.fit(corpus(16), spec(eps, n=16, noise_seed=0), seed=0)
+        assert report.details["cache_trunk"] is cached and report.details["steps"] >= 2
+        assert gen._model.config.num_hidden_layers == len(gen._model.model.layers) == 2
+        assert len(gen.sample(4)) == 4
+        fitted[cached] = {k: v.clone() for k, v in gen._model.state_dict().items()}
+    assert all(torch.allclose(fitted[True][k], fitted[False][k], atol=1e-5) for k in fitted[True])
+    before = load_causal_lm(tiny_model).model.state_dict()
+    key = "model.layers.1.self_attn.q_proj.weight"  # the check can fail: training moved the adapted layer
+    assert not torch.allclose(fitted[True][key], before[key]) and torch.equal(
+        fitted[True]["model.layers.0.self_attn.q_proj.weight"], before["model.layers.0.self_attn.q_proj.weight"]
+    )
+
+
+def test_cache_trunk_needs_top_layers(tiny_model: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match="cache_trunk=true needs generator.lora.top_layers"):
+        generator(tiny_model, cache_trunk=True)
+
+
 def test_lora_top_layers_is_set_from_the_command_line() -> None:
     """The schema node carries `top_layers` (null = every layer), so `generator.lora.top_layers=6` composes."""
     from conftest import compose_config

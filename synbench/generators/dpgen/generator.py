@@ -10,9 +10,10 @@ Budget: one accountant history holds the whole job, the DP label-set plan
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 import torch
@@ -27,6 +28,7 @@ from synbench.files import atomic_folder
 from synbench.generators.dpgen import weights
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
 from synbench.generators.dpgen.settings import DPGenOptions, DPGenSettings
+from synbench.generators.dpgen.trunk import CachedCollator, CachedDocuments, decoder_span, trunk_states
 from synbench.lm.generation import generate, memory_batch_size
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
@@ -43,6 +45,7 @@ class DPGenGenerator(Generator):
     public_details = DPSGD_DETAILS | frozenset(
         {
             "fine_tuning",
+            "cache_trunk",
             "loss_on",
             "resumed",
             "attn_implementation",
@@ -195,6 +198,22 @@ class DPGenGenerator(Generator):
         idx = np.sort(noise.numpy("dpgen_train_subset").choice(len(corpus), size=int(limit), replace=False))
         return corpus.subset(idx)
 
+    @contextmanager
+    def _trunk(
+        self, model: Any, dataset: DocumentDataset, collator: Collator
+    ) -> Iterator[tuple[DocumentDataset | CachedDocuments, Collator | CachedCollator]]:
+        """The data and collator training reads: as given, or (`cache_trunk`) with each document's frozen-trunk
+        states computed once, while the model runs only its adapted top layers."""
+        if not self.settings.cache_trunk:
+            yield dataset, collator
+            return
+        layers = int(model.config.num_hidden_layers)
+        split = layers - len(weights.top_layers(model, (self.settings.lora or {}).get("top_layers")) or [])
+        states = trunk_states(model, dataset, collator, split)
+        hidden = next(model.parameters())
+        with decoder_span(model, split, layers, final_norm=True):
+            yield CachedDocuments(dataset, states), CachedCollator(collator, model.config.hidden_size, hidden.dtype)
+
     def _train(
         self, model: Any, tokenizer: Any, corpus: Corpus, train: Corpus, privacy: PrivacySpec, delta: float, seed: int
     ) -> dict[str, Any]:
@@ -209,8 +228,10 @@ class DPGenGenerator(Generator):
         budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
         released = budget.release_labels(corpus, privacy)
         collator = Collator(tokenizer.pad_token_id, s.loss_on, chunked=s.long_documents == "chunk")
-        module = DPGenModule(model, dataset, collator, s.train_config(privacy, budget.noise_multiplier(privacy)))
-        train_s = fit_module(module, **s.trainer_kwargs(next(model.parameters()).device))
+        cfg = s.train_config(privacy, budget.noise_multiplier(privacy))
+        with self._trunk(model, dataset, collator) as (data, collate):
+            module = DPGenModule(model, data, collate, cfg)
+            train_s = fit_module(module, **s.trainer_kwargs(next(model.parameters()).device))
         return {
             "epsilon_spent": budget.spent(privacy, module.privacy_engine, "dpgen"),
             "delta": delta,
@@ -222,6 +243,7 @@ class DPGenGenerator(Generator):
             **released.details(),
             "label_release": released.to_json(),
             "fine_tuning": "lora" if s.lora is not None else "full",
+            "cache_trunk": s.cache_trunk,
             "grad_sample_mode": s.grad_sample_mode,
             "precision": s.precision,
             "activation_checkpointing": s.checkpointing,

@@ -6,6 +6,7 @@ import torch
 
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, TrainConfig
 from synbench.generators.dpgen.data import IGNORE, Collator, DocumentDataset
+from synbench.generators.dpgen.trunk import CachedCollator, CachedDocuments
 
 
 def per_sample_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -20,12 +21,16 @@ def per_sample_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
 class CausalLMLoss(PerSampleLoss):
     """The per-sequence mean next-token loss of a Hugging Face causal LM; padding and the masked prefix never count."""
 
-    def __init__(self, collator: Collator) -> None:
+    def __init__(self, collator: Collator | CachedCollator) -> None:
         self.collator = collator
 
     def __call__(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
+        # the cached trunk's states (generator.cache_trunk) enter the top layers in place of the token ids
+        tokens = (
+            {"inputs_embeds": batch["inputs_embeds"]} if "inputs_embeds" in batch else {"input_ids": batch["input_ids"]}
+        )
         logits = model(
-            input_ids=batch["input_ids"],
+            **tokens,
             attention_mask=batch["attention_mask"],
             position_ids=batch["position_ids"],
             use_cache=False,
@@ -45,5 +50,11 @@ class CausalLMLoss(PerSampleLoss):
 class DPGenModule(DPSGDModule):
     """The shared core on a causal LM (LoRA through peft, or full fine-tuning)."""
 
-    def __init__(self, model: torch.nn.Module, dataset: DocumentDataset, collator: Collator, cfg: TrainConfig) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        dataset: DocumentDataset | CachedDocuments,
+        collator: Collator | CachedCollator,
+        cfg: TrainConfig,
+    ) -> None:
         super().__init__(model, dataset, collator, cfg, CausalLMLoss(collator))

@@ -53,6 +53,9 @@ class DPGenSettings(DPSGDSettings):
     # in or out of a Poisson batch together, their gradients summed and clipped as ONE document); the dataset's
     long_documents: str = "truncate"
     max_chunks: int = 4
+    # with lora.top_layers: the frozen layers below the adapters run once per document before training, and every
+    # DP-SGD step runs only the top layers and the head (synbench/generators/dpgen/trunk.py; same training, cheaper)
+    cache_trunk: bool = False
     # recompute decoder layers in backward (per-sample gradients unchanged): auto = on from max_seq_len 1024
     activation_checkpointing: bool | str = "auto"
     physical_batch_tokens: int = 4096  # physical batches capped at this many training tokens
@@ -90,6 +93,15 @@ class DPGenSettings(DPSGDSettings):
             raise ConfigError(
                 f"generator.lora.top_layers={top!r} must be a whole number of decoder layers (at least 1), "
                 "or null for adapters on every layer"
+            )
+        if self.cache_trunk and top is None:
+            raise ConfigError(
+                "generator.cache_trunk=true needs generator.lora.top_layers (adapters on the top layers only): "
+                "with adapters in every layer there is no frozen trunk to compute once"
+            )
+        if self.cache_trunk and self.strategy != "auto":
+            raise ConfigError(
+                f"generator.cache_trunk=true runs in one process; set generator.strategy=auto (not {self.strategy})"
             )
         if self.long_documents not in LONG_DOCUMENTS:
             raise ConfigError(
