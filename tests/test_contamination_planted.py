@@ -1,10 +1,10 @@
-"""Planted contamination (`+experiment=contamination_planted`): the experiment's settings, S and its corpus, the
-known-answer figures, the task end to end on a tiny model, and the bench's rendered table in the docs."""
+"""Planted contamination (`+experiment=contamination_planted`, S memorised): the experiment's settings, S and its
+corpus, the known-answer figures and the task end to end on a tiny model. The paper-style mix and the bench that
+runs it: tests/test_contamination_mix.py."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +18,6 @@ from synbench.contamination.config import ContaminationConfig, PlantedConfig
 from synbench.corpus import Corpus
 from synbench.generators.dpgen.generator import DPGenSettings
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "experiments" / "benchmarks"
-
-
-def bench_module() -> Any:
-    sys.path.insert(0, str(BENCH))
-    try:
-        import bench_contamination_planted
-    finally:
-        sys.path.remove(str(BENCH))
-    return bench_contamination_planted
-
 
 def test_the_experiment_plants_a_fifth_of_the_private_set_and_trains_dpgen_without_dp() -> None:
     cfg = compose_config(["+experiment=contamination_planted"])
@@ -39,12 +27,6 @@ def test_the_experiment_plants_a_fifth_of_the_private_set_and_trains_dpgen_witho
     settings = DPGenSettings(**{"label_prior": "uniform", **cc.planted.train})  # what plant_model passes DP-Gen
     assert settings.epochs == 8 and settings.lora is not None and settings.lora["r"] == 64
     assert settings.max_seq_len == cc.mink.max_length == cc.exact.max_length == 48  # scored where it was trained
-    bench = bench_module()  # its DP-Gen rows use the experiment's private split
-    assert bench.DATASET == [f"dataset.max_train={cfg.dataset.max_train}", f"dataset.max_eval={cfg.dataset.max_eval}"]
-    planted_row = bench.rows()["dpgen_planted_eps1_seed_2"]
-    folder = bench.job_dir("planted_seed_2") / "planted" / "model"
-    assert f"model.pretrained={folder}" in planted_row and "model.package=null" in planted_row
-    assert not any(o.startswith("model.") for o in bench.rows()["dpgen_clean_eps1_seed_2"])
     with pytest.raises(Exception, match="contamination.planted.share"):
         PlantedConfig(share=0)
 
@@ -134,13 +116,3 @@ def test_planted_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dic
     (job_dir / "results.json").unlink()
     again = task.run(config, job_dir)
     assert model_file.stat().st_mtime_ns == trained_at and again["contamination"]["planted"] == figures
-
-
-def test_docs_quote_the_benchs_rendered_figures() -> None:
-    """docs/contamination.md includes the table rendered from bench_contamination_planted.json, never typed."""
-    figures = json.loads((BENCH / "results" / "bench_contamination_planted.json").read_text())
-    assert (BENCH / "results" / "contamination_planted.md").read_text() == bench_module().render(figures)
-    assert (
-        '--8<-- "experiments/benchmarks/results/contamination_planted.md"'
-        in (REPO / "docs" / "contamination.md").read_text()
-    )

@@ -9,6 +9,7 @@ from typing import Any, Dict
 from synbench.errors import ConfigError
 
 DETECTORS = ("exact", "mink", "minkpp")
+PLANTED_ARMS = ("contaminated", "clean")
 
 
 def _tuples(settings: Any, *keys: str) -> None:
@@ -118,12 +119,21 @@ class PlantedConfig:
     share: float = 0.2  # S: this share of the private training split goes into the "pretraining" corpus
     public_docs: int = 60
     public_min_chars: int = 200
+    # contaminated: the corpus is S + the public paragraphs | clean: the public paragraphs alone (the control
+    # model; S is still drawn, so the detectors' figures under it are a null)
+    arm: str = "contaminated"
+    max_private_share: float = 1.0  # bound on S's share of the training tokens, checked before training
     train: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _fraction(self.share, "contamination.planted.share", low_open=True)
+        _fraction(self.max_private_share, "contamination.planted.max_private_share", low_open=True)
         if self.public_docs < 0 or self.public_min_chars < 0:
             raise ConfigError("contamination.planted.public_docs and public_min_chars must be >= 0")
+        if self.arm not in PLANTED_ARMS:
+            raise ConfigError(
+                f"contamination.planted.arm={self.arm!r} is unknown; choose one of {', '.join(PLANTED_ARMS)}"
+            )
 
 
 @dataclass(frozen=True)

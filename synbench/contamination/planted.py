@@ -10,6 +10,13 @@ Min-K% / Min-K%++ score under that model, so exact recall on S, the AUC of S
 against the unseen private documents and the flag rates at the calibrated
 threshold measure the detectors against the truth.
 
+The paper's setting is a mix: the private domain is a small share of a large
+public pretraining corpus. `mix_figures` counts the training tokens of S
+and of the public part as the continued training reads them, and
+`check_share` stops a job whose S is more than `max_private_share` of them,
+before anything trains. `arm: clean` trains the control model on the public
+part alone (S is still drawn, so the detectors under that model give a null).
+
 S and the corpus are written in the job folder (`planted/members.json`,
 `planted/pretraining.jsonl`): private text, the operator's own diagnostic
 like `contamination_scores.npz`, never a release. Re-running the job reads
@@ -19,15 +26,17 @@ them back, so S stays the same set.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from synbench.contamination import mink, texts
 from synbench.contamination.config import PlantedConfig
 from synbench.corpus import Corpus
+from synbench.errors import ConfigError
 from synbench.files import write_json_atomic, write_text_atomic
 
 MEMBERS_FILE = "members.json"
@@ -60,7 +69,7 @@ def plant_corpus(pc: PlantedConfig, train: Corpus, seed: int, folder: Path) -> P
         rng = np.random.default_rng((seed, S_STREAM))
         n_members = max(1, round(pc.share * len(train)))
         positions = np.sort(rng.choice(len(train), size=n_members, replace=False))
-        pool = [train.texts[i] for i in positions] + public
+        pool = ([train.texts[i] for i in positions] if pc.arm == "contaminated" else []) + public
         documents = [pool[i] for i in rng.permutation(len(pool))]
         folder.mkdir(parents=True, exist_ok=True)
         write_text_atomic(corpus_path, "".join(json.dumps({"text": d}) + "\n" for d in documents))
@@ -68,6 +77,30 @@ def plant_corpus(pc: PlantedConfig, train: Corpus, seed: int, folder: Path) -> P
     members = np.zeros(len(train), dtype=bool)
     members[positions] = True
     return PlantedCorpus(members, documents, corpus_path, len(public))
+
+
+def mix_figures(private_tokens: Sequence[int], public_tokens: Sequence[int]) -> dict[str, Any]:
+    """The training tokens of the mix's two parts (one count per document, as trained) and S's share of them."""
+    private, public = int(sum(private_tokens)), int(sum(public_tokens))
+    return {
+        "private_docs": len(private_tokens),
+        "public_docs": len(public_tokens),
+        "private_tokens": private,
+        "public_tokens": public,
+        "private_token_share": private / max(private + public, 1),
+    }
+
+
+def check_share(mix: Mapping[str, Any], pc: PlantedConfig) -> None:
+    """Stop before training when S is more than `max_private_share` of the mix's training tokens."""
+    if mix["private_token_share"] > pc.max_private_share:
+        need = math.ceil(mix["private_tokens"] * (1 / pc.max_private_share - 1))
+        raise ConfigError(
+            f"contamination.planted.max_private_share={pc.max_private_share}: S is "
+            f"{mix['private_token_share']:.3f} of the continued-training tokens ({mix['public_tokens']} public); "
+            f"raise contamination.planted.public_docs (the public part needs about {need} tokens) or lower "
+            "contamination.planted.share"
+        )
 
 
 def known_answer_figures(members: np.ndarray, arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:

@@ -29,11 +29,20 @@ from synbench.base import Metric, MetricContext, Splits
 from synbench.contamination.ablation import run_ablation
 from synbench.contamination.config import ContaminationConfig, PlantedConfig
 from synbench.contamination.detect import exact_section, mink_sections
-from synbench.contamination.planted import PlantedCorpus, known_answer_figures, plant_corpus
+from synbench.contamination.planted import (
+    PlantedCorpus,
+    check_share,
+    known_answer_figures,
+    mix_figures,
+    plant_corpus,
+    public_paragraphs,
+)
 from synbench.corpus import Corpus
 from synbench.errors import ConfigError
 from synbench.files import save_arrays_atomic, write_json_atomic
+from synbench.generators.dpgen.data import DocumentDataset
 from synbench.generators.dpgen.generator import DPGenGenerator
+from synbench.generators.dpgen.settings import DPGenSettings
 from synbench.lifecycle import JobRun
 from synbench.lm.backends import load_shared
 from synbench.lm.folders import gguf_to_folder
@@ -149,6 +158,9 @@ def plant_model(
     """
     folder = job.job_dir / PLANTED_DIR
     corpus = plant_corpus(pc, train, job.spec.seed, folder)
+    base = gguf_to_folder(model, cache_dir / "models" / str(model.get("name")))
+    mix = mix_tokens(pc, train, corpus, base)
+    check_share(mix, pc)
     model_dir = folder / "model"
     # `planted` is no ModelSpec field: it keys the Min-K% score cache by what the folder was trained on
     planted_node = {
@@ -157,10 +169,15 @@ def plant_model(
         "pretrained": str(model_dir),
         "package": None,
         "gguf_file": None,
-        "planted": {"share": pc.share, "seed": job.spec.seed, "train": dict(pc.train), "public": corpus.n_public},
+        "planted": {
+            "share": pc.share,
+            "seed": job.spec.seed,
+            "train": dict(pc.train),
+            "public": corpus.n_public,
+            "arm": pc.arm,
+        },
     }
     if not is_complete_folder(model_dir) or not (folder / TRAINING_FILE).is_file():
-        base = gguf_to_folder(model, cache_dir / "models" / str(model.get("name")))
         base_node = {**model, "pretrained": str(base), "package": None, "gguf_file": None}
         generator = DPGenGenerator(base_node, workdir=str(folder), **{"label_prior": "uniform", **pc.train})
         pretraining = Corpus.build(
@@ -176,7 +193,25 @@ def plant_model(
             "resumed": bool(fit.details.get("resumed")),
         }
         write_json_atomic(folder / TRAINING_FILE, training)
-    return corpus, planted_node, json.loads((folder / TRAINING_FILE).read_text())
+    return corpus, planted_node, json.loads((folder / TRAINING_FILE).read_text()) | {"mix": mix}
+
+
+def mix_tokens(pc: PlantedConfig, train: Corpus, corpus: PlantedCorpus, base: Path) -> dict[str, Any]:
+    """The training tokens of S and of the public part, each document as DP-Gen trains on it (`pc.train`'s
+    max_seq_len, control code and long-document policy, eos included), under the public model's tokenizer."""
+    from transformers import AutoTokenizer
+
+    settings = DPGenSettings(**{"label_prior": "uniform", **pc.train})
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+
+    def counts(texts: list[str]) -> list[int]:
+        docs = Corpus.build(texts, [("text",)] * len(texts), ("text",), name="planted-mix")
+        s = settings
+        dataset = DocumentDataset(docs, tokenizer, s.max_seq_len, s.long_documents, s.max_chunks, s.control_code)
+        return [sum(len(e.input_ids) for e in item) for item in dataset.examples]
+
+    private = [train.texts[i] for i in np.flatnonzero(corpus.members)] if pc.arm == "contaminated" else []
+    return mix_figures(counts(private), counts(public_paragraphs(pc)))
 
 
 def contamination_job(job: JobRun) -> None:
@@ -209,6 +244,8 @@ def contamination_job(job: JobRun) -> None:
             "n_members": int(planted.members.sum()),
             "n_unseen": int((~planted.members).sum()),
             "n_public_docs": planted.n_public,
+            "arm": cc.planted.arm,
+            "mix": training.pop("mix"),
             "model_folder": f"{PLANTED_DIR}/model",
             "training": training,
             **known_answer_figures(planted.members, arrays),
