@@ -243,3 +243,63 @@ def test_mix_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dict[st
     assert null["arm"] == "clean" and null["mix"]["private_tokens"] == 0 and null["exact"]["recall_members"] == 0.0
     corpus = (tmp_path / "clean" / "planted" / planted.CORPUS_FILE).read_text()
     assert not any(json.dumps(p) in corpus for p in private) and corpus.count("\n") == 120
+
+
+FAKE_JOB = """
+import json, sys, time
+from pathlib import Path
+run_dir = Path(next(a for a in sys.argv if a.startswith("hydra.run.dir=")).split("=", 1)[1])
+canned = json.loads(Path(sys.argv[1]).read_text())
+name = run_dir.name
+run_dir.mkdir(parents=True, exist_ok=True)
+(Path(sys.argv[1]).parent / "order.txt").open("a").write(name + "\\n")
+if name == "clean_base" or name.startswith("mix_seed_"):
+    (run_dir / "planted" / "model").mkdir(parents=True, exist_ok=True)
+    (run_dir / "planted" / "training.json").write_text("{}")
+    time.sleep(0.3)  # its dependants start while it finishes
+if name == "audit_clean_seed_1":
+    sys.exit(3)
+(run_dir / "results.json").write_text(json.dumps({**canned[name], "status": "complete", "timing": {"x_s": 1.0}}))
+"""
+
+
+def test_the_bench_runs_rows_after_their_models_resumes_and_publishes_atomically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers, each row once the model row it needs has saved its model; a failed row reported, the figures
+    and their renders written; a second run resumes every finished row and reruns only the failed one."""
+    bench = bench_module()
+    canned = {k: v for s in bench.SEEDS for k, v in fake_results(s, 0.1, 0.3).items()}
+    clean = json.loads(json.dumps(canned["mix_seed_0"]))
+    clean["contamination"]["planted"] |= {"arm": "clean", "mix": {**clean["contamination"]["planted"]["mix"]}}
+    canned["clean_base"] = clean
+    (tmp_path / "canned.json").write_text(json.dumps(canned))
+    (tmp_path / "job.py").write_text(FAKE_JOB)
+    for name, value in {
+        "ROOT": tmp_path / "out",
+        "FIGURES": tmp_path / "r" / "figures.json",
+        "TABLE": tmp_path / "r" / "table.md",
+        "SECTION": tmp_path / "r" / "section.md",
+        "KEPT": tmp_path / "kept",
+        "JOB": [sys.executable, str(tmp_path / "job.py"), str(tmp_path / "canned.json")],
+        "POLL_S": 0.02,
+    }.items():
+        monkeypatch.setattr(bench, name, value)
+    figures = bench.main()
+    order = (tmp_path / "order.txt").read_text().split()
+    for seed in bench.SEEDS:
+        assert order.index(f"mix_seed_{seed}") < order.index(f"dpgen_contaminated_seed_{seed}")
+        assert order.index("clean_base") < order.index(f"audit_clean_seed_{seed}")
+    assert figures["rows"]["audit_clean_seed_1"]["status"] == "failed"
+    assert sum(r["status"] == "complete" for r in figures["rows"].values()) == len(bench.rows()) - 1
+    assert (
+        figures["verdict"]["utility_inflated"] is True
+        and figures["comparison"]["summary"]["f1_micro"]["difference"]["n"] == 3
+    )
+    saved = json.loads(bench.FIGURES.read_text())
+    assert saved["verdict"] == figures["verdict"] and bench.TABLE.read_text() == bench.render(saved)
+    assert not list((tmp_path / "r").glob("*.partial")) and (bench.KEPT / "report.md").is_file()
+    (tmp_path / "order.txt").unlink()
+    again = bench.main()
+    assert (tmp_path / "order.txt").read_text().split() == ["audit_clean_seed_1"]  # only the failed row reruns
+    assert again["rows"]["mix_seed_0"]["resumed"] is True
