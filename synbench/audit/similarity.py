@@ -35,8 +35,9 @@ rapidfuzz's C++ `cdist`. `k` takes their values, {1, 5, 10, 25}.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz.distance import Indel
@@ -51,6 +52,7 @@ from synbench.errors import ConfigError
 SIMILARITIES = ("embedding", "jaccard", "levenshtein")
 UNITS = ("word", "char")
 KS = (1, 5, 10, 25)  # the k of "The Canary's Echo"
+WORD_PATTERN = r"(?u)\b\w+\b"  # a word of unit=word: a run of letters, digits or underscores (lower-cased)
 
 
 def top_k_mean(similarity: np.ndarray, k: int) -> np.ndarray:
@@ -77,6 +79,16 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
 
 
+def words(text: str) -> list[str]:
+    """The lower-cased words of `text` in order, as the Jaccard similarity's unit=word sees them."""
+    return re.findall(WORD_PATTERN, text.lower())
+
+
+def word_set(text: str) -> set[str]:
+    """The distinct lower-cased words of `text`."""
+    return set(words(text))
+
+
 def jaccard_matrix(targets: Sequence[str], texts: Sequence[str], unit: str, n: int) -> np.ndarray:
     """(targets x texts) Jaccard similarity of the documents' n-gram sets; 0 where both sets are empty.
 
@@ -84,7 +96,7 @@ def jaccard_matrix(targets: Sequence[str], texts: Sequence[str], unit: str, n: i
     vocabulary fitted on both sides; |A u B| = |A| + |B| - |A n B|.
     """
     if unit == "word":
-        vectorizer = CountVectorizer(binary=True, analyzer="word", ngram_range=(n, n), token_pattern=r"(?u)\b\w+\b")
+        vectorizer = CountVectorizer(binary=True, analyzer="word", ngram_range=(n, n), token_pattern=WORD_PATTERN)
     else:
         vectorizer = CountVectorizer(binary=True, analyzer="char_wb", ngram_range=(n, n))
     if not len(texts) or not len(targets):
@@ -111,6 +123,8 @@ def indel_ratio_matrix(targets: Sequence[str], texts: Sequence[str]) -> np.ndarr
 class SimilarityAttack(Attack):
     """Closest-match membership attack: mean similarity of the k nearest synthetic documents, minus the references'."""
 
+    config_name: ClassVar[str] = "similarity"  # its node, `attack.<config_name>`, that error messages point to
+
     def __init__(
         self,
         similarity: str = "jaccard",
@@ -120,19 +134,18 @@ class SimilarityAttack(Attack):
         reference: bool = True,
         encoder: Mapping[str, Any] | None = None,
     ) -> None:
+        key = f"attack.{self.config_name}"
         if similarity not in SIMILARITIES:
-            raise ConfigError(
-                f"attack.similarity.similarity={similarity!r} is unknown; choose one of {', '.join(SIMILARITIES)}"
-            )
+            raise ConfigError(f"{key}.similarity={similarity!r} is unknown; choose one of {', '.join(SIMILARITIES)}")
         if unit not in UNITS:
-            raise ConfigError(f"attack.similarity.unit={unit!r} is unknown; choose one of {', '.join(UNITS)}")
+            raise ConfigError(f"{key}.unit={unit!r} is unknown; choose one of {', '.join(UNITS)}")
         if n < 1:
-            raise ConfigError(f"attack.similarity.n={n!r} must be a positive whole number")
+            raise ConfigError(f"{key}.n={n!r} must be a positive whole number")
         if k not in KS:
-            raise ConfigError(f"attack.similarity.k={k!r} must be one of {', '.join(map(str, KS))}")
+            raise ConfigError(f"{key}.k={k!r} must be one of {', '.join(map(str, KS))}")
         if similarity == "embedding" and not encoder:
             raise ConfigError(
-                "attack.similarity with similarity=embedding needs an encoder node (conf/attack/similarity.yaml "
+                f"{key} with similarity=embedding needs an encoder node (conf/attack/{self.config_name}.yaml "
                 "sets encoder: ${encoder}); set it, or use similarity=jaccard"
             )
         self.similarity, self.k, self.unit, self.n, self.reference = similarity, k, unit, n, reference
@@ -153,13 +166,17 @@ class SimilarityAttack(Attack):
 
     def closest(self, targets: tuple[str, ...], texts: Sequence[str]) -> np.ndarray:
         """Per target, the mean similarity of its k most similar documents among `texts`."""
+        return top_k_mean(self.similarities(targets, texts), self.k)
+
+    def similarities(self, targets: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        """(targets x texts) the configured similarity: embedding cosine, InDel ratio or n-gram Jaccard."""
         if self._spec is not None:
-            if not len(texts):
-                return np.zeros(len(targets))
-            return top_k_mean(self.embed(targets) @ self.embed(texts).T, self.k)
+            if not len(texts) or not len(targets):
+                return np.zeros((len(targets), len(texts)))
+            return self.embed(targets) @ self.embed(texts).T
         if self.similarity == "levenshtein":
-            return top_k_mean(indel_ratio_matrix(targets, texts), self.k)
-        return top_k_mean(jaccard_matrix(targets, texts, self.unit, self.n), self.k)
+            return indel_ratio_matrix(targets, texts)
+        return jaccard_matrix(targets, texts, self.unit, self.n)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(n, dim) unit-length embeddings; texts not seen before are encoded in one batch."""
