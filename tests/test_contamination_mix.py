@@ -52,7 +52,9 @@ def test_the_mix_experiment_keeps_s_a_small_share_seen_twice_and_the_bench_uses_
     assert cfg.dataset.max_eval is None and cfg.generator.cache_trunk and cfg.generator.epochs == 3  # dpgen_grid
     rows = bench.rows()
     assert "contamination.planted.arm=clean" in rows["clean_base"][0]
-    assert "contamination.ablation.enabled=true" in rows["mix_seed_1"][0]
+    assert {"contamination.ablation.enabled=true", "contamination.ablation.reference=false"} <= set(
+        rows["mix_seed_1"][0]
+    )
     clean, contaminated = rows["dpgen_clean_seed_2"], rows["audit_contaminated_seed_2"]
     assert f"model.pretrained={bench.model_folder('clean_base')}" in clean[0] and clean[1] == ["clean_base"]
     assert f"model.pretrained={bench.model_folder('mix_seed_2')}" in contaminated[0]
@@ -96,6 +98,8 @@ def test_the_ablation_removes_the_flagged_documents_and_as_many_random_ones() ->
     cfg = AblationConfig(steps=(0.6, 1.0), reps=2)
     keys = ablation.plan(cfg)
     assert [k.arm for k in keys[:2]] == ["none", "none"] and len(keys) == 2 + 2 * 2 * 2
+    no_reference = ablation.plan(AblationConfig(steps=(0.6, 1.0), reps=2, reference=False))
+    assert no_reference == keys[2:]  # the same removals, without the unremoved runs
     for key in keys:
         gone = ablation.removed(key, members, len(train), seed=0)
         if key.arm == "none":
@@ -123,9 +127,9 @@ def fake_results(seed: int, gain: float, reading: float) -> dict[str, dict[str, 
         return {"task": "audit", "delta": 0.0, "audit": audit}
 
     mix = {"private_docs": 20, "public_docs": 420, "private_tokens": 900, "public_tokens": 20000}
-    runs = [
-        {"arm": a, "step": st, "rep": 0, "n_removed": n, "f1_micro": f, "f1_macro": f}
-        for a, st, n, f in (("none", 0.0, 0, 0.5), ("flagged", 1.0, 20, 0.4 - seed / 100), ("random", 1.0, 20, 0.5))
+    runs = [  # the bench's ablation has no unremoved run: its reference is the dpgen_contaminated row
+        {"arm": a, "step": 1.0, "rep": 0, "n_removed": 20, "f1_micro": f, "f1_macro": f}
+        for a, f in (("flagged", 0.3 + gain - seed / 100), ("random", 0.4 + gain))
     ]
     planted_section = {
         "arm": "contaminated",
@@ -159,6 +163,7 @@ def test_the_bench_pairs_the_arms_over_seeds_and_states_the_verdict(gains: tuple
     gain = figures["comparison"]["summary"]["f1_micro"]["difference"]
     assert gain["n"] == 3 and gain["mean"] == pytest.approx(sum(gains) / 3)
     removal = figures["ablation"]["pooled"]["step_1.f1_micro"]
+    assert removal["none"]["mean"] == pytest.approx(gain["mean"] + 0.4)  # the dpgen_contaminated rows
     assert removal["flagged_minus_none"]["mean"] == pytest.approx(-0.11) and removal["random_minus_none"]["mean"] == 0
     verdict = figures["verdict"]
     assert verdict["private_share_at_most_0.05"] and verdict["removal_of_flagged_costs_more_than_random"]

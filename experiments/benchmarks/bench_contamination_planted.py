@@ -17,8 +17,9 @@ model folder, DP-Gen's checkpoints, the ablation's runs). Rows:
 - `mix_seed_<s>`: the contaminated model of seed s: the same public part plus
   S (20% of that seed's 100 private reviews), S <= 5% of the training tokens
   (measured: `mix`); the detectors against S; and the removal ablation (exact
-  flags, all of them removed, the random-removal control, the unremoved
-  reference) with DP-Gen at eps=2 from that model.
+  flags, all of them removed, and as many random removals, the control) with
+  DP-Gen at eps=2 from that model. Its unremoved reference is the seed's
+  `dpgen_contaminated` row (the same DP-Gen run, not trained twice).
 - `dpgen_<clean|contaminated>_seed_<s>`: DP-Gen (the demo grid's, eps=2) on
   the same private split from each model: utility and fidelity.
 - `audit_<clean|contaminated>_seed_<s>`: the one-run audit of that DP-Gen,
@@ -90,7 +91,8 @@ def rows() -> dict[str, tuple[list[str], list[str]]]:
         "clean_base": ([*EXPERIMENT, "contamination.planted.arm=clean", "seed=0"], [])
     }
     for s in SEEDS:
-        out[f"mix_seed_{s}"] = ([*EXPERIMENT, f"seed={s}", "contamination.ablation.enabled=true"], [])
+        ablate = ["contamination.ablation.enabled=true", "contamination.ablation.reference=false"]
+        out[f"mix_seed_{s}"] = ([*EXPERIMENT, f"seed={s}", *ablate], [])
     for s in SEEDS:
         for arm in ARMS:
             needs = sorted({model_row(arm, s), f"mix_seed_{s}"})  # the audit's targets are that seed's S
@@ -276,8 +278,9 @@ def comparison(done: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def ablation(done: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """The removal ablation of each seed's mix job, and over seeds each removal's paired F1 change against the
-    unremoved reference (and flagged against random)."""
+    """The removal ablation of each seed's mix job (flagged and random removals), its unremoved reference the
+    seed's `dpgen_contaminated` row (the same DP-Gen, eps, private set and synthetic size from the same model),
+    and over seeds each removal's paired F1 change against it (and flagged against random)."""
     runs = {
         s: done[f"mix_seed_{s}"]["contamination"]["ablation"]
         for s in SEEDS
@@ -287,11 +290,14 @@ def ablation(done: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
         return None
     by_seed: dict[str, Any] = {}
     for s, section in runs.items():
-        f1 = {(r["arm"], r["step"]): r for r in section["runs"] if r["rep"] == 0}
-        by_seed[f"seed_{s}"] = {
-            "n_flagged": section["n_flagged"],
-            "runs": [{k: r[k] for k in ("arm", "step", "n_removed", "f1_micro", "f1_macro")} for r in f1.values()],
-        }
+        keys = ("arm", "step", "n_removed", "f1_micro", "f1_macro")
+        found = [{k: r[k] for k in keys} for r in section["runs"] if r["rep"] == 0]
+        if (reference := done.get(f"dpgen_contaminated_seed_{s}")) is not None and not any(
+            r["arm"] == "none" for r in found
+        ):
+            utility = reference["utility"]
+            found.insert(0, {"arm": "none", "step": 0.0, "n_removed": 0} | {k: utility[k] for k in keys[3:]})
+        by_seed[f"seed_{s}"] = {"n_flagged": section["n_flagged"], "runs": found}
     steps = sorted({r["step"] for v in by_seed.values() for r in v["runs"] if r["arm"] != "none"})
     pooled = {}
     for step in steps:

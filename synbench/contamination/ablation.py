@@ -3,7 +3,9 @@
 One run is (arm, step, rep): arm `none` keeps the whole private set (the
 reference row), `flagged` removes `round(step * n_flagged)` documents drawn
 from the flagged ones, `random` removes the same count drawn uniformly from
-the whole private set (the control). Repetition r uses the same generator
+the whole private set (the control). `reference: false` leaves out the `none` runs, for a caller
+that has the unremoved run already (bench_contamination_planted takes it from
+DP-Gen's benchmark job on the same model). Repetition r uses the same generator
 seed in every arm, so arms are compared on paired runs. Every run is a
 `GeneratorRun` under the job's one budget (delta resolved once, from the
 whole private set) and is saved under `ablation/`, so a killed ablation resumes.
@@ -43,9 +45,10 @@ class RunKey:
 
 
 def plan(cfg: AblationConfig) -> list[RunKey]:
-    """Every run: reference runs first, then per step and rep the flagged and (optionally) random arms."""
+    """Every run: reference runs first (unless `reference` is off), then per step and rep the flagged and
+    (optionally) random arms."""
     arms = ("flagged", "random") if cfg.control else ("flagged",)
-    runs = [RunKey("none", 0.0, r) for r in range(cfg.reps)]
+    runs = [RunKey("none", 0.0, r) for r in range(cfg.reps)] if cfg.reference else []
     return runs + [RunKey(arm, step, r) for step in cfg.steps for r in range(cfg.reps) for arm in arms]
 
 

@@ -90,6 +90,7 @@ class AblationConfig:
     steps: tuple[float, ...] = (0.25, 0.5, 0.75)
     reps: int = 10
     control: bool = True  # also remove the same count of uniformly random documents
+    reference: bool = True  # also run the unremoved reference (arm `none`); false when the caller has it already
     n_synthetic: int | None = None  # synthetic documents per run; null = the full private set's size
 
     def __post_init__(self) -> None:
