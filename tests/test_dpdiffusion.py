@@ -28,7 +28,7 @@ from synbench.generators.dpdiffusion.data import (
     public_tokenizer,
 )
 from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, PretrainedDenoiser, pretrained_denoiser
-from synbench.generators.dpdiffusion.sampling import unmask
+from synbench.generators.dpdiffusion.sampling import decode, unmask
 from synbench.privacy import NoiseSource, PrivacySpec
 from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
 
@@ -177,6 +177,30 @@ def test_the_sampler_never_writes_mask_or_pad() -> None:
     assert (ids[:, 0] == tok.cls_token_id).all()
 
 
+@pytest.mark.parametrize("end_mark", [False, True])
+def test_the_end_mark_is_written_only_under_sample_length_model(end_mark: bool) -> None:
+    """A denoiser that puts most of its mass on [SEP] ends texts early under `model` and never under `full`."""
+    tok = public_tokenizer()
+    model = denoiser()
+    with torch.no_grad():
+        model.head.bias[tok.sep_token_id] = 12.0
+    ids = unmask(
+        model,
+        tok,
+        torch.eye(2).repeat(8, 1),
+        seq_len=16,
+        steps=5,
+        temperature=1.0,
+        generator=torch.Generator().manual_seed(0),
+        end_mark=end_mark,
+    )
+    texts, tokens = decode(tok, ids)
+    if end_mark:
+        assert (ids[:, 1:] == tok.sep_token_id).any(dim=1).all() and tokens < 16 * 15
+    else:
+        assert not (ids == tok.sep_token_id).any() and tokens == 16 * 15 and all(texts)
+
+
 def test_without_dp_the_model_learns_frequent_bigrams() -> None:
     gen = DPDiffusionGenerator(
         **{
@@ -235,6 +259,8 @@ def test_config_and_errors() -> None:
         DPDiffusionGenerator(grad_sample_mode="functorch")
     with pytest.raises(ConfigError, match="generator.init='bert' must be one of pretrained, scratch"):
         DPDiffusionGenerator(init="bert")
+    with pytest.raises(ConfigError, match="generator.sample_length='short' must be one of full, model"):
+        DPDiffusionGenerator(sample_length="short")
     with pytest.raises(ConfigError, match="trained_layers=0"):
         DPDiffusionGenerator(trained_layers=0)
     with pytest.raises(ConfigError, match="noise_draws"):

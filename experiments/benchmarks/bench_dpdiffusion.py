@@ -129,6 +129,7 @@ def main() -> dict[str, Any]:
         temperature=1.0,
         batch_size=cfg.sample_batch_size,
         seed=0,
+        end_mark=cfg.sample_length == "model",
     )
     figures.update(
         sample_steps=cfg.sample_steps,

@@ -51,6 +51,7 @@ class DPDiffusionGenerator(Generator):
             "t_min",
             # statistics of the synthetic text (a DP output); nothing is filtered
             "sample_steps",
+            "sample_length",
             "temperature",
             "generated_tokens",
             "generate_s",
@@ -160,8 +161,9 @@ class DPDiffusionGenerator(Generator):
             temperature=s.temperature,
             batch_size=s.sample_batch_size,
             seed=self._seed,
+            end_mark=s.sample_length == "model",
         )
-        self._sampling = {**stats, "temperature": s.temperature}
+        self._sampling = {**stats, "sample_length": s.sample_length, "temperature": s.temperature}
         return Corpus.build(
             texts,
             plan,

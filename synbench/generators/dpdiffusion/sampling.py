@@ -9,6 +9,17 @@ every remaining position is revealed. The label-set code at position 0 is
 given. [MASK], [PAD], [CLS], [UNK] and the [unused*] slots get probability 0,
 so they are never written; the text is what comes before the first [SEP].
 
+Where the text ends (`sample_length`): `full` (the default) gives [SEP]
+probability 0 as well, so every text fills the sequence (max_seq_len - 1
+tokens, a public constant, as the training sequences are cut there);
+`model` lets the denoiser write [SEP]. Why `full`: a position's [SEP] is
+drawn independently of the positions revealed in the same step, and a
+denoiser trained for a few DP-SGD steps puts roughly [SEP]'s share of the
+training targets (the end-of-text run) at every position, so under `model`
+the first [SEP] falls a handful of tokens in (median 5-12 words against
+reviews longer than the sequence) and the text carries too few words to say
+its label (docs/generators/dpdiffusion.md has the measurements).
+
 Nothing is filtered: an empty text (the first token is [SEP]) or a
 degenerate one stays in the corpus and is counted, because the paper reports
 that this family collapses at small eps and the benchmark must show it.
@@ -46,14 +57,16 @@ def unmask(
     steps: int,
     temperature: float,
     generator: torch.Generator,
+    end_mark: bool = False,
 ) -> torch.Tensor:
-    """Token ids [B, seq_len] for label codes [B, n_labels], from all-[MASK] in `steps` steps."""
+    """Token ids [B, seq_len] for label codes [B, n_labels], from all-[MASK] in `steps` steps; [SEP] is written
+    only with `end_mark` (sample_length=model)."""
     device = next(model.parameters()).device
     b = codes.shape[0]
     x = torch.full((b, seq_len), tokenizer.mask_token_id, dtype=torch.long)
     x[:, 0] = tokenizer.cls_token_id
     pos, _ = layout(b, seq_len, 1, device)
-    banned = torch.tensor(forbidden_ids(tokenizer))
+    banned = torch.tensor(forbidden_ids(tokenizer, end_mark=end_mark))
     for i in range(steps, 0, -1):
         reveal = (x == tokenizer.mask_token_id) & (torch.rand(b, seq_len, generator=generator) < 1.0 / i)
         if not reveal.any():
@@ -85,6 +98,7 @@ def generate(
     temperature: float,
     batch_size: int,
     seed: int,
+    end_mark: bool = False,
 ) -> tuple[list[str], dict[str, Any]]:
     """One text per label set of `plan`, in batches; returns the texts and `output_stats`."""
     model.eval()
@@ -102,6 +116,7 @@ def generate(
             steps=steps,
             temperature=temperature,
             generator=generator,
+            end_mark=end_mark,
         )
         batch_texts, batch_tokens = decode(tokenizer, ids)
         texts.extend(batch_texts)

@@ -8,6 +8,7 @@ from synbench.dp.settings import DPSGDSettings, at_least_one
 from synbench.errors import ConfigError
 
 INITS = ("pretrained", "scratch")
+SAMPLE_LENGTHS = ("full", "model")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class DPDiffusionSettings(DPSGDSettings):
     t_min: float = 1e-3
     noise_draws: int = 1
     sample_steps: int = 64
+    sample_length: str = "full"  # full: every text is max_seq_len - 1 tokens ([SEP] never written) | model: the
+    # denoiser writes [SEP] too and the text ends at the first one (docs/generators/dpdiffusion.md: why full)
     temperature: float = 1.0
     sample_batch_size: int = 64
 
@@ -51,5 +54,9 @@ class DPDiffusionSettings(DPSGDSettings):
             raise ConfigError("generator 'dpdiffusion' runs on one device (strategy=auto)")
         if not self.label_gain > 0:
             raise ConfigError(f"generator.label_gain={self.label_gain} must be positive")
+        if self.sample_length not in SAMPLE_LENGTHS:
+            raise ConfigError(
+                f"generator.sample_length={self.sample_length!r} must be one of {', '.join(SAMPLE_LENGTHS)}"
+            )
         if not self.temperature > 0:
             raise ConfigError(f"generator.temperature={self.temperature} must be positive")
