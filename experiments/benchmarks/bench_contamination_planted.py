@@ -321,9 +321,10 @@ def ablation(done: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def verdict(mix: dict[str, Any], compared: dict[str, Any], removal: dict[str, Any] | None) -> dict[str, Any]:
-    """The paper's finding, tested: utility inflated (contaminated above clean, its 95% interval over seeds above
-    0), removing the flagged documents costs more than removing as many random ones, and audits misfire (the
-    contaminated model's audit reads higher than the clean one's, or its sound bound exceeds eps)."""
+    """The paper's finding, tested: utility inflated (F1 micro, the paper's headline figure, contaminated above
+    clean, its 95% interval over seeds above 0; F1 macro beside it), removing the flagged documents costs more
+    than removing as many random ones, and audits misfire (the contaminated model's audit reads higher than the
+    clean one's, or its sound bound exceeds eps)."""
     summary = compared["summary"]
     gain = summary["f1_micro"]["difference"]
     reading = summary["audit_paper_reading_eps"]["difference"]
@@ -338,6 +339,7 @@ def verdict(mix: dict[str, Any], compared: dict[str, Any], removal: dict[str, An
         "private_share_at_most_0.05": bool(shares) and max(shares) <= MAX_PRIVATE_SHARE,
         "seeds_compared": gain["n"] if gain else 0,
         "utility_inflated": excludes_zero(gain, +1),
+        "utility_inflated_f1_macro": excludes_zero(summary["f1_macro"]["difference"], +1),
         "removal_of_flagged_costs_more_than_random": excludes_zero(flagged_vs_random, -1),
         "audit_sound_bound_above_eps": any(b > EPS for b in bounds) if bounds else None,
         "audit_paper_reading_higher_when_contaminated": excludes_zero(reading, +1),
@@ -440,6 +442,11 @@ def render(figures: dict[str, Any]) -> str:
     timing = figures.get("timing")
     if timing:
         lines += ["", f"Seconds of job time per seed: {timing['job_s_by_seed']} (total {timing['job_s_total']})."]
+        if timing.get("jobs_cpu_s_this_attempt") is not None:
+            lines[-1] += (
+                f" The last attempt: {timing['bench_wall_s_this_attempt']} s wall, "
+                f"{timing['jobs_cpu_s_this_attempt']} CPU seconds of its jobs."
+            )
     to_run = [n for n, row in figures["rows"].items() if row["status"] != "complete"]
     if to_run:
         lines += ["", f"Rows still to run ({len(to_run)}): " + ", ".join(f"`{n}`" for n in to_run) + "."]
