@@ -49,7 +49,8 @@ def test_the_mix_experiment_keeps_s_a_small_share_seen_twice_and_the_bench_uses_
     bench = bench_module()
     assert cfg.eps == bench.EPS == 2 and bench.MAX_PRIVATE_SHARE == cc.planted.max_private_share
     assert bench.DATASET == [f"dataset.max_train={cfg.dataset.max_train}", "dataset.max_eval=null"]
-    assert cfg.dataset.max_eval is None and cfg.generator.cache_trunk and cfg.generator.epochs == 3  # dpgen_grid
+    assert cfg.dataset.max_eval is None and cfg.generator.cache_trunk and cfg.generator.epochs == 3  # pinned
+    assert "generator=dpgen_grid" in bench.DPGEN and f"generator.epochs={cfg.generator.epochs}" in bench.DPGEN
     rows = bench.rows()
     assert "contamination.planted.arm=clean" in rows["clean_base"][0]
     assert {"contamination.ablation.enabled=true", "contamination.ablation.reference=false"} <= set(
@@ -164,6 +165,14 @@ def test_the_bench_pairs_the_arms_over_seeds_and_states_the_verdict(gains: tuple
     assert gain["n"] == 3 and gain["mean"] == pytest.approx(sum(gains) / 3)
     removal = figures["ablation"]["pooled"]["step_1.f1_micro"]
     assert removal["none"]["mean"] == pytest.approx(gain["mean"] + 0.4)  # the dpgen_contaminated rows
+    other = json.loads(json.dumps(done))
+    other["dpgen_contaminated_seed_0"]["config"] = {"generator": {"epochs": 4, "model": "x"}}
+    for seed in (1, 2):
+        other[f"dpgen_contaminated_seed_{seed}"]["config"] = {"generator": {"epochs": 3, "model": "y"}}
+    for seed in range(3):
+        other[f"mix_seed_{seed}"]["config"] = {"generator": {"epochs": 3, "model": "z"}}
+    elsewhere = bench.summary(other)["ablation"]["pooled"]["step_1.f1_micro"]["none"]
+    assert elsewhere["n"] == 2  # the row run under other DP-Gen settings is no reference
     assert removal["flagged_minus_none"]["mean"] == pytest.approx(-0.11) and removal["random_minus_none"]["mean"] == 0
     verdict = figures["verdict"]
     assert verdict["private_share_at_most_0.05"] and verdict["removal_of_flagged_costs_more_than_random"]

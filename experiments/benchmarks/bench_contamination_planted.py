@@ -62,7 +62,10 @@ MAX_PRIVATE_SHARE = 0.05  # the issue's bound on S's share of the continued-pret
 EXPERIMENT = [f"+experiment={SWEEP}"]
 # the experiment's private split and DP-Gen (a test checks they agree)
 DATASET = ["dataset.max_train=100", "dataset.max_eval=null"]
-DPGEN = ["generator=dpgen_grid", *DATASET, f"eps={EPS}"]
+# the experiment pins DP-Gen's epochs (the demo grid's may change): the rows use the same, so that the ablation's
+# runs and its reference, the dpgen_contaminated row, are the same DP-Gen
+DPGEN_EPOCHS = 3
+DPGEN = ["generator=dpgen_grid", f"generator.epochs={DPGEN_EPOCHS}", *DATASET, f"eps={EPS}"]
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 POLL_S = 5.0
 
@@ -278,6 +281,16 @@ def comparison(done: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"by_seed": per_seed, "summary": summary}
 
 
+def same_generator(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two jobs ran DP-Gen with the same settings (the model they start from aside)."""
+
+    def settings(results: dict[str, Any]) -> dict[str, Any] | None:
+        node = results.get("config", {}).get("generator")
+        return None if node is None else {k: v for k, v in node.items() if k not in ("model", "workdir")}
+
+    return settings(a) == settings(b)
+
+
 def ablation(done: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The removal ablation of each seed's mix job (flagged and random removals), its unremoved reference the
     seed's `dpgen_contaminated` row (the same DP-Gen, eps, private set and synthetic size from the same model),
@@ -293,9 +306,10 @@ def ablation(done: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     for s, section in runs.items():
         keys = ("arm", "step", "n_removed", "f1_micro", "f1_macro")
         found = [{k: r[k] for k in keys} for r in section["runs"] if r["rep"] == 0]
-        if (reference := done.get(f"dpgen_contaminated_seed_{s}")) is not None and not any(
-            r["arm"] == "none" for r in found
-        ):
+        reference = done.get(f"dpgen_contaminated_seed_{s}")
+        if reference is not None and not same_generator(reference, done[f"mix_seed_{s}"]):
+            reference = None  # a row run under other DP-Gen settings is no reference for these runs
+        if reference is not None and not any(r["arm"] == "none" for r in found):
             utility = reference["utility"]
             found.insert(0, {"arm": "none", "step": 0.0, "n_removed": 0} | {k: utility[k] for k in keys[3:]})
         by_seed[f"seed_{s}"] = {"n_flagged": section["n_flagged"], "runs": found}
@@ -340,6 +354,7 @@ def verdict(mix: dict[str, Any], compared: dict[str, Any], removal: dict[str, An
         "seeds_compared": gain["n"] if gain else 0,
         "utility_inflated": excludes_zero(gain, +1),
         "utility_inflated_f1_macro": excludes_zero(summary["f1_macro"]["difference"], +1),
+        "fidelity_mauve_inflated": excludes_zero(summary["mauve"]["difference"], +1),  # beside, not in the verdict
         "removal_of_flagged_costs_more_than_random": excludes_zero(flagged_vs_random, -1),
         "audit_sound_bound_above_eps": any(b > EPS for b in bounds) if bounds else None,
         "audit_paper_reading_higher_when_contaminated": excludes_zero(reading, +1),
@@ -391,6 +406,16 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+EFFECTS = (  # the verdict's checks of an effect of contamination (the rest check the setting)
+    "utility_inflated",
+    "utility_inflated_f1_macro",
+    "fidelity_mauve_inflated",
+    "removal_of_flagged_costs_more_than_random",
+    "audit_sound_bound_above_eps",
+    "audit_paper_reading_higher_when_contaminated",
+)
+
+
 def render(figures: dict[str, Any]) -> str:
     """The Markdown docs/contamination.md includes (and bench.md shows), from the figures only."""
     mix, verdicts = figures["mix"], figures["verdict"]
@@ -401,6 +426,14 @@ def render(figures: dict[str, Any]) -> str:
     lines = [
         f"Paper-style contamination (`+experiment={SWEEP}`, eps={EPS}, {len(mix)} seed(s)): the paper's inflation "
         f"(contamination inflates utility and makes audits misfire) is {headline} here.",
+    ]
+    effects = [k for k in EFFECTS if verdicts.get(k)]
+    lines[-1] += (
+        " Effects seen (the verdict line's checks that hold): " + ", ".join(f"`{k}`" for k in effects) + "."
+        if effects
+        else " No effect seen: none of the verdict line's checks holds."
+    )
+    lines += [
         "",
         "| seed | S (reviews) | S tokens | public tokens | S share of tokens | exact recall on S | Min-K%++ AUC, S vs "
         "unseen |",
