@@ -51,9 +51,9 @@ def public_tokenizer() -> Any:
     return AutoTokenizer.from_pretrained(public_model_path())
 
 
-def forbidden_ids(tokenizer: Any, *, end_mark: bool = True) -> list[int]:
-    """Tokens the sampler never writes: every special token but [SEP] (the end mark; forbidden too when `end_mark`
-    is false, so every text runs to the sequence's end), and the [unused*] slots."""
+def forbidden_ids(tokenizer: Any, *, end_mark: bool = False) -> list[int]:
+    """Tokens the sampler never writes: every special token (but [SEP], the end mark, with `end_mark`, i.e.
+    sample_length=model; without it every text runs to the sequence's end), and the [unused*] slots."""
     special = set(tokenizer.all_special_ids) - ({tokenizer.sep_token_id} if end_mark else set())
     return sorted(special | {i for t, i in tokenizer.get_vocab().items() if t.startswith("[unused")})
 
