@@ -20,7 +20,7 @@ from synbench.corpus import Corpus
 from synbench.dp.label_sets import LabelSetConfig
 from synbench.errors import ConfigError, SynBenchError
 from synbench.generators.augpe import AugPEGenerator, evolution
-from synbench.lm.backends import make_backend
+from synbench.lm.backends import LocalBackend, make_backend
 from synbench.lm.prompts import load_prompts
 from synbench.privacy import DELTA_RULES, NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.testing import check_generator
@@ -365,6 +365,19 @@ def test_local_backend_with_the_tiny_model(tiny_model: dict[str, Any]) -> None:
     other = tiny_augpe(tiny_model)
     other.fit(private, PrivacySpec(2.0, 1e-5, noise=NoiseSource(seed=1)), seed=0)
     assert again.sample(9).texts == other.sample(9).texts and len(texts) == 9
+
+
+def test_local_backend_dtype_replaces_the_model_dtype(tiny_model: dict[str, Any]) -> None:
+    """`generator.backend.dtype=bfloat16` prompts the model group's LM in bf16 (the group stays fp32 for the
+    generators that train on it); null keeps model.dtype; an unknown dtype is refused naming the key."""
+    import torch
+
+    bf16 = LocalBackend(tiny_model, dtype="bfloat16")
+    assert {p.dtype for p in bf16.loaded().model.parameters()} == {torch.bfloat16}
+    assert len(bf16.complete([ChatRequest(user="say hi")], max_new_tokens=3, temperature=1.0, top_p=1.0, seed=0)) == 1
+    assert {p.dtype for p in LocalBackend(tiny_model).loaded().model.parameters()} == {torch.float32}
+    with pytest.raises(ConfigError, match="generator.backend.dtype='bf16' is unknown; choose one of float32"):
+        LocalBackend(tiny_model, dtype="bf16")
 
 
 def test_conformance_kit(tiny_model: dict[str, Any]) -> None:

@@ -383,6 +383,22 @@ def test_cache_trunk_trains_the_same_weights_as_the_full_model(tiny_model: dict[
     )
 
 
+def test_sample_dtype_casts_the_trained_model_for_sampling_only(tiny_model: dict[str, Any]) -> None:
+    """`sample_dtype=bfloat16`: the same training (fp32 weights, same noise) and a bf16 model that samples; the
+    training's resume key ignores it, and an unknown dtype is refused naming the key."""
+    lora = {"r": 2, "alpha": 4, "target_modules": ["q_proj", "v_proj"], "top_layers": 1}
+    fitted = {}
+    for dtype in ("float32", "bfloat16"):
+        gen = generator(tiny_model, lr=1e-2, lora=lora, sample_dtype=dtype)
+        gen.fit(corpus(16), spec(4.0, n=16, noise_seed=0), seed=0)
+        assert {p.dtype for p in gen._model.parameters()} == {getattr(torch, dtype)}
+        assert len(gen.sample(4)) == 4
+        fitted[dtype] = gen._model.state_dict()["model.layers.1.self_attn.q_proj.weight"]
+    assert torch.equal(fitted["float32"].to(torch.bfloat16), fitted["bfloat16"])
+    with pytest.raises(ConfigError, match="generator.sample_dtype='half' must be one of float32, bfloat16"):
+        generator(tiny_model, sample_dtype="half")
+
+
 def test_cache_trunk_needs_top_layers(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="cache_trunk=true needs generator.lora.top_layers"):
         generator(tiny_model, cache_trunk=True)

@@ -62,10 +62,10 @@ MAX_PRIVATE_SHARE = 0.05  # the issue's bound on S's share of the continued-pret
 EXPERIMENT = [f"+experiment={SWEEP}"]
 # the experiment's private split and DP-Gen (a test checks they agree)
 DATASET = ["dataset.max_train=100", "dataset.max_eval=null"]
-# the experiment pins DP-Gen's epochs (the demo grid's may change): the rows use the same, so that the ablation's
-# runs and its reference, the dpgen_contaminated row, are the same DP-Gen
-DPGEN_EPOCHS = 3
-DPGEN = ["generator=dpgen_grid", f"generator.epochs={DPGEN_EPOCHS}", *DATASET, f"eps={EPS}"]
+# the experiment pins DP-Gen's size and precision (the demo grid's may change): the rows use the same, so that the
+# ablation's runs and its reference, the dpgen_contaminated row, are the same DP-Gen as the kept figures'
+DPGEN_PINS = {"epochs": 3, "precision": "32-true", "sample_dtype": "float32"}
+DPGEN = ["generator=dpgen_grid", *(f"generator.{k}={v}" for k, v in DPGEN_PINS.items()), *DATASET, f"eps={EPS}"]
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 POLL_S = 5.0
 

@@ -44,8 +44,9 @@ class LocalBackend(LMBackend):
 
     def __init__(self, model: Mapping[str, Any], **options: Any) -> None:
         settings = LocalBackendOptions(**options)
-        self.model_json = json.dumps(dict(model), sort_keys=True)
-        self.name = str(dict(model).get("name", "local"))
+        node = {**dict(model), **({"dtype": settings.dtype} if settings.dtype is not None else {})}
+        self.model_json = json.dumps(node, sort_keys=True)
+        self.name = str(node.get("name", "local"))
         self.batch_size, self.num_threads = settings.batch_size, settings.num_threads
 
     def loaded(self) -> LoadedModel:

@@ -30,14 +30,16 @@ from synbench.generators.dpgen.data import Collator, DocumentDataset, control_co
 from synbench.generators.dpgen.settings import DPGenOptions, DPGenSettings
 from synbench.generators.dpgen.trunk import CachedCollator, CachedDocuments, decoder_span, trunk_states
 from synbench.lm.generation import generate, memory_batch_size
-from synbench.lm.models import load_causal_lm
+from synbench.lm.models import DTYPES, load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 from synbench.resume import resume_key
 
 log = logging.getLogger(__name__)
 
 # Settings that only change sampling: a checkpoint trained under other values of these is reused.
-SAMPLING_KEYS = frozenset({"temperature", "top_p", "max_new_tokens", "sample_batch_size", "num_threads"})
+SAMPLING_KEYS = frozenset(
+    {"temperature", "top_p", "max_new_tokens", "sample_batch_size", "sample_dtype", "num_threads"}
+)
 
 
 class DPGenGenerator(Generator):
@@ -121,7 +123,8 @@ class DPGenGenerator(Generator):
             )
             if self.checkpoint:
                 weights.save(self.checkpoint, model, state, s.lora is not None)
-        self._model = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
+        plain = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
+        self._model = plain.to(DTYPES[s.sample_dtype])
         self._tokenizer, self._corpus, self._seed = loaded.tokenizer, corpus, seed
         self._labels = label_sets.LabelSetRelease.from_json(state["label_release"])
         eps_spent = float(state["epsilon_spent"])
@@ -173,8 +176,9 @@ class DPGenGenerator(Generator):
         return dict(self._sampling)
 
     def save_model(self, folder: Path) -> Path:
-        """The fitted model (LoRA merged) and its tokenizer as a local model folder that `model.pretrained=<folder>`
-        loads; written beside `folder` and renamed into place, so a crash leaves no folder that looks complete.
+        """The fitted model (LoRA merged, in `sample_dtype`) and its tokenizer as a local model folder that
+        `model.pretrained=<folder>` loads; written beside `folder` and renamed into place, so a crash leaves no
+        folder that looks complete.
 
         For a model trained without DP (planted contamination's "pretraining"):
         weights fitted under DP are a release only through what they generate.
