@@ -6,10 +6,10 @@ public words (experiments/benchmarks/calibration_generator.py). For each cell
 of leak share {1, 0.5, 0.25} x words swapped {0.2, 0.5}: the one-run bound
 per attack and combined (`eps_emp_lower`; above 1 catches the lie), and the
 same for R = 3 runs pooled into one game (`audit.repeats=3`, `pooled.*`).
-Then the example DP plugin at eps = 1 over 20 seeds (its bounds must stay at
-or below 1) and the null (the calibration generator with leak share 0,
+Then the example DP plugin at eps = 1 over 100 seeds (its bounds must stay at
+or below 1; how often they are above 0 is counted) and the null (the calibration generator with leak share 0,
 which never reads a private document) over 200 seeds, whose mean eps_emp must
-be near 0. All audits use the demo data with the default targets (outliers and
+be near 0 and whose bound may be above 0 in no more than the audit's 5% of runs. All audits use the demo data with the default targets (outliers and
 canaries), 1,000 canaries rather than 300 (`ONE_RUN`), and the default
 similarity (word Jaccard).
 
@@ -32,7 +32,7 @@ spread over null games is compared on this bench's own audits.
 
 CALIBRATION_SEEDS, CALIBRATION_NULL_SEEDS and CALIBRATION_OLD_RULE_NULL_SEEDS
 shrink the seed loops; the figures record what ran. The whole run is about
-370 audits: about 30 minutes on 2 idle cores.
+450 audits: about 35 minutes on 2 idle cores.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ from bench_audit import demo_audit  # noqa: E402
 from calibration_generator import ParaphraseLeakGenerator  # noqa: E402
 
 LEAK_SHARES, SWAP_SHARES, REPEATS = (1.0, 0.5, 0.25), (0.2, 0.5), 3
-SEEDS = int(os.environ.get("CALIBRATION_SEEDS", "20"))
+# the example plugin at eps=1: ~4 s an audit; 100 seeds measure how often its bound is above 0 to about +/- 5%
+SEEDS = int(os.environ.get("CALIBRATION_SEEDS", "100"))
 # a null audit takes ~4 s; its mean needs many: under the old rule eps_emp's SD over null games was ~0.35, so 40 seeds
 # left the mean a standard error of ~0.06 (null_leak_0_old_rule holds that rule's spread, null_leak_0 the new one's)
 NULL_SEEDS = int(os.environ.get("CALIBRATION_NULL_SEEDS", "200"))
@@ -108,6 +109,15 @@ def cell(leak: float, swap: float) -> dict:
     }
 
 
+def clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    """Two-sided 95% Clopper-Pearson interval on a binomial share k / n."""
+    from scipy.stats import beta
+
+    low = 0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k))
+    return low, high
+
+
 def seeds(overrides: list[str], n: int, generator=None) -> dict:
     """Per attack and combined over n seeds: the bound's max, mean and count above 1; eps_emp's mean, its standard
     deviation over seeds and the mean's standard error (a point estimate of log-ratios of counts is noisy: the mean
@@ -123,10 +133,15 @@ def seeds(overrides: list[str], n: int, generator=None) -> dict:
     out: dict = {"seeds": n, "wall_s_mean": round(float(np.mean([r["wall_s"] for r in runs])), 1)}
     for part in PARTS:
         lower = [r[f"{part}eps_emp_lower"] for r in runs]
+        positive = int(sum(v > 0 for v in lower))
         out[NAMES[part]] = {
             "eps_emp_lower_max": max(lower),
             "eps_emp_lower_mean": round(float(np.mean(lower)), 3),
             "over_1": int(sum(v > 1 for v in lower)),
+            # how often the bound is above 0, with a two-sided 95% Clopper-Pearson interval on that share: a mechanism
+            # that reads no private document (the null) must not exceed the audit's 5% level
+            "positive": positive,
+            "positive_share_ci95": [round(v, 3) for v in clopper_pearson(positive, n)],
             "eps_emp_mean": round(float(np.mean(estimates := [r[f"{part}eps_emp"] for r in runs])), 3),
             "eps_emp_sd": round(float(np.std(estimates, ddof=1)), 3) if n > 1 else None,
             "eps_emp_se": round(float(np.std(estimates, ddof=1) / np.sqrt(n)), 3) if n > 1 else None,
@@ -226,6 +241,8 @@ def main() -> dict:
         "example_eps1_combined_bound_stays_0": out["example_eps1"]["combined"]["eps_emp_lower_max"] == 0,
         "one_run_catches_every_cell": all(c["caught_one_run"] for c in grid.values()),
         "r3_catches_every_cell": all(c["caught_r3"] for c in grid.values()),
+        # the audit's level: under the null (true eps 0) its bound is above 0 in at most 5% of runs
+        "null_positive_share_within_the_5%_level": out["null_leak_0"]["combined"]["positive_share_ci95"][0] <= 0.05,
         "example_eps1_never_above_1": all(
             v["over_1"] == 0 for k, v in out["example_eps1"].items() if isinstance(v, dict)
         ),
