@@ -7,11 +7,13 @@ of leak share {1, 0.5, 0.25} x words swapped {0.2, 0.5}: the one-run bound
 per attack and combined (`eps_emp_lower`; above 1 catches the lie), and the
 same for R = 3 runs pooled into one game (`audit.repeats=3`, `pooled.*`).
 Then the example DP plugin at eps = 1 over 100 seeds (its bounds must stay at
-or below 1; how often they are above 0 is counted) and the null (the calibration generator with leak share 0,
-which never reads a private document) over 200 seeds, whose mean eps_emp must
-be near 0 and whose bound may be above 0 in no more than the audit's 5% of runs. All audits use the demo data with the default targets (outliers and
-canaries), 1,000 canaries rather than 300 (`ONE_RUN`), and the default
-similarity (word Jaccard).
+or below 1; how often they are above 0 is counted) and the null (the
+calibration generator with leak share 0, which never reads a private
+document) over 200 seeds, whose mean eps_emp must be near 0 and whose bound
+may be above 0 in no more than the audit's 5% of runs. All audits use the
+demo data with the default targets (outliers and canaries), 1,000 canaries
+rather than 300 (`ONE_RUN`), and the default similarity (word Jaccard).
+The holdout attacks are calibrated on the same leaks by bench_audit_holdout.
 
 `options` (audit_options.py): every attack option of the docs table (n-gram
 normalise, calibration, pad_target; similarity measure and k), each with the
@@ -118,23 +120,25 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
     return low, high
 
 
-def seeds(overrides: list[str], n: int, generator=None) -> dict:
+def seeds(overrides: list[str], n: int, generator=None, attacks: tuple[str, ...] = ("ngram", "similarity")) -> dict:
     """Per attack and combined over n seeds: the bound's max, mean and count above 1; eps_emp's mean, its standard
     deviation over seeds and the mean's standard error (a point estimate of log-ratios of counts is noisy: the mean
     of a few dozen seeds is judged against its standard error)."""
+    parts = ("", *(f"{a}." for a in attacks))  # combined, then each attack alone
+    keys = tuple(f"{part}{key}" for part in parts for key in ("eps_emp_lower", "eps_emp", "auc"))
     runs = []
     for s in range(n):
-        runs.append(demo_audit([*overrides, f"seed={s}"], generator=generator, keys=KEYS))
+        runs.append(demo_audit([*overrides, f"seed={s}"], generator=generator, keys=keys))
         print(
             f"calibration {overrides[0]} seed {s}: bound {runs[-1]['eps_emp_lower']}, {runs[-1]['wall_s']} s",
             file=sys.stderr,
             flush=True,
         )
     out: dict = {"seeds": n, "wall_s_mean": round(float(np.mean([r["wall_s"] for r in runs])), 1)}
-    for part in PARTS:
+    for part in parts:
         lower = [r[f"{part}eps_emp_lower"] for r in runs]
         positive = int(sum(v > 0 for v in lower))
-        out[NAMES[part]] = {
+        out[part.rstrip(".") or "combined"] = {
             "eps_emp_lower_max": max(lower),
             "eps_emp_lower_mean": round(float(np.mean(lower)), 3),
             "over_1": int(sum(v > 1 for v in lower)),
