@@ -65,8 +65,18 @@ OLD_RULE = "audit.crossfit_rule=estimate"
 # folds and the attack chosen inside the cross-fit the weakest cell (leak 0.25, swap 0.5) stays under 1 at the
 # default 300 (0.74 and 1.78 at seeds 0 and 1): more trials, not a looser test, is what catches it
 ONE_RUN = ["attack=[ngram,similarity]", "audit.mode=one_run", "eps=1", "audit.n_canaries=1000"]
-PARTS = ("", "ngram.", "similarity.")  # combined, then each attack alone
-NAMES = {"": "combined", "ngram.": "ngram", "similarity.": "similarity"}
+
+
+def attack_parts(attacks: tuple[str, ...]) -> tuple[str, ...]:
+    """The key prefixes of an audit's figures: combined (""), then each attack alone ("<attack>.")."""
+    return ("", *(f"{a}." for a in attacks))
+
+
+def part_name(part: str) -> str:
+    return part.rstrip(".") or "combined"
+
+
+PARTS = attack_parts(("ngram", "similarity"))
 KEYS = tuple(f"{part}{key}" for part in PARTS for key in ("eps_emp_lower", "eps_emp", "auc")) + (
     "attack_chosen",
     "n_targets",
@@ -76,9 +86,9 @@ KEYS = tuple(f"{part}{key}" for part in PARTS for key in ("eps_emp_lower", "eps_
 )
 
 
-def by_attack(figures: dict, key: str, prefix: str = "") -> dict[str, float]:
-    """{combined, ngram, similarity: figures[prefix + part + key]}."""
-    return {NAMES[part]: figures.get(f"{prefix}{part}{key}") for part in PARTS}
+def by_attack(figures: dict, key: str, prefix: str = "", parts: tuple[str, ...] = PARTS) -> dict[str, float]:
+    """{combined, each attack: figures[prefix + part + key]}."""
+    return {part_name(part): figures.get(f"{prefix}{part}{key}") for part in parts}
 
 
 def cell(leak: float, swap: float) -> dict:
@@ -124,7 +134,7 @@ def seeds(overrides: list[str], n: int, generator=None, attacks: tuple[str, ...]
     """Per attack and combined over n seeds: the bound's max, mean and count above 1; eps_emp's mean, its standard
     deviation over seeds and the mean's standard error (a point estimate of log-ratios of counts is noisy: the mean
     of a few dozen seeds is judged against its standard error)."""
-    parts = ("", *(f"{a}." for a in attacks))  # combined, then each attack alone
+    parts = attack_parts(attacks)
     keys = tuple(f"{part}{key}" for part in parts for key in ("eps_emp_lower", "eps_emp", "auc"))
     runs = []
     for s in range(n):
@@ -138,7 +148,7 @@ def seeds(overrides: list[str], n: int, generator=None, attacks: tuple[str, ...]
     for part in parts:
         lower = [r[f"{part}eps_emp_lower"] for r in runs]
         positive = int(sum(v > 0 for v in lower))
-        out[part.rstrip(".") or "combined"] = {
+        out[part_name(part)] = {
             "eps_emp_lower_max": max(lower),
             "eps_emp_lower_mean": round(float(np.mean(lower)), 3),
             "over_1": int(sum(v > 1 for v in lower)),

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_audit import demo_audit  # noqa: E402  (sibling modules, not a package)
-from bench_audit_calibration import LEAK_SHARES, ONE_RUN, SWAP_SHARES, seeds  # noqa: E402
+from bench_audit_calibration import LEAK_SHARES, ONE_RUN, SWAP_SHARES, attack_parts, by_attack, seeds  # noqa: E402
 from calibration_generator import ParaphraseLeakGenerator  # noqa: E402
 
 ATTACKS = ("holdout", "rare_echo")
@@ -33,14 +33,14 @@ NULL_SEEDS = int(os.environ.get("HOLDOUT_NULL_SEEDS", "100"))
 
 def cell(leak: float, swap: float) -> dict:
     """One grid cell's one-run audit: the bound and AUC per attack and combined, the attack the cross-fit chose."""
-    parts = ("", *(f"{a}." for a in ATTACKS))
+    parts = attack_parts(ATTACKS)
     keys = [f"{part}{key}" for part in parts for key in ("eps_emp_lower", "auc")] + ["attack_chosen"]
     figures = demo_audit([*AUDIT, "generator=copy"], generator=lambda: ParaphraseLeakGenerator(leak, swap), keys=keys)
     print(f"holdout attacks, leak {leak:g} swap {swap:g}: {figures['eps_emp_lower']}", file=sys.stderr, flush=True)
-    bound = {part.rstrip(".") or "combined": figures[f"{part}eps_emp_lower"] for part in parts}
+    bound = by_attack(figures, "eps_emp_lower", parts=parts)
     return {
         "one_run_eps_emp_lower": bound,
-        "one_run_auc": {part.rstrip(".") or "combined": figures[f"{part}auc"] for part in parts},
+        "one_run_auc": by_attack(figures, "auc", parts=parts),
         "attack_chosen": figures.get("attack_chosen"),
         "caught_one_run": bound["combined"] > 1,
         "wall_s": figures["wall_s"],
