@@ -21,14 +21,16 @@ from pathlib import Path
 from typing import Iterator, NoReturn, Sequence
 
 import hydra
+import yaml
 from hydra._internal.utils import get_args_parser
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, ValueType
 from hydra.core.plugins import Plugins
 from hydra.errors import OverrideParseException
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import BooleanNode, DictConfig, FloatNode, OmegaConf
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
@@ -37,7 +39,7 @@ from synbench.errors import ConfigError
 from synbench.job import JobConfig, check_no_credentials, job_dirname
 from synbench.lifecycle import error_record
 from synbench.results import read_results, write_results
-from synbench.schema import SynBenchConfig
+from synbench.schema import SynBenchConfig, check_bool, node_at
 from synbench.tasks import get_task, writes_results
 
 log = logging.getLogger(__name__)
@@ -145,13 +147,24 @@ def searchpath_folders(parsed: Sequence[Override]) -> tuple[Path, ...]:
     for override in parsed:
         if override.key_or_group != "hydra.searchpath" or override.is_delete():
             continue
-        for entry in override_values(override):
-            if entry.startswith("pkg://"):
-                found = package_folder(entry.removeprefix("pkg://"))
-                folders += [found] if found is not None else []
-            else:
-                folders.append(Path(entry.removeprefix("file://")))
+        folders += [folder for folder in map(source_folder, override_values(override)) if folder is not None]
     return tuple(folder for folder in folders if folder.is_dir())
+
+
+def command_line_config_dir(args: Sequence[str]) -> tuple[Path, ...]:
+    """The folder of `--config-dir` (`-cd`), which Hydra puts first in the search path: the user's own groups."""
+    folder = get_args_parser().parse_known_args(list(args))[0].config_dir
+    return (Path(folder),) if folder and Path(folder).is_dir() else ()
+
+
+def source_folder(entry: str) -> Path | None:
+    """The folder of a search-path entry: `pkg://` a package's, `file://` or a plain path itself; None for a
+    structured (ConfigStore) source or a package that is not installed."""
+    if entry.startswith("pkg://"):
+        return package_folder(entry.removeprefix("pkg://"))
+    if "://" in entry and not entry.startswith("file://"):
+        return None
+    return Path(entry.removeprefix("file://"))
 
 
 @lru_cache(maxsize=4)
@@ -209,7 +222,7 @@ def check_command_line(args: Sequence[str]) -> None:
     except OverrideParseException as exc:
         first = str(exc).strip().splitlines()[0]
         raise ConfigError(f"cannot parse the command line: {first}; write overrides as key=value") from None
-    extra = searchpath_folders(parsed)
+    extra = (*searchpath_folders(parsed), *command_line_config_dir(args))
     known = known_top_level_keys(extra)
     seen: dict[str, str] = {}
     for override, arg in zip(parsed, overrides, strict=True):
@@ -326,6 +339,57 @@ def config_groups(extra: tuple[Path, ...] = ()) -> dict[str, frozenset[str]]:
     return {group: frozenset(options) for group, options in groups.items()}
 
 
+def check_config_files(cfg: DictConfig, config_name: str, overrides: Sequence[str]) -> None:
+    """The bool and float values of every YAML file the job composed, as written: the command line's checks
+    (`check_no_overflow`, `check_bool`) for the values a user's own config files give (`--config-dir`,
+    `hydra.searchpath`, a plugin's conf), where Hydra has already read `eps: 1e400` as inf (no DP at all) and
+    `secure_mode: 2` as true by the time the job sees them."""
+    loader = GlobalHydra.instance().config_loader()
+    for entry in loader.compute_defaults_list(config_name, list(overrides), RunMode.RUN).defaults:
+        if entry.config_path is None or entry.config_path.split("/")[0] == "hydra":
+            continue
+        found = loader.repository.load_config(entry.config_path)
+        file = config_file(found.path, entry.config_path) if found is not None else None
+        if file is None:
+            continue  # a structured (schema) config: its values are the dataclasses' own
+        root = yaml.compose(file.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        for key, value in yaml_scalars(root, entry.package or ""):
+            where = f"{file} line {value.start_mark.line + 1}"
+            node = node_at(cfg, key)
+            if isinstance(node, FloatNode) and overflows(value.value):
+                raise ConfigError(
+                    f"{where}: {key}: {value.value} is too large for a float and would silently become inf; give "
+                    "a finite number (eps at most 100), or write inf itself (eps: inf means no DP)"
+                )
+            if isinstance(node, BooleanNode) and value.value not in ("null", "~", ""):
+                try:
+                    check_bool(value.value, key)
+                except ConfigError as bad:
+                    raise ConfigError(f"{where}: {bad}") from None
+
+
+def config_file(source: str, config_path: str) -> Path | None:
+    """The YAML file of `config_path` in the search-path entry `source`; None for a structured (schema) config."""
+    folder = source_folder(source)
+    file = folder / f"{config_path}.yaml" if folder is not None else None
+    return file if file is not None and file.is_file() else None
+
+
+def yaml_scalars(node: yaml.Node | None, prefix: str, top: bool = True) -> Iterator[tuple[str, yaml.ScalarNode]]:
+    """(dotted key, its scalar node) of every mapping leaf under `node`: the file's `defaults` list, lists and
+    interpolations left out."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key_node, value in node.value:
+        if top and key_node.value == "defaults":
+            continue
+        key = f"{prefix}.{key_node.value}" if prefix else key_node.value
+        if isinstance(value, yaml.MappingNode):
+            yield from yaml_scalars(value, key, top=False)
+        elif isinstance(value, yaml.ScalarNode) and "${" not in value.value:
+            yield key, value
+
+
 @hydra.main(version_base="1.3", config_path="pkg://synbench.conf", config_name="config")
 def hydra_app(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
@@ -333,6 +397,7 @@ def hydra_app(cfg: DictConfig) -> None:
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
+        check_config_files(cfg, hydra_cfg.job.config_name, hydra_cfg.overrides.task)
         config = JobConfig.from_config(cfg, hydra_cfg.overrides.task)
         task = get_task(config.spec.task)
         if not task.writes_results:

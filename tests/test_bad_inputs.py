@@ -84,7 +84,18 @@ def inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     paths["plugin"].write_text(RAISING_PLUGIN)
     paths["flagged_plugin"] = tmp_path / "flagged_plugin.py"
     paths["flagged_plugin"].write_text(FLAGGED_PLUGIN)
+    paths["config_dir"] = tmp_path / "conf"  # a user's own config folder (--config-dir), values as a YAML file has them
+    (paths["config_dir"] / "experiment").mkdir(parents=True)
+    for name, text in USER_EXPERIMENTS.items():
+        (paths["config_dir"] / "experiment" / f"{name}.yaml").write_text(f"# @package _global_\n{text}")
     return paths
+
+
+USER_EXPERIMENTS = {
+    "overflow": "eps: 1e400\n",
+    "bool2": "privacy:\n  secure_mode: 2\n",
+    "fine": "eps: 2.0\nprivacy:\n  secure_mode: on\n",
+}
 
 
 # A generator that raises with the document's text in its message, as a careless plugin would.
@@ -288,6 +299,17 @@ REFUSED: list[tuple[Any, ...]] = [
     ("secure_mode=0", ["privacy.secure_mode=0"], ["privacy.secure_mode=0 is not a bool"]),
     ("log_private_stats=2", ["tracking.log_private_stats=2"], ["tracking.log_private_stats=2 is not a bool"]),
     ("sweep multi_label=no,n", ["-m", "dataset.multi_label=no,n"], ["dataset.multi_label='n' is not a bool"]),
+    # values a YAML file gives (the user's own config folder), which Hydra has read as inf and true
+    (
+        "a YAML file's eps: 1e400",
+        ["--config-dir={config_dir}", "+experiment=overflow"],
+        ["experiment/overflow.yaml line 2: eps: 1e400 is too large for a float", "write inf itself"],
+    ),
+    (
+        "a YAML file's secure_mode: 2",
+        ["--config-dir={config_dir}", "+experiment=bool2"],
+        ["experiment/bool2.yaml line 3: privacy.secure_mode='2' is not a bool", "write true or false"],
+    ),
     (
         "a plugin's bool option=2",
         ["plugins=[{flagged_plugin}]", "generator._plugin_=flagged", "+generator.greedy=2"],
@@ -358,6 +380,11 @@ RUN: list[tuple[Any, ...]] = [
     ("multi_label=no", ["dataset.multi_label=no"], {"config.dataset.multi_label": False}),
     ("save_synthetic=no", ["task.save_synthetic=no"], {"config.task.save_synthetic": False}),
     ("save_synthetic=Off", ["task.save_synthetic=Off"], {"config.task.save_synthetic": False}),
+    (
+        "a YAML file's eps and secure_mode: on",
+        ["--config-dir={config_dir}", "+experiment=fine"],
+        {"epsilon": 2.0, "config.privacy.secure_mode": True},
+    ),
 ]
 
 
