@@ -30,7 +30,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -74,8 +74,9 @@ def variation_throughput(batch_size: int, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-def evolution_run(eps: str, seed: int, n: int = N_SYNTHETIC) -> dict[str, Any]:
-    """One benchmark job of the grid's AUG-PE, in process, with the utility macro F1 of every iteration's population."""
+def evolution_run(eps: str, seed: int, n: int = N_SYNTHETIC, extra: Sequence[str] = ()) -> dict[str, Any]:
+    """One benchmark job of the grid's AUG-PE (`extra`: overrides on top of it), in process, with the utility macro
+    F1 of every iteration's population."""
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
@@ -84,7 +85,7 @@ def evolution_run(eps: str, seed: int, n: int = N_SYNTHETIC) -> dict[str, Any]:
     from synbench.corpus import Corpus
     from synbench.job import JobConfig
 
-    overrides = ["generator=augpe_grid", f"eps={eps}", f"seed={seed}", "metrics=[utility]", "tracking=none"]
+    overrides = ["generator=augpe_grid", f"eps={eps}", f"seed={seed}", "metrics=[utility]", "tracking=none", *extra]
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=overrides)
     job = JobConfig.from_config(cfg)
@@ -149,6 +150,17 @@ def measure(runs: list[str]) -> None:
         print(json.dumps(row))
 
 
+def vote_gain(gains: list[float]) -> dict[str, Any]:
+    """What the votes add, paired per seed (the last population's macro F1 less the RANDOM_API population's, which
+    a seed shares across eps): mean, standard error and how many seeds gained."""
+    se = float(np.std(gains, ddof=1) / np.sqrt(len(gains))) if len(gains) > 1 else None
+    return {
+        "vote_gain_mean": round(float(np.mean(gains)), 4),
+        "vote_gain_se": round(se, 4) if se is not None else None,
+        "vote_gained_seeds": sum(g > 0 for g in gains),
+    }
+
+
 def evolution_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per eps: the mean macro F1 by iteration and of the release over the seeds measured, and the mean seconds."""
     out: dict[str, Any] = {"n_synthetic": N_SYNTHETIC, "runs": rows}
@@ -161,6 +173,7 @@ def evolution_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
             .round(4)
             .tolist(),
             "fit_sample_cpu_s_mean": round(float(np.mean([r["fit_cpu_s"] + r["sample_cpu_s"] for r in group])), 1),
+            **vote_gain([r["f1_macro_by_iteration"][-1] - r["f1_macro_by_iteration"][0] for r in group]),
         }
     return out
 
