@@ -91,10 +91,17 @@ def control_results(results: Mapping[str, Any]) -> bool:
     return results.get("noise") == CONTROL_NOISE
 
 
-def warn_about_control(generator: "Generator", name: str, epsilon: float, record: Mapping[str, Any]) -> None:
+def warn_about_control(
+    generator: "type[Generator] | Generator",
+    name: str,
+    epsilon: float,
+    record: Mapping[str, Any],
+    size_key: str = "task.n_synthetic",
+) -> None:
     """One warning line for each way a control's job says more than it did: a finite eps that it does not apply
     (copy releases the private set, public never reads it), and, for copy (`non_private_control` in the run's
-    `record`), more documents than the private set holds, each then repeated."""
+    `record`), more documents than the private set holds (`size_key` sets how many), each then repeated. Every task
+    that runs a generator calls it (benchmark, audit)."""
     if not is_control(generator):
         return
     n_private, n_synthetic = record["n_private"], record["n_synthetic"]
@@ -107,12 +114,14 @@ def warn_about_control(generator: "Generator", name: str, epsilon: float, record
         )
     if record["non_private_control"] and n_synthetic > n_private:
         log.warning(
-            "task.n_synthetic=%d is more than the %d private documents that generator '%s' releases: each is "
-            "repeated about %.0f times; set task.n_synthetic=%d (or null) for each document once",
+            "%s=%d is more than the %d private documents that generator '%s' releases: each is "
+            "repeated about %.0f times; set %s=%d (or null) for each document once",
+            size_key,
             n_synthetic,
             n_private,
             name,
             n_synthetic / n_private,
+            size_key,
             n_private,
         )
 

@@ -245,6 +245,37 @@ def audit_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], lis
     return overrides, texts[:60]
 
 
+def test_an_audit_of_a_control_says_what_it_did_not_do(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
+    """As the benchmark does: one warning line that copy does not apply eps=4, and one that 500 synthetic documents
+    are more than a run's private set holds, naming audit.n_synthetic."""
+    overrides, _ = audit_data
+    proc = run_cli(
+        [
+            *(o for o in overrides if not o.startswith("output_root=")),
+            "generator=copy",
+            "eps=4",
+            "audit.mode=one_run",
+            "audit.n_synthetic=500",
+            f"output_root={tmp_path}",
+        ],
+        cwd=tmp_path,
+    )
+    lines = (proc.stdout + proc.stderr).splitlines()
+    assert len([line for line in lines if "'copy' is a control and does not apply eps=4" in line]) == 1, lines
+    assert (
+        len(
+            [
+                line
+                for line in lines
+                if line.startswith("audit.n_synthetic=500 is more than the")
+                or "- audit.n_synthetic=500 is more" in line
+            ]
+        )
+        == 1
+    ), lines
+    assert any(line.startswith("audit copy on tiny: eps=control (4 not applied)") for line in lines), lines
+
+
 def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(
     tmp_path: Path, audit_data: tuple[list[str], list[str]]
 ) -> None:

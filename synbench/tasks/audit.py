@@ -203,6 +203,13 @@ def audit_job(job: JobRun) -> None:
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
     # copy: releases private data at any eps
     control = release.is_control(base.generator_class) and math.isinf(epsilon_spent)
+    release.warn_about_control(
+        base.generator_class,
+        spec.generator,
+        spec.epsilon,
+        {"n_private": design.planned_private_size(), "n_synthetic": base.n_synthetic, "non_private_control": control},
+        size_key="audit.n_synthetic",
+    )
     job.record_release(
         splits,
         run=base,
