@@ -29,7 +29,7 @@ from functools import lru_cache
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 
 from synbench import schema
 from synbench.base import Plugin
@@ -229,6 +229,24 @@ def load_modules(modules: Sequence[str], where: str = "plugins") -> None:
 def create(base: type[P], node: Mapping[str, Any], **extra: Any) -> P:
     """Build the plugin of `base`'s kind that a config node names with `_plugin_`, passing its other keys (and
     `extra`) as keywords."""
+    cls, params, built = typed_node(base, node, extra)
+    if built is not None:
+        if built.__class__ is cls and not extra:
+            return built  # type: ignore[no-any-return]
+        params = schema.as_keywords(built)
+    return cls(**params, **extra)  # type: ignore[no-any-return]
+
+
+def check_node(base: type, node: Mapping[str, Any], extra: Collection[str] = ()) -> None:
+    """Refuse a config node as `create` would (no plugin named, unknown keys, a value of the wrong type, its
+    options' own checks), without building the plugin: a sweep checks each point's generator before its first job.
+    `extra`: the keywords the caller would add."""
+    typed_node(base, node, extra)
+
+
+def typed_node(base: type, node: Mapping[str, Any], extra: Collection[str]) -> tuple[type, dict[str, Any], Any]:
+    """The plugin class a node names, its keywords, and its options dataclass built from them (None for a plugin
+    typed by its constructor, which gets the keywords as they are)."""
     params = dict(node)
     name = params.pop(PLUGIN_KEY, None)
     kind = kind_name(base)
@@ -251,9 +269,5 @@ def create(base: type[P], node: Mapping[str, Any], **extra: Any) -> P:
             f"{kind} plugin '{name}' does not take {', '.join(map(repr, unknown))}; "
             f"it takes: {', '.join(accepted or []) or '(nothing)'}"
         )
-    if options is not None:  # typed on the plugin's options dataclass (values converted or refused, checks run)
-        built = schema.typed(options, params, kind)
-        if options is cls and not extra:
-            return built  # type: ignore[return-value]
-        params = schema.as_keywords(built)
-    return cls(**params, **extra)
+    # typed on the plugin's options dataclass (values converted or refused, checks run)
+    return cls, params, schema.typed(options, params, kind) if options is not None else None

@@ -21,7 +21,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from synbench import failures, registry
-from synbench.base import DatasetLoader
+from synbench.base import DatasetLoader, Generator
 from synbench.job import JobConfig
 from synbench.release import control_results
 from synbench.results import UNREADABLE, job_files, read_job
@@ -82,9 +82,10 @@ def sweep_points(config: DictConfig) -> list[list[str]]:
 
 def check_sweep_points(config: DictConfig) -> None:
     """Every value of a sweep, composed and checked as a job is (`JobConfig.from_config`), its task's options and
-    its dataset's config built, before its first job runs.
+    its dataset's config built and its generator's options typed, before its first job runs.
 
-    A sweep `eps=1,abc` (or `dataset.eval_fraction=0.2,1.5`) then fails at once, not after its first job.
+    A sweep `eps=1,abc` (or `dataset.eval_fraction=0.2,1.5`, or `generator=dpgen,augpe generator.epochs=2`, which
+    AUG-PE does not take) then fails at once, not after its first job.
     """
     name = str(OmegaConf.select(config, "hydra.job.config_name") or "config")
     # config folders the command line added: compose does not keep the run's search path, so it is given again
@@ -97,6 +98,8 @@ def check_sweep_points(config: DictConfig) -> None:
         job = JobConfig.from_config(cfg, point)
         check_task_options(job.task)
         registry.create(DatasetLoader, job.dataset)  # its config's checks; no data is read
+        if job.generator:  # typed as the run will build it (its job folder is the core's keyword), nothing loaded
+            registry.check_node(Generator, job.generator, extra=("job_dir",))
 
 
 def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:

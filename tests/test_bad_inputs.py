@@ -310,6 +310,16 @@ REFUSED: list[tuple[Any, ...]] = [
         ["--config-dir={config_dir}", "+experiment=bool2"],
         ["experiment/bool2.yaml line 3: privacy.secure_mode='2' is not a bool", "write true or false"],
     ),
+    (  # a plugin's options are typed when it is built: a sweep types each point's before its first job
+        "sweep a plugin's int option=abc",
+        ["-m", "generator=example", "eps=1,4", "generator.max_tokens_per_doc=abc"],
+        ["generator.max_tokens_per_doc: Value 'abc'", "could not be converted to Integer"],
+    ),
+    (
+        "sweep a plugin's bool option=2",
+        ["-m", "plugins=[{flagged_plugin}]", "generator._plugin_=flagged", "+generator.greedy=2", "seed=0,1"],
+        ["generator.greedy=2 is not a bool"],
+    ),
     (
         "a plugin's bool option=2",
         ["plugins=[{flagged_plugin}]", "generator._plugin_=flagged", "+generator.greedy=2"],
