@@ -84,8 +84,9 @@ def check_sweep_points(config: DictConfig) -> None:
     """Every value of a sweep, composed and checked as a job is (`JobConfig.from_config`), its task's options and
     its dataset's config built and its generator's options typed, before its first job runs.
 
-    A sweep `eps=1,abc` (or `dataset.eval_fraction=0.2,1.5`, or `generator=dpgen,augpe generator.epochs=2`, which
-    AUG-PE does not take) then fails at once, not after its first job.
+    A sweep `eps=1,abc` (or `dataset.eval_fraction=0.2,1.5`, or a third-party generator's option of the wrong
+    type, which only its plugin types: `generator=example generator.max_tokens_per_doc=abc`) then fails at once,
+    not after its first job.
     """
     name = str(OmegaConf.select(config, "hydra.job.config_name") or "config")
     # config folders the command line added: compose does not keep the run's search path, so it is given again
@@ -98,7 +99,7 @@ def check_sweep_points(config: DictConfig) -> None:
         job = JobConfig.from_config(cfg, point)
         check_task_options(job.task)
         registry.create(DatasetLoader, job.dataset)  # its config's checks; no data is read
-        if job.generator:  # typed as the run will build it (its job folder is the core's keyword), nothing loaded
+        if job.generator:  # typed as the run will build it (the job folder is the core's keyword), not built
             registry.check_node(Generator, job.generator, extra=("job_dir",))
 
 
