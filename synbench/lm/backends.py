@@ -47,7 +47,7 @@ class LocalBackend(LMBackend):
         node = {**dict(model), **({"dtype": settings.dtype} if settings.dtype is not None else {})}
         self.model_json = json.dumps(node, sort_keys=True)
         self.name = str(node.get("name", "local"))
-        self.batch_size, self.num_threads = settings.batch_size, settings.num_threads
+        self.batch_size, self.num_threads, self.top_k = settings.batch_size, settings.num_threads, settings.top_k
 
     def loaded(self) -> LoadedModel:
         return load_shared(self.model_json, "cuda" if torch.cuda.is_available() else "cpu")
@@ -77,6 +77,7 @@ class LocalBackend(LMBackend):
                     max_new_tokens=budget,
                     temperature=temperature,
                     top_p=top_p,
+                    top_k=self.top_k,
                     seed=seed + 7919 * j,
                     desc=f"{self.name} generate",
                     eos_token_ids=stop,

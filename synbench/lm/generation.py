@@ -108,6 +108,45 @@ class StepProgress:
         return scores
 
 
+class Sampler:
+    """The last logits processor of `generate`: it samples the next token itself and hands the model's greedy step
+    scores that are -inf but at the drawn token.
+
+    The distribution is transformers' sampling one, by its rules and in its
+    order: temperature, then top-k, then top-p (a token stays while the tokens
+    more likely than it hold less than top_p of the mass). Only the draw
+    differs: transformers' `torch.multinomial` over the whole vocabulary (49k
+    tokens for SmolLM2) is slow on a CPU; here the draw is an inverse-CDF
+    lookup among the top_k candidates (the whole vocabulary when top_k is 0),
+    from torch's seeded generator. experiments/benchmarks/bench_sampler.py
+    times the two loops.
+    """
+
+    def __init__(self, temperature: float, top_k: int, top_p: float) -> None:
+        if not temperature > 0 or top_k < 0 or not 0 < top_p <= 1:
+            raise ConfigError(
+                f"sampling needs temperature > 0 (got {temperature}), top_k >= 0 (got {top_k}; 0 = every token) and "
+                f"top_p in (0, 1] (got {top_p})"
+            )
+        self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        logits = scores.float() / self.temperature
+        index: torch.Tensor | None = None
+        if self.top_k:
+            logits, index = logits.topk(min(self.top_k, logits.shape[-1]), dim=-1)  # most likely first
+        elif self.top_p < 1:
+            logits, index = logits.sort(dim=-1, descending=True)
+        probs = logits.softmax(dim=-1)
+        if self.top_p < 1:
+            probs = probs.masked_fill(probs.cumsum(dim=-1) - probs >= self.top_p, 0.0)
+        cdf = probs.cumsum(dim=-1)
+        u = torch.rand(cdf.shape[0], 1, device=cdf.device) * cdf[:, -1:]
+        drawn = torch.searchsorted(cdf, u, right=True).clamp_(max=cdf.shape[-1] - 1)
+        token = index.gather(-1, drawn) if index is not None else drawn
+        return torch.full_like(scores, -float("inf")).scatter_(-1, token, 0.0)
+
+
 def flash_autocast(model: Any, device: torch.device) -> Any:
     """bf16 autocast for a model with fp32 weights (trained in mixed precision) whose attention is Flash-Attention 2."""
     flash = getattr(model.config, "_attn_implementation", None) == "flash_attention_2"
@@ -126,6 +165,7 @@ def generate(
     temperature: float,
     top_p: float,
     seed: int,
+    top_k: int = 50,
     desc: str = "generate",
     eos_token_ids: Sequence[int] | None = None,
 ) -> tuple[list[str], GenerationStats]:
@@ -133,10 +173,12 @@ def generate(
 
     Prompts are sent in the given order; callers that want little padding sort
     them by length first. `eos_token_ids` adds stop tokens (a chat model's end
-    of turn) to the tokenizer's EOS.
+    of turn) to the tokenizer's EOS. `top_k=50` is transformers' own default,
+    which every sampled `generate` applies unless told otherwise; 0 turns it off.
     """
     if batch_size < 1 or max_new_tokens < 1:
         raise ConfigError("batch size and max_new_tokens must be at least 1")
+    sampler = Sampler(temperature, top_k, top_p)
     torch.manual_seed(seed)
     model.eval()
     device = next(model.parameters()).device
@@ -155,16 +197,14 @@ def generate(
         ).to(device)
         steps = StepProgress(meter)
         with flash_autocast(model, device):
-            out = model.generate(
+            out = model.generate(  # greedy over the Sampler's scores: one token each, the one it drew
                 **enc,
-                do_sample=True,
-                temperature=temperature,
-                top_p=top_p,
+                do_sample=False,
                 max_new_tokens=max_new_tokens,
                 eos_token_id=eos if len(eos) > 1 else eos[0],
                 pad_token_id=tokenizer.pad_token_id,
                 use_cache=True,
-                logits_processor=LogitsProcessorList([steps]),
+                logits_processor=LogitsProcessorList([steps, sampler]),
             )
         meter.update(max_new_tokens - steps.steps)
         new = out[:, enc["input_ids"].shape[1] :]

@@ -50,10 +50,15 @@ class LocalBackendOptions:
     # the dtype the LM prompts in, in place of model.dtype (the model group is shared with generators that train):
     # bfloat16 runs bf16 matmuls, about 2x faster on CPUs with AVX512-BF16 or AMX; null = model.dtype
     dtype: Optional[str] = None
+    # sample among the top_k most likely tokens (before top_p): 50 is transformers' own default, which the local LM
+    # always applied; 0 = every token, as an OpenAI-compatible server samples unless told otherwise
+    top_k: int = 50
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ConfigError(f"generator.backend.batch_size={self.batch_size} must be at least 1")
+        if self.top_k < 0:
+            raise ConfigError(f"generator.backend.top_k={self.top_k} must be at least 0 (0 = every token)")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise ConfigError(
                 f"generator.backend.dtype={self.dtype!r} is unknown; choose one of {', '.join(DTYPES)}, or null "

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 # Settings that only change sampling: a checkpoint trained under other values of these is reused.
 SAMPLING_KEYS = frozenset(
-    {"temperature", "top_p", "max_new_tokens", "sample_batch_size", "sample_dtype", "num_threads"}
+    {"temperature", "top_p", "top_k", "max_new_tokens", "sample_batch_size", "sample_dtype", "num_threads"}
 )
 
 
@@ -159,6 +159,7 @@ class DPGenGenerator(Generator):
             max_new_tokens=limit,
             temperature=s.temperature,
             top_p=s.top_p,
+            top_k=s.top_k,
             seed=self._seed,
             desc="dpgen sample",
         )

@@ -62,6 +62,9 @@ class DPGenSettings(DPSGDSettings):
     physical_batch_tokens: int = 4096  # physical batches capped at this many training tokens
     temperature: float = 0.9
     top_p: float = 1.0
+    # sample among the top_k most likely tokens (before top_p): 50 is transformers' own default, which every DP-Gen
+    # run applied before this key existed; 0 = every token
+    top_k: int = 50
     max_new_tokens: int = 256  # also capped at max_seq_len (the longest document the model was trained on)
     # largest sampling batch (KV cache, left padding); long outputs: lowered to what 40% of free memory holds in
     # KV cache (results: sample_batch_size_used)
@@ -93,6 +96,8 @@ class DPGenSettings(DPSGDSettings):
         super().__post_init__()
         at_least_one(self, "max_seq_len", "max_new_tokens", "sample_batch_size", "max_chunks", "physical_batch_tokens")
         check_control_code(self.control_code)
+        if self.top_k < 0:
+            raise ConfigError(f"generator.top_k={self.top_k} must be at least 0 (0 = every token)")
         top = (self.lora or {}).get("top_layers")
         if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
             raise ConfigError(
