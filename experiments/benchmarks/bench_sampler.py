@@ -25,8 +25,9 @@ from transformers import LogitsProcessorList
 from synbench.generators.dpgen.data import control_code
 from synbench.lm.generation import Sampler
 from synbench.lm.models import load_causal_lm
+from synbench.lm.settings import TRANSFORMERS_TOP_K
 
-N, NEW_TOKENS, TEMPERATURE, TOP_K, REPEATS = 116, 48, 0.9, 50, 3
+N, NEW_TOKENS, TEMPERATURE, TOP_K, REPEATS = 116, 48, 0.9, TRANSFORMERS_TOP_K, 3
 
 
 def generate_seconds(model: Any, tokenizer: Any, prompts: list[str], ours: bool) -> float:

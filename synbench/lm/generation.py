@@ -20,6 +20,7 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from synbench.errors import ConfigError
+from synbench.lm.settings import TRANSFORMERS_TOP_K
 from synbench.progress import Meter
 
 
@@ -165,7 +166,7 @@ def generate(
     temperature: float,
     top_p: float,
     seed: int,
-    top_k: int = 50,
+    top_k: int = TRANSFORMERS_TOP_K,
     desc: str = "generate",
     eos_token_ids: Sequence[int] | None = None,
 ) -> tuple[list[str], GenerationStats]:
@@ -173,8 +174,8 @@ def generate(
 
     Prompts are sent in the given order; callers that want little padding sort
     them by length first. `eos_token_ids` adds stop tokens (a chat model's end
-    of turn) to the tokenizer's EOS. `top_k=50` is transformers' own default,
-    which every sampled `generate` applies unless told otherwise; 0 turns it off.
+    of turn) to the tokenizer's EOS. `top_k` defaults to transformers' own
+    (`TRANSFORMERS_TOP_K`); 0 turns it off.
     """
     if batch_size < 1 or max_new_tokens < 1:
         raise ConfigError("batch size and max_new_tokens must be at least 1")

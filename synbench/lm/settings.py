@@ -41,6 +41,11 @@ class ModelSpec:
             )
 
 
+# transformers' own top_k, which a sampled `generate` applies unless told otherwise: every sampling run used it before
+# top_k was a key, so it stays the default of every key that sets it (0 = every token)
+TRANSFORMERS_TOP_K = 50
+
+
 @dataclass(frozen=True)
 class LocalBackendOptions:
     """`generator/backend=local`: the `model` group's LM, batched (the model node is passed by the core)."""
@@ -50,9 +55,9 @@ class LocalBackendOptions:
     # the dtype the LM prompts in, in place of model.dtype (the model group is shared with generators that train):
     # bfloat16 runs bf16 matmuls, about 2x faster on CPUs with AVX512-BF16 or AMX; null = model.dtype
     dtype: Optional[str] = None
-    # sample among the top_k most likely tokens (before top_p): 50 is transformers' own default, which the local LM
-    # always applied; 0 = every token, as an OpenAI-compatible server samples unless told otherwise
-    top_k: int = 50
+    # sample among the top_k most likely tokens (before top_p); 0 = every token, as an OpenAI-compatible server
+    # samples unless told otherwise
+    top_k: int = TRANSFORMERS_TOP_K
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from synbench.data.common import LONG_DOCUMENTS
 from synbench.dp.settings import DPSGDSettings, at_least_one
 from synbench.errors import ConfigError
-from synbench.lm.settings import DTYPES
+from synbench.lm.settings import DTYPES, TRANSFORMERS_TOP_K
 from synbench.privacy import PrivacySpec
 
 if TYPE_CHECKING:
@@ -62,9 +62,7 @@ class DPGenSettings(DPSGDSettings):
     physical_batch_tokens: int = 4096  # physical batches capped at this many training tokens
     temperature: float = 0.9
     top_p: float = 1.0
-    # sample among the top_k most likely tokens (before top_p): 50 is transformers' own default, which every DP-Gen
-    # run applied before this key existed; 0 = every token
-    top_k: int = 50
+    top_k: int = TRANSFORMERS_TOP_K  # sample among the top_k most likely tokens (before top_p); 0 = every token
     max_new_tokens: int = 256  # also capped at max_seq_len (the longest document the model was trained on)
     # largest sampling batch (KV cache, left padding); long outputs: lowered to what 40% of free memory holds in
     # KV cache (results: sample_batch_size_used)
