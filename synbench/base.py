@@ -61,7 +61,12 @@ class DatasetLoader(Plugin):
 
     @abstractmethod
     def load(self, seed: int) -> Splits:
-        """Read, validate and split the data; `seed` drives any random split."""
+        """Read, validate and split the data. `seed` is the job's: the built-in loaders draw their splits from the
+        dataset's own `split_seed`, so every seed of a sweep scores on the same eval set."""
+
+    def check_source(self) -> None:
+        """Refuse, in one line naming the key to set, data that is not there, without reading it: a sweep calls this
+        for each of its datasets before its first job. The default checks nothing."""
 
 
 @dataclass(frozen=True)

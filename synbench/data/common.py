@@ -4,12 +4,18 @@ Each loader only says how to read its train (and optional eval) records;
 label-space inference and splitting happen here the same way for all of
 them. The dataclass fields are the config keys, since the registry passes a
 config node's keys to the constructor.
+
+The splits belong to the dataset, not to the job: an official eval split
+where the release has one, else a hold-out drawn with the dataset's
+`split_seed` (whole groups where documents share a patient or a review), so
+every job of a sweep, whatever its `seed`, trains and scores on the same
+documents, and two users of one release get the same splits.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
 from synbench.base import DatasetLoader, Splits
@@ -20,6 +26,18 @@ from synbench.errors import ConfigError
 
 # how a generator trains on a document longer than its sequence length (`long_documents`; DP-Gen reads it)
 LONG_DOCUMENTS = ("truncate", "head_tail", "chunk")
+
+
+@dataclass(frozen=True)
+class SourceSplits:
+    """What a reader read: the train corpus, the release's own eval split (None: held out of train), for each
+    train document its group (None: none), which a held-out split keeps on one side, and the label space the
+    release declares when the config leaves it to the release (public metadata, not inferred from records)."""
+
+    train: Corpus
+    eval: Corpus | None = None
+    groups: Sequence[str] | None = None
+    label_space: tuple[str, ...] | None = None
 
 
 @dataclass(kw_only=True)
@@ -43,12 +61,16 @@ class BaseDataset(DatasetLoader):
     generator trains and prompts with (`{labels}`: the labels, tab-joined;
     null: the generator's own), read by DP-Gen through its config: it words
     what the labels are ("Condition: Depression"), which follows the dataset.
+    `split_seed` draws the held-out eval split and the `max_train` /
+    `max_eval` subsamples: part of the dataset, so the job's `seed` never
+    moves them.
     """
 
     name: str = "dataset"
     domain: str | None = None  # medical, financial, legal, ...: the word the post-hoc filter's prompt asks about
     label_space: list[str] | None = None  # null = inferred from the data (and then treated as public)
     eval_fraction: float = 0.2  # held out of train when there is no eval split
+    split_seed: int = 0  # the held-out split and the subsamples (never the job's seed: one eval set per dataset)
     max_train: int | None = None
     max_eval: int | None = None
     max_length: int | None = None
@@ -88,8 +110,10 @@ class BaseDataset(DatasetLoader):
             )
 
     def load(self, seed: int) -> Splits:
-        train, eval = self._read()
-        inferred = self.label_space is None
+        """The dataset's splits; the job's `seed` does not move them (they are drawn with `split_seed`)."""
+        read = self._read()
+        train, eval = read.train, read.eval
+        inferred = self.label_space is None and read.label_space is None
         if inferred:
             train, eval = infer_label_space(
                 self.name, train, eval, self.label_origin(), self.allow_inferred_label_space
@@ -98,16 +122,17 @@ class BaseDataset(DatasetLoader):
             train,
             eval,
             name=self.name,
-            seed=seed,
+            seed=self.split_seed,
             eval_fraction=self.eval_fraction,
             max_train=self.max_train,
             max_eval=self.max_eval,
+            groups=read.groups,
         )
         return replace(splits, label_space_inferred=inferred)
 
     @abstractmethod
-    def _read(self) -> tuple[Corpus, Corpus | None]:
-        """The train corpus and the eval corpus, or None when eval is to be held out of train."""
+    def _read(self) -> SourceSplits:
+        """The train corpus, the eval corpus (None when eval is to be held out of train) and train's groups."""
 
     def label_origin(self) -> str:
         """Where the labels are read from, for messages ("field 'label'")."""
@@ -127,6 +152,9 @@ class FieldDataset(BaseDataset):
     id_field: str | None = None
     multi_label: bool = False
     label_sep: str | None = None
+    # a label as the source writes it -> its name in label_space (BigBIO's "none" -> "NULL", AsyLex's 0 -> reject);
+    # a label not listed is kept as written
+    label_map: dict[str, str] = field(default_factory=dict)
 
     def label_origin(self) -> str:
         return f"field {self.label_field!r}"
@@ -153,5 +181,6 @@ class FieldDataset(BaseDataset):
             label_space=self.label_space,
             label_sep=label_sep or self.label_sep,
             label_names=label_names,
+            label_map=self.label_map,
             max_chars=self.max_chars,
         )

@@ -33,7 +33,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from synbench.corpus import Corpus
-from synbench.data.common import BaseDataset
+from synbench.data.common import BaseDataset, SourceSplits
 from synbench.data.records import Row, records_to_corpus
 from synbench.errors import ConfigError, DataError
 
@@ -101,10 +101,14 @@ class DrugReviewDataset(BaseDataset):
             for condition in conditions:
                 self._groups_of.setdefault(str(condition), []).append(str(group))
 
-    def _read(self) -> tuple[Corpus, Corpus | None]:
+    def _read(self) -> SourceSplits:
         path = zip_path()
         with zipfile.ZipFile(path) as archive:
-            return self._split(archive, path, "train"), self._split(archive, path, "eval")
+            return SourceSplits(self._split(archive, path, "train"), self._split(archive, path, "eval"))
+
+    def check_source(self) -> None:
+        """The package that ships the reviews is installed (`zip_path` says how to install it)."""
+        zip_path()
 
     def _split(self, archive: zipfile.ZipFile, path: Path, split: str) -> Corpus:
         member = MEMBERS[split]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from synbench.corpus import Corpus
-from synbench.data.common import FieldDataset
+from synbench.data.common import FieldDataset, SourceSplits
 from synbench.data.records import Row
 from synbench.errors import ConfigError, DataError
 
@@ -114,16 +114,25 @@ class FileDataset(FieldDataset):
         if self.format not in ("auto", *FORMATS):
             raise ConfigError(f"dataset.format={self.format!r} is not one of: auto, {', '.join(FORMATS)}")
 
-    def _read(self) -> tuple[Corpus, Corpus | None]:
+    def _read(self) -> SourceSplits:
+        self.check_source()
+        assert self.train is not None  # check_source refuses an unset train file
+        train = self._file_corpus(self.train, "train")
+        return SourceSplits(train, self._file_corpus(self.eval, "eval") if self.eval is not None else None)
+
+    def check_source(self) -> None:
+        """The train file is set, and it (and the eval file, when set) is a file that exists."""
         if self.train is None:
             raise ConfigError(
                 f"dataset '{self.name}' needs its training file: pass dataset.train=/path/to/train.jsonl "
                 f"(and optionally dataset.eval=/path/to/eval.jsonl).{self.where_to_get()}"
             )
-        train = self._file_corpus(self.train, "train")
-        return train, (self._file_corpus(self.eval, "eval") if self.eval is not None else None)
+        for split, file in (("train", self.train), ("eval", self.eval)):
+            if file is not None:
+                self._format(self._existing(file, split))
 
-    def _file_corpus(self, file: str, split: str) -> Corpus:
+    def _existing(self, file: str, split: str) -> Path:
+        """The path of the `split` file, refused when it is a folder or does not exist."""
         path = Path(file).expanduser()
         if path.is_dir():
             raise DataError(
@@ -135,6 +144,10 @@ class FileDataset(FieldDataset):
                 f"dataset '{self.name}': {split} file '{path}' does not exist; "
                 f"set dataset.{split}=/path/to/{split}.jsonl.{self.where_to_get()}"
             )
+        return path
+
+    def _file_corpus(self, file: str, split: str) -> Corpus:
+        path = self._existing(file, split)
         fmt = self._format(path)
         if fmt == "jsonl":
             rows = jsonl_rows(path)

@@ -4,17 +4,20 @@ Jobs must run offline (compute nodes often have no internet), so the
 intended use is a folder written by `save_to_disk` on a machine that has
 internet; the hub id is the fallback, and when it fails the error says how to
 make that folder. Integer labels are mapped to names through the dataset's
-ClassLabel features, so label spaces read as words, not indices.
+ClassLabel features, so label spaces read as words, not indices. A hub id is
+read at the `revision` its config pins (a commit of the dataset's repository),
+so every user of the config gets the same data, whatever the repository
+holds today.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from synbench.corpus import Corpus
-from synbench.data.common import FieldDataset
+from synbench.data.common import FieldDataset, SourceSplits
 from synbench.data.records import listing
 from synbench.errors import ConfigError, DataError
 
@@ -34,33 +37,74 @@ class HuggingFaceDataset(FieldDataset):
 
     `eval_split: null` (or a folder holding a single split) holds out
     `eval_fraction` of train. `label_names` names integer labels when the
-    features carry no ClassLabel (e.g. a CSV-backed hub dataset).
+    features carry no ClassLabel (e.g. a CSV-backed hub dataset). From the
+    hub, `revision` pins the commit read; `data_files` (split -> file in the
+    repository) and `delimiter` read a repository of plain CSV files, as
+    published, when its card declares no loader for them.
     """
 
     path: str | None = None
     subset: str | None = None
+    revision: str | None = None  # the hub commit (or tag) read; null: whatever the repository holds today
+    data_files: dict[str, str] | None = None  # null: the repository's own splits
+    delimiter: str | None = None  # the CSV delimiter of data_files (null: the csv reader's ",")
     train_split: str = "train"
     eval_split: str | None = "test"
     label_names: list[str] | None = None
+    # true (with label_space null): the label space is the class names the release's label feature declares,
+    # published metadata rather than labels read from records (LexGLUE EURLEX's 100 EuroVoc concepts)
+    label_space_from_features: bool = False
 
-    def _read(self) -> tuple[Corpus, Corpus | None]:
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.label_space_from_features and self.label_space is not None:
+            raise ConfigError(
+                f"dataset '{self.name}' sets both label_space and label_space_from_features=true; keep one (the "
+                "configured list, or the class names the release declares)"
+            )
+
+    def _read(self) -> SourceSplits:
         import datasets
 
         data = self._open()
-        if isinstance(data, datasets.Dataset):
-            return self._split_corpus(data, "train", "train"), None
-        train = self._split_corpus(self._split(data, self.train_split, "train_split"), self.train_split, "train")
-        if self.eval_split is None:
-            return train, None
-        return train, self._split_corpus(self._split(data, self.eval_split, "eval_split"), self.eval_split, "eval")
+        train_data = data if isinstance(data, datasets.Dataset) else self._split(data, self.train_split, "train_split")
+        declared = self._declared_space(train_data)
+        reader = replace(self, label_space=list(declared), label_space_from_features=False) if declared else self
+        train_split = "train" if isinstance(data, datasets.Dataset) else self.train_split
+        train = reader._split_corpus(train_data, train_split, "train")
+        if isinstance(data, datasets.Dataset) or self.eval_split is None:
+            return SourceSplits(train, label_space=declared)
+        eval_data = self._split(data, self.eval_split, "eval_split")
+        return SourceSplits(train, reader._split_corpus(eval_data, self.eval_split, "eval"), label_space=declared)
 
-    def _open(self) -> Any:
-        import datasets
+    def _declared_space(self, data: Any) -> tuple[str, ...] | None:
+        """With `label_space_from_features`, the class names of the label feature (refused when it declares none)."""
+        if not self.label_space_from_features:
+            return None
+        names = _class_names(data.features.get(self.label_field))
+        if not names:
+            raise DataError(
+                f"dataset '{self.name}': field {self.label_field!r} of {self.path} declares no class names; set "
+                "dataset.label_space to the task's labels and dataset.label_space_from_features=false"
+            )
+        return tuple(names)
 
+    def check_source(self) -> None:
+        """A path is set, and one that names a local folder exists (a hub id is only tried when the job loads)."""
         if not self.path:
             raise ConfigError(
                 f"dataset '{self.name}' needs dataset.path=<a save_to_disk folder or a hub id>.{self.where_to_get()}"
             )
+        if self.path.startswith(("/", ".", "~")) and not Path(self.path).expanduser().exists():
+            raise DataError(
+                f"dataset '{self.name}': folder '{self.path}' does not exist; set dataset.path=/the/saved/folder"
+            )
+
+    def _open(self) -> Any:
+        import datasets
+
+        self.check_source()
+        assert self.path is not None  # check_source refuses an unset path
         local = Path(self.path).expanduser()
         if local.exists():
             try:
@@ -70,17 +114,16 @@ class HuggingFaceDataset(FieldDataset):
                     f"'{local}' is not a folder written by datasets' save_to_disk ({type(exc).__name__}); "
                     f"set dataset.path to such a folder"
                 ) from None
-        if self.path.startswith(("/", ".", "~")):
-            raise DataError(
-                f"dataset '{self.name}': folder '{self.path}' does not exist; set dataset.path=/the/saved/folder"
-            )
-        subset = f", {self.subset!r}" if self.subset else ""
+        given = {"revision": self.revision, "data_files": self.data_files, "delimiter": self.delimiter}
+        options = {key: value for key, value in given.items() if value is not None}
         try:
-            return datasets.load_dataset(self.path, self.subset)
+            return datasets.load_dataset(self.path, self.subset, **options)
         except Exception as exc:  # the hub client raises many types (connection, auth, not found)
+            arguments = [repr(self.path), *([repr(self.subset)] if self.subset else [])]
+            arguments += [f"{key}={value!r}" for key, value in options.items()]
             raise DataError(
-                f"could not load {self.path!r}{subset} from the Hugging Face hub ({type(exc).__name__}); "
-                f"on a machine with internet run datasets.load_dataset({self.path!r}{subset})"
+                f"could not load {self.path!r} from the Hugging Face hub ({type(exc).__name__}); "
+                f"on a machine with internet run datasets.load_dataset({', '.join(arguments)})"
                 f".save_to_disk('/some/folder'), copy the folder here and pass dataset.path=/some/folder"
             ) from None
 

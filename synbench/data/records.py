@@ -118,13 +118,15 @@ def records_to_corpus(
     label_space: Sequence[str] | None = None,
     label_sep: str | None = None,
     label_names: Sequence[str] | None = None,
+    label_map: Mapping[str, str] | None = None,
     max_chars: int = MAX_CHARS,
 ) -> Corpus:
     """Validate `rows` from `source` (a path or a description) into the corpus `<name>-<split>`.
 
     Labels may be a string (split on `label_sep` when given), an integer
     (mapped through `label_names`, the class names of a Hugging Face
-    ClassLabel, when given) or a list. Ids come from `id_field`, else
+    ClassLabel, when given) or a list; `label_map` then renames a label as the
+    source writes it to its label-space name. Ids come from `id_field`, else
     `<name>-<split>-<i>`. With `label_space=None` nothing is checked against a
     label space and the corpus gets its own sorted labels; see
     `infer_label_space` for sharing one across splits. A text longer than
@@ -140,6 +142,8 @@ def records_to_corpus(
         at = f"{source} {where}"
         text = _text(_field(record, text_field, "text_field", at), text_field, at, max_chars)
         found = _labels(_field(record, label_field, "label_field", at), label_sep, label_names, label_field, at)
+        if label_map:
+            found = list(dict.fromkeys(label_map.get(label, label) for label in found))
         if not found:
             raise DataError(f"{at}: field {label_field!r} is empty (no label); every record needs at least one label")
         if not multi_label and len(found) > 1:

@@ -2,12 +2,18 @@
 
 A dataset without its own eval split gets one by holding out `eval_fraction`
 of train; `max_train` / `max_eval` then take seeded subsamples (a quick run
-on a big corpus). Asking for more documents than exist is an error, not a
-silent shortfall: a sweep that silently trains on fewer documents than its
-config says would report numbers for a setting that never ran.
+on a big corpus). The seed is the dataset's `split_seed`, never the job's, so
+every seed of a sweep scores on the same eval set. Where documents share a
+group (a patient's admissions, a review's sentences) the hold-out keeps each
+group on one side, so no patient or review is in both splits. Asking for
+more documents than exist is an error, not a silent shortfall: a sweep that
+silently trains on fewer documents than its config says would report numbers
+for a setting that never ran.
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 
@@ -33,9 +39,12 @@ def _subsample(
     return np.sort(rng.choice(n, size=limit, replace=False))
 
 
-def _hold_out(train: Corpus, fraction: float, dataset: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _hold_out(
+    train: Corpus, fraction: float, dataset: str, seed: int, groups: Sequence[str] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Positions of (train, eval) when `fraction` of train (in (0, 1): the dataset config checks it) is held out,
-    shuffled by `default_rng(seed)`."""
+    shuffled by `default_rng(seed)`; with `groups` (one per document) whole groups are held out, in a shuffled
+    order, until the eval split holds at least that share."""
     n = len(train)
     n_eval = int(round(n * fraction))
     if n_eval < 1 or n_eval >= n:
@@ -44,8 +53,21 @@ def _hold_out(train: Corpus, fraction: float, dataset: str, seed: int) -> tuple[
             f"{'no eval' if n_eval < 1 else 'no training'} documents; add documents, change "
             f"dataset.eval_fraction, or provide a separate eval split"
         )
-    order = np.random.default_rng(seed).permutation(n)
-    return np.sort(order[n_eval:]), np.sort(order[:n_eval])
+    if groups is None:
+        order = np.random.default_rng(seed).permutation(n)
+        return np.sort(order[n_eval:]), np.sort(order[:n_eval])
+    names = sorted(set(groups))  # a fixed order to shuffle, whatever order the release lists its documents in
+    number = {name: i for i, name in enumerate(names)}
+    member = np.array([number[g] for g in groups])
+    order = np.random.default_rng(seed).permutation(len(names))
+    held_sizes = np.cumsum(np.bincount(member, minlength=len(names))[order])  # documents held out after each group
+    is_eval = np.isin(member, order[: int(np.searchsorted(held_sizes, n_eval)) + 1])
+    if is_eval.all():
+        raise DataError(
+            f"dataset '{dataset}': holding out eval_fraction={fraction} of {n} training documents by group takes "
+            f"all {len(names)} group(s), leaving no training documents; lower dataset.eval_fraction or add documents"
+        )
+    return np.flatnonzero(~is_eval), np.flatnonzero(is_eval)
 
 
 def make_splits(
@@ -57,15 +79,17 @@ def make_splits(
     eval_fraction: float,
     max_train: int | None,
     max_eval: int | None,
+    groups: Sequence[str] | None = None,
 ) -> Splits:
     """The final `Splits` of dataset `name`, as corpora `<name>-train` and `<name>-eval`.
 
-    Without `eval`, `eval_fraction` of train is held out. The subsamples use
-    their own seeded streams, so changing `max_train` never changes which
-    eval documents are drawn, and the same seed always gives the same splits.
+    Without `eval`, `eval_fraction` of train is held out (whole `groups`,
+    one per train document, when given). The subsamples use their own seeded
+    streams, so changing `max_train` never changes which eval documents are
+    drawn, and the same seed always gives the same splits.
     """
     if eval is None:
-        train_idx, eval_idx = _hold_out(train, eval_fraction, name, seed)
+        train_idx, eval_idx = _hold_out(train, eval_fraction, name, seed, groups)
         train, eval = train.subset(train_idx), train.subset(eval_idx)
     keep_train = _subsample(train, max_train, "max_train", "training", name, np.random.default_rng((seed, 1)))
     keep_eval = _subsample(eval, max_eval, "max_eval", "eval", name, np.random.default_rng((seed, 2)))
