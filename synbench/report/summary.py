@@ -1,11 +1,23 @@
-"""The few lines a job prints when it finishes: the budget spent and the headline figures beside their references.
+"""The lines a job prints when it finishes: first what a reader concludes, in plain words, then the figures.
 
 Presentation of one job's results, kept with the report (which renders a
-sweep's); the lifecycle that runs the job never formats figures.
+sweep's); the lifecycle that runs the job never formats figures. The plain
+words come first and each says what it is compared with or what the job could
+not have seen:
+
+- disclosure: how many private documents the release reproduces
+  (near-)verbatim against how many real documents the generator never saw
+  (`synbench.audit.disclosure`), whatever eps was claimed;
+- utility: the headline F1 against random and majority, flagged where it is
+  below either; the public-knowledge baselines (`public`, `template`) are
+  other jobs, so one job says how to get them;
+- audit: its verdict beside its ceiling, or, where the task ran none, the
+  command that runs one.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from synbench.release import control_results
@@ -39,23 +51,85 @@ HEADLINES = (
     ),
     ("audit", "auc", "attack AUC", ()),
     ("audit", "eps_emp_lower", "eps_emp lower bound", (("nominal eps", "epsilon"),)),
+    ("audit", "eps_ceiling", "eps ceiling (a perfect attack's bound)", ()),
 )
 
 
+def show(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def disclosure_line(found: dict[str, Any]) -> str | None:
+    """The disclosure check in words: counts against the unseen documents' and the exact test; None if it did not
+    run."""
+    if not found or "private_reappear" not in found:
+        return None
+    verdict = "FLAGGED: the release reproduces private documents" if found.get("flagged") else "not flagged"
+    return (
+        f"Disclosure: {found['private_reappear']} of {found['n_private']} private documents reappear "
+        f"(near-)verbatim; {found['unseen_reappear']} of {found['n_unseen']} unseen ones do "
+        f"(one-sided exact test p={show(float(found['p_value']))}): {verdict}"
+    )
+
+
+def against(value: float, refs: dict[str, Any]) -> list[str]:
+    """`value` against the random and majority baselines: "above" or "NOT above" each one that is known."""
+    known = {n: float(refs[n]) for n in ("random", "majority") if isinstance(refs.get(n), (int, float))}
+    return [
+        f"{'above' if value > ref else 'NOT above'} {n} ({show(ref)})" for n, ref in known.items() if math.isfinite(ref)
+    ]
+
+
+def utility_line(utility: dict[str, Any], f1: tuple[tuple, tuple]) -> str | None:
+    """The headline F1 against random, majority and real data, and the other F1 where it is not above random or
+    majority; public-knowledge baselines are other jobs, so the line says how to get them."""
+    (_, key, label, refs), (_, other_key, other_label, other_refs) = f1
+    if key not in utility:
+        return None
+
+    def found(pairs: tuple) -> dict[str, Any]:
+        return {name: utility.get(path.split(".", 1)[1]) for name, path in pairs}
+
+    words = against(float(utility[key]), found(refs))
+    if isinstance(found(refs).get("real"), (int, float)):
+        words.append(f"real data {show(float(found(refs)['real']))}")
+    if other_key in utility:
+        flags = [w for w in against(float(utility[other_key]), found(other_refs)) if w.startswith("NOT")]
+        words += [f"{other_label} {show(float(utility[other_key]))} {w}" for w in flags]
+    return (
+        f"Utility: {label} {show(float(utility[key]))}"
+        + (f": {', '.join(words)}" if words else "")
+        + "; the gain over public knowledge needs this seed's generator=public,template jobs and task=report"
+    )
+
+
+def audit_line(results: dict[str, Any]) -> str:
+    """The audit's verdict with its ceiling, or, where the task ran none, the command that runs one."""
+    audit = results.get("audit") or {}
+    if "verdict_line" in audit:
+        return f"Audit: {audit['verdict_line']}"
+    if "eps_emp_lower" in audit:
+        return f"Audit: eps_emp_lower {show(audit['eps_emp_lower'])} (no verdict recorded: re-run the audit)"
+    name = results.get("generator_name") or results.get("generator")
+    return (
+        f"Audit: not run by task={results.get('task')}; measure it with "
+        f"`python -m synbench task=audit audit.mode=one_run generator={name} eps={show(results.get('epsilon'))}`"
+    )
+
+
 def summary(results: dict[str, Any]) -> str:
-    """A few lines for the terminal: the budget spent and the headline figures beside their reference rows."""
+    """What the job shows in plain words (disclosure, utility, audit), then the budget and the headline figures
+    beside their reference rows."""
 
     def value(path: str) -> Any:
         section, _, key = path.partition(".")
         return results.get(section, {}).get(key) if key else results.get(section)
 
-    def show(v: Any) -> str:
-        return f"{v:.3g}" if isinstance(v, float) else str(v)
-
     eps = number(results.get("epsilon"))
     shown_eps = show(results.get("epsilon")) if eps is None else format_job_eps(eps, control_results(results))
+    name = results.get("generator_name") or results.get("generator")
     lines = [
-        f"{results.get('task')} {results.get('generator')} on {results.get('dataset')}: "
+        f"{results.get('task')} {name} on {results.get('dataset')}: "
         f"eps={shown_eps}, "
         f"epsilon_spent={show(results.get('epsilon_spent'))}, delta={show(results.get('delta'))}"
     ]
@@ -65,6 +139,10 @@ def summary(results: dict[str, Any]) -> str:
         if macro_f1_leads(utility.get("majority_f1"), utility.get("random_f1"))
         else (F1_MICRO, F1_MACRO)
     )
+    plain = [disclosure_line(results.get("disclosure") or {}), utility_line(utility, f1)]
+    if results.get("task") in ("benchmark", "audit"):
+        plain.append(audit_line(results))
+    lines += [f"  {line}" for line in plain if line]
     for section, key, label, refs in (*f1, *HEADLINES):
         if key in results.get(section, {}):
             ref = ", ".join(f"{name} {show(value(path))}" for name, path in refs if value(path) is not None)
