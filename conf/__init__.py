@@ -15,6 +15,9 @@ from synbench.contamination.config import ContaminationConfig
 from synbench.data.drugreview import DrugReviewDataset
 from synbench.data.files import FileDataset
 from synbench.data.hub import HuggingFaceDataset
+from synbench.data.mimic import MimicDataset
+from synbench.data.n2c2 import N2C2ObesityDataset
+from synbench.data.psytar import PsyTARDataset
 from synbench.filters.base import NoFilter
 from synbench.filters.settings import PYesPNoConfig
 from synbench.generators.augpe.settings import AugPEOptions
@@ -23,6 +26,7 @@ from synbench.generators.copy import CopyGenerator
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 from synbench.generators.dpgen.settings import DPGenOptions
 from synbench.generators.public import PublicGenerator
+from synbench.generators.template import TemplateOptions
 from synbench.lm.prompts import Prompts
 from synbench.lm.settings import LocalBackendOptions, ModelSpec, OpenAIBackendOptions
 from synbench.metrics.classifiers import TfidfClassifier
@@ -40,9 +44,13 @@ from synbench.tracking import WandbOptions
 schema.store_plugin("dataset", "files", FileDataset)
 schema.store_plugin("dataset", "huggingface", HuggingFaceDataset)
 schema.store_plugin("dataset", "drugreview", DrugReviewDataset)
+schema.store_plugin("dataset", "mimic", MimicDataset)
+schema.store_plugin("dataset", "psytar", PsyTARDataset)
+schema.store_plugin("dataset", "n2c2_2008", N2C2ObesityDataset)
 schema.store_plugin("generator", "dpgen", DPGenOptions)
 schema.store_plugin("generator", "dpdiffusion", DPDiffusionSettings)
 schema.store_plugin("generator", "augpe", AugPEOptions)
+schema.store_plugin("generator", "template", TemplateOptions)
 schema.store_plugin("generator/backend", "local", LocalBackendOptions)
 schema.store_plugin("generator/backend", "openai", OpenAIBackendOptions)
 schema.store_plugin("classifier", "transformer", TransformerOptions)
