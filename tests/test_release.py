@@ -109,7 +109,8 @@ def test_default_job_releases_only_allow_listed_fields(
 ) -> None:
     results, wandb_bytes = dpgen_job(tmp_path, tiny_dataset, tiny_model)
     assert results["status"] == "complete" and results["noise"] == "secure"
-    assert results["non_dp_outputs"] == results["diagnostic_outputs"] == UTILITY_DIAGNOSTICS
+    disclosure = [f"disclosure.{k}" for k in results["disclosure"]]  # the operator's check of copies
+    assert results["non_dp_outputs"] == results["diagnostic_outputs"] == sorted(UTILITY_DIAGNOSTICS + disclosure)
     assert results["label_space_inferred"] is False and results["delta"] == pytest.approx(1 / 30**2)
     assert violations(results, DPGenGenerator, BenchmarkTask) == []
     written = {f"{s}.{k}" for s in ("generation", "utility", "fidelity") for k in results[s]}

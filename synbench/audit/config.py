@@ -3,7 +3,7 @@ checks a type cannot express."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from synbench.audit.canaries import SUFFIXES
 from synbench.audit.crossfit import CROSSFIT_RULES
@@ -11,7 +11,31 @@ from synbench.audit.design import MODES
 from synbench.errors import ConfigError
 
 TARGET_KINDS = ("outliers", "canaries", "both")
+DISCLOSURE_KEYS = "task.disclosure in task=benchmark, audit.disclosure in task=audit"
 GRIDS = ("fpr_grid", "recall_grid", "eps_grid", "guess_fractions")
+
+
+@dataclass(frozen=True)
+class DisclosureConfig:
+    """The disclosure check's rule (synbench.audit.disclosure): `task.disclosure.*` of task=benchmark and
+    `audit.disclosure.*` of task=audit. Its test's level is the audit's, 1 - audit.confidence (its default in
+    task=benchmark)."""
+
+    enabled: bool = True  # false: no `disclosure` section (the operator's check of copies; on by default)
+    # a document reappears verbatim when a released one holds run_words of its consecutive words (all of them when it
+    # is shorter): natural text shares 4- to 6-word phrases across documents, 8-word runs rarely
+    run_words: int = 8
+    # ... or near-verbatim when one released document holds, in order, this share of the longer one's words (for
+    # documents of at least run_words words): a copier that swaps every other word keeps about half
+    min_share: float = 0.45
+
+    def __post_init__(self) -> None:
+        if self.run_words < 1:
+            raise ConfigError(
+                f"disclosure.run_words={self.run_words} must be a positive whole number ({DISCLOSURE_KEYS})"
+            )
+        if not 0 < self.min_share <= 1:
+            raise ConfigError(f"disclosure.min_share={self.min_share} must lie in (0, 1] ({DISCLOSURE_KEYS})")
 
 
 @dataclass(frozen=True)
@@ -70,6 +94,8 @@ class AuditConfig:
     confidence: float = 0.95  # of eps_emp_lower (and of gdp_mu_lower): its two parts each hold at 1 - (1 - c) / 2
     delta: float | None = None  # of the empirical epsilon; null = the job's delta (from the planned set size)
     eps_grid: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)  # DP trade-off curves drawn on the ROC plot, with nominal eps
+    # the disclosure check of the first run's release (synbench.audit.disclosure), at level 1 - confidence
+    disclosure: DisclosureConfig = field(default_factory=DisclosureConfig)
 
     def __post_init__(self) -> None:
         for key in GRIDS:  # the schema gives lists: kept as tuples, so a built config is immutable

@@ -4,8 +4,9 @@ Private set k of repeat r is one `GeneratorRun` under the job's budget
 (delta resolved once, from the design's planned private size), with its own
 fit seed and noise stream. Its record (`runs/run_<k>.json`, or
 `runs/rep<r>_run_<k>.json`) holds the attacks' scores and the output's
-health, never text; it is written last and reused on a re-run only for the
-same job, design and attacks, so an interrupted audit resumes where it stopped.
+health (and, for the first run, the disclosure check's counts), never text; it
+is written last and reused on a re-run only for the same job, design and
+attacks, so an interrupted audit resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from synbench.audit.canaries import make_canaries, with_canaries
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditConfig, DisclosureConfig
 from synbench.audit.design import AuditDesign, make_design
+from synbench.audit.disclosure import SECTION, audit_groups, disclosure_counts
 from synbench.base import Attack, FitReport
 from synbench.corpus import Corpus
 from synbench.progress import progress
-from synbench.run import GeneratorRun, RunRecord
+from synbench.run import GeneratorRun, RunRecord, Score
 
 RUNS_DIR = "runs"
 
@@ -83,18 +85,38 @@ def private_set_runs(
 
 
 def run_private_sets(
-    design: AuditDesign, pool: Corpus, runs: list[GeneratorRun], attacks: Mapping[str, Attack]
+    design: AuditDesign,
+    pool: Corpus,
+    runs: list[GeneratorRun],
+    attacks: Mapping[str, Attack],
+    disclosure: DisclosureConfig | None = None,
 ) -> list[dict[str, Any]]:
-    """Each run's record (saved ones reused): every attack's scores of the design's targets against its output."""
+    """Each run's record (saved ones reused): every attack's scores of the design's targets against its output.
+
+    With `disclosure`, the first run's record also holds the disclosure check's counts for its release against its
+    private set (synbench.audit.disclosure): the one release task=audit reports, one exact test where testing every
+    run would need a correction for K tests.
+    """
     targets = pool.subset(design.targets).texts
     references = [
         pool.subset(design.reference_set(m), name=f"{pool.name}-ref-{m}") for m in range(len(design.ref_base))
     ]
 
-    def score(synthetic: Corpus, _: FitReport) -> dict[str, Any]:
-        return {"scores": {name: a.score(targets, synthetic, references).tolist() for name, a in attacks.items()}}
+    def score(k: int) -> Score:
+        def figures(synthetic: Corpus, _: FitReport) -> dict[str, Any]:
+            found: dict[str, Any] = {
+                "scores": {name: a.score(targets, synthetic, references).tolist() for name, a in attacks.items()}
+            }
+            if disclosure is not None and k == 0:
+                private, unseen = audit_groups(design, len(pool), k)
+                found[SECTION] = disclosure_counts(
+                    pool.subset(private).texts, pool.subset(unseen).texts, synthetic.texts, disclosure
+                )
+            return found
+
+        return figures
 
     return [
-        run.execute(pool.subset(design.private_set(k), name=f"{pool.name}-audit-{k}"), score).record
+        run.execute(pool.subset(design.private_set(k), name=f"{pool.name}-audit-{k}"), score(k)).record
         for k, run in progress(list(enumerate(runs)), desc="audit runs", unit="run")
     ]

@@ -24,6 +24,8 @@ import numpy as np
 from synbench import release, schema
 from synbench.audit.attacks import attacks_from_node
 from synbench.audit.config import AuditConfig
+from synbench.audit.disclosure import SECTION as DISCLOSURE
+from synbench.audit.disclosure import disclosure_test, record_disclosure
 from synbench.audit.paper_reading import PAPER_REGION, paper_reading_false_alarm
 from synbench.audit.plot import plot_roc
 from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summary
@@ -78,6 +80,7 @@ class AuditTask(Task):
             "planned_private_size",
         }
     )
+    results_sections = frozenset({DISCLOSURE})
     report_section = "audit"
 
     def body(self, job: JobRun) -> None:
@@ -106,6 +109,7 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
         job_dir=job_dir,
     )
     runs = private_set_runs(design, base, job_dir / RUNS_DIR, spec.key, attacks, repeat, audit.save_synthetic)
+    disclosure = audit.disclosure if audit.disclosure.enabled and repeat == 0 else None  # the first run's release
     resumed = sum(run.saved() is not None for run in runs)
     log.info(
         "audit (%s, repeat %d): %d outlier targets, %d canaries, %d private set(s), %d already done",
@@ -117,7 +121,7 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
         resumed,
     )
     with job.timing("runs"):
-        records = run_private_sets(design, pool, runs, attacks)
+        records = run_private_sets(design, pool, runs, attacks, disclosure)
     scores = {name: np.array([r["scores"][name] for r in records], dtype=float) for name in attacks}
     delta = audit.delta if audit.delta is not None else base.privacy.delta
     with job.timing("summary"):
@@ -228,6 +232,9 @@ def audit_job(job: JobRun) -> None:
         },
     )
     job.results["audit"].update(summary)
+    if audit.disclosure.enabled:  # counts of the first run's release against its private set: the operator's check
+        found = disclosure_test(runs[0][DISCLOSURE], 1 - audit.confidence, audit.disclosure)
+        job.results["non_dp_outputs"] = record_disclosure(job.results, found)
     job.tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
     job.tracker.log_image("audit/roc", job.job_dir / PLOT_FILE)
     log.info(

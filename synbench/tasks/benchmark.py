@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 
 from synbench import registry, release, schema
+from synbench.audit.config import AuditConfig
+from synbench.audit.disclosure import SECTION as DISCLOSURE
+from synbench.audit.disclosure import disclosure_counts, disclosure_test, record_disclosure
 from synbench.base import EncoderSpec, Metric, MetricContext
 from synbench.corpus import Corpus
 from synbench.errors import PluginError
@@ -22,7 +25,7 @@ log = logging.getLogger(__name__)
 class BenchmarkTask(Task):
     """`task=benchmark` (conf/task/benchmark.yaml): one generator run, scored by the metrics (and the filter)."""
 
-    results_sections = frozenset({"filter", "utility_filtered", "fidelity_filtered", "higher_is_better"})
+    results_sections = frozenset({"filter", "utility_filtered", "fidelity_filtered", "higher_is_better", DISCLOSURE})
     generation_fields = frozenset(
         {"n_private", "n_eval", "n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share"}
     )
@@ -105,6 +108,10 @@ def benchmark(job: JobRun) -> None:
         },
     )
     non_dp = [f"generation.{k}" for k in private_scalars] + [f"{release.TRACKER_PREFIX}fit/{k}" for k in private_curves]
+    if options.disclosure.enabled:  # the operator's check of copies, at the audit's default level
+        with timing("disclosure"):
+            counts = disclosure_counts(splits.train.texts, splits.eval.texts, synthetic.texts, options.disclosure)
+        non_dp += record_disclosure(results, disclosure_test(counts, 1 - AuditConfig.confidence, options.disclosure))
     results["non_dp_outputs"] = sorted(non_dp)
     job.save()
     ctx = MetricContext(

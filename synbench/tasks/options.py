@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Mapping, Optional
 
 from synbench import schema
+from synbench.audit.config import DisclosureConfig
 from synbench.errors import ConfigError
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
@@ -30,6 +31,8 @@ class BenchmarkOptions:
     name: str = "benchmark"
     n_synthetic: Optional[int] = None  # null = as many documents as the private training split
     save_synthetic: bool = True  # write synthetic.jsonl into the job directory
+    # the disclosure check of the release against the private and eval splits (synbench.audit.disclosure)
+    disclosure: DisclosureConfig = field(default_factory=DisclosureConfig)
 
 
 @dataclass
