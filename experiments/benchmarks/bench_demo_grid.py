@@ -20,10 +20,17 @@ sampled every 30 s during an attempt (the machine is shared, so wall time is
 inflated by other processes; the CPU seconds of the grid's processes, read
 from /proc at the same samples, are beside it).
 
+After the grid, its public-knowledge baselines (conf/experiment/demo_baselines.yaml: `public` and `template`, the
+benchmark task at the same three seeds and size, eps=inf) run into the same sweep folder, as a second attempt of
+their own (`experiment` in each attempt's record; the grid's wall time is the grid's alone).
+
 Quality (issue 40): the report's generator comparison (`synbench.report.comparison`: per generator and eps, macro
 and micro F1 and MAUVE as mean +/- standard error over the 3 seeds, seconds per job; the random, majority and
-real-data rows), the paper's Table 1 pattern beside it (which of its orderings hold here) and the issue's bars,
-written as figures and as a Markdown table (`results/bench_demo_grid.section.md`, shown in bench.md).
+real-data rows, and a row per public baseline), and per generator row its gain over public knowledge (issue 50: the
+headline F1 minus the best public baseline's, paired by seed, mean +/- SE) with its flag ("private learning" when the
+Student t interval at the report's default level is above 0, `synbench.report.benchmark.public_gains`); the paper's
+Table 1 pattern beside it (which of its orderings hold here) and the issue's bars, written as figures and as a
+Markdown table (`results/bench_demo_grid.section.md`, shown in bench.md).
 Targets: the grid in <= 45 minutes wall on 2 cores, measured whole in one attempt; at eps=inf every generator
 >= majority + 0.15 macro F1, at eps=4 >= majority + 0.05; DP-Gen eps=inf above eps=1 by more than 2 SE (of the
 difference); DP-Diffusion eps=inf above eps=1.
@@ -51,6 +58,7 @@ JOBS_FILE = HERE / "results" / "bench_demo_grid.jobs.jsonl"
 # the demo's own generators (conf/experiment/demo.yaml: each at the grid's sizes), the longest jobs first so that the
 # 2 workers end together
 GENERATORS = "dpgen_grid,augpe_grid,dpdiffusion_grid"
+GRID, BASELINES = "demo", "demo_baselines"  # the experiments (conf/experiment/<name>.yaml) run one after the other
 LOAD_EVERY_S = 30.0
 TARGET_WALL_S = 2700
 # the issue's bars on mean macro F1 over the benchmark seeds, above the majority baseline's
@@ -69,17 +77,28 @@ def root() -> Path:
     return Path(os.environ.get("BENCH_DEMO_GRID_ROOT", REPO / "outputs" / "bench_demo_grid")).resolve()
 
 
-def command(generators: str, output_root: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "synbench",
-        "+experiment=demo",
-        f"generator={generators}",
-        "tracking=none",
-        f"output_root={output_root}",
-        "-m",
-    ]
+def sweep_args(experiment: str, generators: str | None) -> list[str]:
+    """The overrides of one experiment's multirun; `generators` replaces its list (None: the experiment's own)."""
+    chosen = [f"generator={generators}"] if generators is not None else []
+    return [f"+experiment={experiment}", *chosen, "tracking=none"]
+
+
+def command(experiment: str, generators: str | None, output_root: Path) -> list[str]:
+    return [sys.executable, "-m", "synbench", *sweep_args(experiment, generators), f"output_root={output_root}", "-m"]
+
+
+def sweep_params(experiment: str) -> dict[str, str]:
+    """The sweeper lists of an experiment's YAML (conf/experiment/<name>.yaml), as written: `key: a,b,c`."""
+    from omegaconf import OmegaConf
+
+    params = OmegaConf.load(REPO / "conf" / "experiment" / f"{experiment}.yaml").hydra.sweeper.params
+    return {str(key): str(listed) for key, listed in params.items()}
+
+
+def sweep_size(experiment: str, **lists: str) -> int:
+    """Jobs of an experiment's sweep: the product of its lists' lengths (`lists` replaces some, as the command
+    line does)."""
+    return math.prod(len(lists.get(key, listed).split(",")) for key, listed in sweep_params(experiment).items())
 
 
 def session_cpu_s(session: int) -> float:
@@ -105,8 +124,8 @@ def sample(stop: threading.Event, session: int, load: list[float], cpu: list[flo
             return
 
 
-def attempt(generators: str, output_root: Path) -> dict[str, Any]:
-    """Run the grid once (complete jobs are skipped): wall and CPU seconds, load samples, exit status."""
+def attempt(experiment: str, generators: str | None, output_root: Path) -> dict[str, Any]:
+    """Run one experiment's sweep once (complete jobs are skipped): wall and CPU seconds, load samples, exit status."""
     output_root.mkdir(parents=True, exist_ok=True)
     load: list[float] = []
     cpu: list[float] = [0.0]
@@ -116,7 +135,11 @@ def attempt(generators: str, output_root: Path) -> dict[str, Any]:
         # its own session: `kill -- -<pid>` (the pid is in grid.log) stops the grid and its workers, and the
         # figures of the jobs that finished are still gathered
         proc = subprocess.Popen(
-            command(generators, output_root), cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command(experiment, generators, output_root),
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         log.write(f"bench_demo_grid: grid pid {proc.pid}\n")
         log.flush()
@@ -128,6 +151,7 @@ def attempt(generators: str, output_root: Path) -> dict[str, Any]:
     sampler.join()
     return {
         "started_unix": round(started, 1),
+        "experiment": experiment,
         "generators": generators,
         "returncode": proc.returncode,
         "wall_s": round(wall, 1),
@@ -183,19 +207,35 @@ def slices(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
 
 def quality(sweep_dir: Path) -> dict[str, Any]:
     """The generator comparison of the grid's benchmark jobs (one dataset: the demo's) as figures, keyed by generator
-    and eps; the baselines under their labels."""
+    and eps; the baselines (public ones included) under their labels. A generator row's gain over public knowledge
+    carries its flag, from the Student t interval at the report's default level (`task.confidence`)."""
+    from synbench.report.benchmark import PRIVATE_LEARNING as PRIVATE
+    from synbench.report.benchmark import public_gains
     from synbench.report.comparison import comparison_rows
     from synbench.report.load import load_results
     from synbench.report.stats import format_eps
+    from synbench.tasks.options import ReportOptions
 
-    found = comparison_rows(load_results(sweep_dir))
+    frame = load_results(sweep_dir)
+    found = comparison_rows(frame)
     if not found:
         return {}
     ((dataset, rows),) = found.items()
+    confidence = ReportOptions().confidence
+    gains = public_gains(frame, confidence)
     table: dict[str, Any] = {"dataset": dataset}
     for row in rows:
         key = row.label if row.baseline else f"{row.label} eps={format_eps(row.epsilon).replace('∞', 'inf')}"
         table[key] = row.figures()
+        gain = None if row.baseline else gains.get((dataset, row.label, row.epsilon))
+        if gain is not None:
+            table[key]["gain_over_public_flag"] = gain.flag
+    if gains:
+        table["best_public"] = next(iter(gains.values())).baseline  # one per dataset
+        table["flag_confidence"] = confidence
+        table["private_learning"] = [
+            key for key, row in table.items() if isinstance(row, dict) and row.get("gain_over_public_flag") == PRIVATE
+        ]
     return table
 
 
@@ -281,8 +321,8 @@ def markdown(figures: dict[str, Any]) -> str:
         + (f"{figures['grid_wall_s']:.0f} s" if figures.get("grid_wall_s") else "not measured in one attempt")
         + f". Dataset {table.get('dataset', '?')}; mean ± standard error over seeds.",
         "",
-        "| generator | ε | seeds | macro F1 | micro F1 | MAUVE | s / job |",
-        "|---|---|---|---|---|---|---|",
+        "| generator | ε | seeds | macro F1 | micro F1 | MAUVE | gain over public | s / job |",
+        "|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(row: dict[str, Any], key: str) -> str:
@@ -296,10 +336,20 @@ def markdown(figures: dict[str, Any]) -> str:
             continue
         generator, _, eps = key.partition(" eps=")
         seconds = f"{row['job_s_mean']:.0f}" if "job_s_mean" in row else ""
+        gain = cell(row, "gain_over_public") + (
+            f" ({row['gain_over_public_flag']})" if "gain_over_public_flag" in row else ""
+        )
         lines.append(
             f"| {generator} | {eps} | {row['seeds']} | {cell(row, 'f1_macro')} | {cell(row, 'f1_micro')} | "
-            f"{cell(row, 'mauve')} | {seconds} |"
+            f"{cell(row, 'mauve')} | {gain} | {seconds} |"
         )
+    if "flag_confidence" in table:
+        lines += [
+            "",
+            f"Gain over public: the headline F1 minus that of the best public baseline ({table['best_public']}), "
+            f"paired by seed, mean ± SE; flagged private learning where its {table['flag_confidence']:.0%} Student t "
+            f"interval is above 0. Private learning shown by: {', '.join(table['private_learning']) or 'none'}.",
+        ]
     lines += ["", "| the paper's Table 1 pattern | paper | here |", "|---|---|---|"]
     for name, found in (figures.get("paper_pattern") or {}).items():
         lines.append(f"| {name} | {found['paper']} | {verdict(found['holds'])} |")
@@ -315,27 +365,39 @@ def verdict(ok: bool | None) -> str:
 def main() -> dict[str, Any]:
     generators = os.environ.get("BENCH_DEMO_GRID_GENERATORS", GENERATORS)
     output_root = root()
-    n_expected = len(generators.split(",")) * 3 * 4  # eps x demo_job (conf/experiment/demo.yaml)
+    runs = ((GRID, generators), (BASELINES, None))  # (experiment, its generator list: None for its own)
+    n_grid, n_baselines = sweep_size(GRID, generator=generators), sweep_size(BASELINES)
     if os.environ.get("BENCH_DEMO_GRID_GATHER") != "1":  # =1: only gather what the attempts so far left
-        run = attempt(generators, output_root)
         ATTEMPTS_FILE.parent.mkdir(exist_ok=True)
-        with ATTEMPTS_FILE.open("a") as f:
-            f.write(json.dumps({**run, "output_root": str(output_root)}) + "\n")
+        for experiment, chosen in runs:
+            run = attempt(experiment, chosen, output_root)
+            with ATTEMPTS_FILE.open("a") as f:
+                f.write(json.dumps({**run, "output_root": str(output_root)}) + "\n")
     attempts = [json.loads(line) for line in ATTEMPTS_FILE.read_text().splitlines() if line.strip()]
-    attempts = [a for a in attempts if a["output_root"] == str(output_root) and a["generators"] == generators]
-    last = attempts[-1]
+    # records written before the baselines ran have no `experiment`: they are the grid's
+    attempts = [
+        a
+        for a in attempts
+        if a["output_root"] == str(output_root) and (a.get("experiment", GRID), a["generators"]) in runs
+    ]
+    last = [a for a in attempts if a.get("experiment", GRID) == GRID][-1]
     rows = jobs(output_root / "demo")
     for row in rows:
         row["slice"] = f"{row['task']}_seed{row['seed']}"
     JOBS_FILE.write_text("".join(json.dumps(row) + "\n" for row in rows))
     complete = [r for r in rows if r["status"] == "complete"]
-    # the grid's wall time: only when the last attempt ran every job (none was complete before it started)
-    whole = len(complete) == n_expected and all(r["finished_unix"] >= last["started_unix"] for r in rows)
+    public = set(sweep_params(BASELINES)["generator"].split(","))
+    grid_rows = [r for r in rows if r["generator"] not in public]
+    # the grid's wall time: only when its last attempt ran every grid job (none was complete before it started)
+    whole = sum(r["status"] == "complete" for r in grid_rows) == n_grid and all(
+        r["finished_unix"] >= last["started_unix"] for r in grid_rows
+    )
     figures: dict[str, Any] = {
-        "command": "python -m synbench +experiment=demo " + f"generator={generators} tracking=none -m",
+        "command": "; ".join(f"python -m synbench {' '.join(sweep_args(e, g))} -m" for e, g in runs),
         "cpu_count": os.cpu_count(),
-        "jobs_expected": n_expected,
+        "jobs_expected": n_grid + n_baselines,
         "jobs_complete": len(complete),
+        "baseline_jobs_complete": sum(r["status"] == "complete" and r["generator"] in public for r in rows),
         "jobs_failed": sum(r["status"] == "failed" for r in rows),
         "jobs_unfinished": sum(r["status"] not in ("complete", "failed") for r in rows),
         "grid_wall_s": last["wall_s"] if whole else None,

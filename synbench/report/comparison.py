@@ -6,7 +6,11 @@ row above that one? The comparison answers it on the standard-error scale
 (two rows whose means are more than 2 SE apart differ), with the seconds a
 job took beside the quality, so a faster generator and a better one can be
 told apart. Baselines (random, majority, real data) are per seed, then over
-seeds, as in the utility table.
+seeds, as in the utility table; so are the public baselines (jobs that spent
+epsilon 0: `public`, `template`), with their seconds per job. Where one ran,
+each generator row also gives its gain over public knowledge: its headline F1
+minus the best public baseline's, paired by seed, as mean ± standard error
+(`benchmark.gains_over_public`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,16 @@ from typing import Any
 
 import pandas as pd
 
-from synbench.report.benchmark import BASELINES, TASK, baseline_estimate
+from synbench.report.benchmark import (
+    BASELINES,
+    GAIN,
+    ROW_KEYS,
+    TASK,
+    baseline_estimate,
+    gains_over_public,
+    is_public_baseline,
+    public_baselines,
+)
 from synbench.report.load import COMPLETE, JOB_SECONDS, task_jobs
 from synbench.report.stats import Estimate, estimate, format_job_eps
 from synbench.report.table import Cell, Table, all_controls, groups
@@ -37,6 +50,7 @@ class ComparisonRow:
     job_s: float
     baseline: bool = False
     control: bool = False  # a built-in control's row: its ε was not applied (`table.all_controls`)
+    gain: Estimate | None = None  # headline F1 minus the best public baseline's, paired by seed (mean ± SE)
 
     def figures(self) -> dict[str, Any]:
         """The row as JSON-able figures: `<key>_mean`, `<key>_se` per quality column, seeds and seconds per job."""
@@ -46,28 +60,39 @@ class ComparisonRow:
             if found is not None:
                 out[f"{key}_mean"] = round(found.mean, 4)
                 out[f"{key}_se"] = None if math.isnan(found.half_width) else round(found.half_width, 4)
+        if self.gain is not None:
+            out["gain_over_public_mean"] = round(self.gain.mean, 4)
+            out["gain_over_public_se"] = None if math.isnan(self.gain.half_width) else round(self.gain.half_width, 4)
         if not math.isnan(self.job_s):
             out["job_s_mean"] = round(self.job_s, 1)
         return out
 
 
+def mean_job_s(jobs: pd.DataFrame) -> float:
+    """The mean seconds of these jobs (NaN when none recorded its timing)."""
+    return float(jobs[JOB_SECONDS].mean()) if JOB_SECONDS in jobs else math.nan
+
+
 def comparison_rows(frame: pd.DataFrame) -> dict[str, list[ComparisonRow]]:
-    """Per dataset of the sweep's benchmark jobs: a row per generator x ε, then the baseline rows."""
+    """Per dataset of the sweep's benchmark jobs: a row per generator x ε (with its gain over public knowledge where
+    a public baseline ran), then the baseline rows, the public ones last."""
     out: dict[str, list[ComparisonRow]] = {}
     for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
         jobs = group.complete
         if jobs.empty:
             continue
+        _, gains = gains_over_public(jobs, None) or ("", {})
         rows = [
             ComparisonRow(
                 str(generator),
                 float(eps),
                 int(g.complete["seed"].nunique()),
                 {c: estimate(g.complete[c], None) if c in g.complete else None for c, _ in QUALITY},
-                float(g.complete[JOB_SECONDS].mean()) if JOB_SECONDS in g.complete else math.nan,
+                mean_job_s(g.complete),
                 control=all_controls(g.complete),
+                gain=found.estimate if (found := gains.get((generator, eps))) is not None else None,
             )
-            for (generator, eps), g in groups(jobs, ["generator", "epsilon"])
+            for (generator, eps), g in groups(jobs[~is_public_baseline(jobs)], ROW_KEYS)
         ]
         done = jobs[jobs["status"] == COMPLETE]
         for label, key in BASELINES:
@@ -75,29 +100,38 @@ def comparison_rows(frame: pd.DataFrame) -> dict[str, list[ComparisonRow]]:
             found = {c: baseline_estimate(done, sources[c], None) if c in sources else None for c, _ in QUALITY}
             if any(found.values()):
                 rows.append(ComparisonRow(label, math.nan, int(done["seed"].nunique()), found, math.nan, True))
+        for name, runs in public_baselines(jobs).items():
+            found = {c: baseline_estimate(runs, c, None) for c, _ in QUALITY}
+            rows.append(ComparisonRow(name, math.nan, int(runs["seed"].nunique()), found, mean_job_s(runs), True))
         out[str(dataset)] = rows
     return out
 
 
 def comparison_table(dataset: str, rows: list[ComparisonRow]) -> Table:
-    """The rows as a table: quality as mean ± SE, then seconds per job."""
+    """The rows as a table: quality as mean ± SE, the gain over public knowledge where a public baseline ran, then
+    seconds per job."""
     kind = lambda row: "baseline" if row.baseline else ""  # noqa: E731
+    with_gain = any(row.gain is not None for row in rows)
     body = tuple(
         (
             Cell(row.label, kind(row)),
             Cell("" if row.baseline else format_job_eps(row.epsilon, row.control), kind(row)),
             Cell(str(row.seeds), kind(row)),
             *(Cell(str(row.quality[c]) if row.quality[c] is not None else "", kind(row)) for c, _ in QUALITY),
+            *((Cell(str(row.gain) if row.gain is not None else "", kind(row)),) if with_gain else ()),
             Cell("" if math.isnan(row.job_s) else f"{row.job_s:.0f}", kind(row)),
         )
         for row in rows
     )
-    head = ("generator", "ε", "seeds", *(f"{name} ↑" for _, name in QUALITY), "s / job")
+    gain_head = (f"{GAIN} ↑",) if with_gain else ()
+    head = ("generator", "ε", "seeds", *(f"{name} ↑" for _, name in QUALITY), *gain_head, "s / job")
     return Table(head, body, f"{dataset}: generators compared (mean ± standard error over seeds)")
 
 
 def comparison_note() -> str:
     return (
         "Mean ± standard error (SD / √n over seeds): two rows whose means are more than 2 SE apart differ. "
+        f"{GAIN}: the headline F1 (macro when the labels are imbalanced) minus that of the best public baseline "
+        "(the job that spent ε = 0 with the highest mean), seed by seed over the seeds both ran. "
         "s / job: the mean of each job's timing steps (fit, sample, metrics), in seconds."
     )
