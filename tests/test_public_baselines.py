@@ -175,3 +175,22 @@ def test_the_baselines_experiment_adds_public_and_template_to_the_demo_sweep_at_
                 assert job.generator._plugin_ == generator and job.task.name == "benchmark" and job.seed == seed
                 assert job.task.n_synthetic == grid_job.task.n_synthetic == 116
                 assert math.isinf(job.eps) and job.dataset == grid_job.dataset
+
+
+def test_the_baselines_sweep_passes_its_sweep_point_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each point composes and types its generator before the first job runs, as `python -m synbench -m` does."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    from synbench.sweeps import check_sweep_points, sweep_points
+
+    monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # as in on_multirun_start, whatever ran before here
+    with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
+        hydra = GlobalHydra.instance().hydra
+        assert hydra is not None
+        config = hydra.compose_config(
+            config_name="config", overrides=["+experiment=demo_baselines"], run_mode=RunMode.MULTIRUN
+        )
+        assert {o for point in sweep_points(config) for o in point} >= {"generator=public", "generator=template"}
+        check_sweep_points(config)

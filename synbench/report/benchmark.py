@@ -160,6 +160,7 @@ def public_gains(frame: pd.DataFrame, confidence: float) -> dict[tuple[str, str,
 
 
 def gain_cell(gain: PublicGain | None) -> Cell:
+    """A generator row's gain over public knowledge, or why it has none (no seed its jobs share with the baseline's)."""
     return Cell(str(gain)) if gain is not None else Cell(f"{MISSING} (no seed paired with public)", "missing")
 
 
