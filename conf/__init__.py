@@ -15,6 +15,9 @@ from synbench.contamination.config import ContaminationConfig
 from synbench.data.drugreview import DrugReviewDataset
 from synbench.data.files import FileDataset
 from synbench.data.hub import HuggingFaceDataset
+from synbench.data.mimic import MimicDataset
+from synbench.data.n2c2 import N2C2ObesityDataset
+from synbench.data.psytar import PsyTARDataset
 from synbench.filters.base import NoFilter
 from synbench.filters.settings import PYesPNoConfig
 from synbench.generators.augpe.settings import AugPEOptions
@@ -41,6 +44,9 @@ from synbench.tracking import WandbOptions
 schema.store_plugin("dataset", "files", FileDataset)
 schema.store_plugin("dataset", "huggingface", HuggingFaceDataset)
 schema.store_plugin("dataset", "drugreview", DrugReviewDataset)
+schema.store_plugin("dataset", "mimic", MimicDataset)
+schema.store_plugin("dataset", "psytar", PsyTARDataset)
+schema.store_plugin("dataset", "n2c2_2008", N2C2ObesityDataset)
 schema.store_plugin("generator", "dpgen", DPGenOptions)
 schema.store_plugin("generator", "dpdiffusion", DPDiffusionSettings)
 schema.store_plugin("generator", "augpe", AugPEOptions)

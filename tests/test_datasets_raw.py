@@ -6,16 +6,20 @@ Every fixture here is made up by the test (real column names, sheet names, XML s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from omegaconf import OmegaConf
 
-from conftest import compose_config, write_jsonl
+import release_fixtures
+from conftest import compose_config, run_cli, write_jsonl
 from synbench import registry
 from synbench.base import DatasetLoader, Splits
 from synbench.corpus import Corpus
 from synbench.data.split import make_splits
+from synbench.errors import ConfigError, DataError
 
 CONF = Path(__file__).parents[1] / "conf" / "dataset"
 DRUGREVIEW = sorted(p.stem for p in CONF.glob("drugreview*.yaml"))
@@ -160,3 +164,159 @@ def test_a_label_space_the_release_declares_is_public_not_inferred(tmp_path: Pat
     splits = loader("eurlex", f"dataset.path={tmp_path / 'eurlex'}").load(0)
     assert splits.train.label_space == tuple(concepts) and not splits.label_space_inferred
     assert splits.train.labels == (("100163",), ("100163", "100169"))
+
+
+# --- MIMIC-III from its PhysioNet folder ----------------------------------------------------------------------
+
+CHAPTERS = [str(label) for label in compose_config(["dataset=mimic"]).dataset.label_space]
+INFECTIOUS, NERVOUS, CIRCULATORY, INJURY, SYMPTOMS = (CHAPTERS[i] for i in (0, 5, 6, 16, 15))
+
+
+def by_id(splits: Splits) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Every document of both splits: id -> (text, labels)."""
+    return {
+        doc_id: (text, labels)
+        for corpus in (splits.train, splits.eval)
+        for doc_id, text, labels in zip(corpus.ids, corpus.texts, corpus.labels)
+    }
+
+
+def test_mimic_reads_discharge_summaries_by_admission_with_icd9_chapters(tmp_path: Path) -> None:
+    folder = release_fixtures.write_mimic(tmp_path / "mimic-iii-clinical-database-1.4")
+    splits = same_eval_for_every_seed(loader("mimic", f"dataset.data_dir={folder}"))
+    docs = by_id(splits)
+    # 36 admissions; the one whose codes are all V codes has no chapter and is dropped
+    assert len(docs) == 35 and "admission-100020" not in docs
+    assert (len(splits.train), len(splits.eval)) == (28, 7)
+    text, labels = docs["admission-100010"]
+    assert labels == (INFECTIOUS, CIRCULATORY)  # 0389, 4019; V4581 gives none
+    assert text == release_fixtures.note_text(1, 100010, "Discharge summary")  # the report: no addendum, no ISERROR
+    assert docs["admission-100031"][1] == (NERVOUS, CIRCULATORY)  # the E code gives no label
+    assert docs["admission-100080"][1] == (INJURY,)
+    earlier, report = docs["admission-100030"][0].split("\n\n", 1)  # two reports, in chart order
+    assert earlier.startswith("Earlier report") and report.startswith("Admission Date")
+    assert {label for _, ls in docs.values() for label in ls} == set(CHAPTERS)  # every chapter is reached
+    assert not splits.label_space_inferred and splits.train.label_space == tuple(CHAPTERS)
+    # a patient's admissions stay on one side: the groups are SUBJECT_IDs
+    subject = {f"admission-{hadm}": s for s, hadm, _ in release_fixtures.ADMISSIONS}
+    assert {subject[i] for i in splits.train.ids}.isdisjoint(subject[i] for i in splits.eval.ids)
+
+
+def test_mimic_policies_are_the_configs(tmp_path: Path) -> None:
+    """Addenda, the E-code label and the unlabelled policy change what is read, as their keys say."""
+    folder = release_fixtures.write_mimic(tmp_path / "release", gzipped=False)  # gunzipped files, named by the keys
+    plain = ("mimic", f"dataset.data_dir={folder}", "dataset.notes_file=NOTEEVENTS.csv")
+    docs = by_id(
+        loader(
+            *plain,
+            "dataset.diagnoses_file=DIAGNOSES_ICD.csv",
+            "dataset.addenda=append",
+            f"dataset.e_code_label='{INJURY}'",
+            f"dataset.unlabelled_label='{SYMPTOMS}'",
+        ).load(0)
+    )
+    assert docs["admission-100010"][0].endswith("\n\nADDENDUM: labs, late.")
+    assert docs["admission-100031"][1] == (NERVOUS, CIRCULATORY, INJURY)
+    assert docs["admission-100020"][1] == (SYMPTOMS,) and len(docs) == 36
+
+
+# --- PsyTAR from its workbook -----------------------------------------------------------------------------------
+
+
+def test_psytar_reads_the_sentence_labelling_sheet(tmp_path: Path) -> None:
+    folder = release_fixtures.write_psytar(tmp_path / "psytar")
+    splits = same_eval_for_every_seed(loader("psytar", f"dataset.data_dir={folder}"))
+    docs = by_id(splits)
+    assert len(docs) == 37  # 36 review sentences + one marked with spaces around its mark; unlabelled and blank dropped
+    assert docs["zoloft.1-3"] == ("Stopping it gave me brain zaps.", ("ADR", "WD"))  # label-space order
+    assert docs["lexapro.1-4"] == ("I was prescribed it for anxiety.", ("DI", "Others"))  # `others` marked 1
+    assert docs["zoloft.9-3"][1] == ("ADR", "SSI")  # " * " marks, 0 does not, a column outside the map is ignored
+    assert docs["zoloft.2-2"][0] == 'It helped my mood, "a lot" (review 2).'
+    review = {doc_id: doc_id.rsplit("-", 1)[0] for doc_id in docs}  # a review's sentences stay on one side
+    assert {review[i] for i in splits.train.ids}.isdisjoint(review[i] for i in splits.eval.ids)
+    assert splits.train.label_space == ("ADR", "DI", "EF", "INF", "Others", "SSI", "WD")
+
+
+def test_psytar_refuses_an_unknown_mark_without_quoting_the_sentence(tmp_path: Path) -> None:
+    row = [
+        "zoloft.7",
+        1,
+        f"My neighbour {release_fixtures.SECRET} said so.",
+        "?",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    folder = release_fixtures.write_psytar(tmp_path / "psytar", extra_rows=[row])
+    with pytest.raises(DataError) as info:
+        loader("psytar", f"dataset.data_dir={folder}").load(0)
+    message = str(info.value)
+    assert "sheet 'Sentence_Labeling' row 41 column 'ADR'" in message and "dataset.marks" in message
+    assert release_fixtures.SECRET not in message and "zoloft" not in message
+
+
+# --- n2c2 2008 from its XML files -------------------------------------------------------------------------------
+
+
+def test_n2c2_reads_the_release_files_with_its_official_split(tmp_path: Path) -> None:
+    folder = release_fixtures.write_n2c2(tmp_path / "n2c2")
+    splits = same_eval_for_every_seed(loader("n2c2_2008", f"dataset.data_dir={folder}"))
+    train, test = dict(zip(splits.train.ids, splits.train.labels)), dict(zip(splits.eval.ids, splits.eval.labels))
+    labelled = {d for d in range(1, 25) if release_fixtures.n2c2_labels(d)}
+    assert set(train) == {str(d) for d in labelled} and len(train) == 18  # 6 documents with no Y are dropped
+    assert len(test) == 9 and all(int(d) > 100 for d in test)  # the release's test files are the eval split
+    assert set(train["3"]) == {"Asthma", "Obesity"} and train["10"] == ("Diabetes",)  # textual Y, intuitive Y
+    assert all(set(labels) == release_fixtures.n2c2_labels(int(d)) for d, labels in {**train, **test}.items())
+    assert splits.train.texts[0] == release_fixtures.n2c2_doc(1)  # XML entities read back as the text
+    only_intuitive = by_id(
+        loader("n2c2_2008", f"dataset.data_dir={folder}", "dataset.judgement_sources=[intuitive]").load(0)
+    )
+    assert train["6"] == ("Asthma",) and "6" not in only_intuitive and only_intuitive["3"][1] == ("Obesity",)
+
+
+def test_n2c2_reads_text_in_cdata_as_another_export_writes_it(tmp_path: Path) -> None:
+    folder = release_fixtures.write_n2c2(tmp_path / "n2c2")
+    records = folder / "obesity_patient_records_test.xml"
+    docs = "".join(
+        f'<doc id="{d}"><text><![CDATA[{release_fixtures.n2c2_doc(d)}]]></text></doc>' for d in range(101, 113)
+    )
+    records.write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<root><docs>{docs}</docs></root>\n')
+    splits = loader("n2c2_2008", f"dataset.data_dir={folder}").load(0)
+    assert splits.eval.texts[0] == release_fixtures.n2c2_doc(101) and len(splits.eval) == 9
+
+
+# --- a release that is not there ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["mimic", "psytar", "n2c2_2008"])
+def test_a_missing_release_names_the_key_to_set(option: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=rf"dataset '{option}' needs its release: set dataset.data_dir="):
+        loader(option).check_source()
+    with pytest.raises(DataError, match=r"does not exist; set dataset.data_dir to the .* folder that holds it"):
+        loader(option, f"dataset.data_dir={tmp_path}").check_source()
+
+
+@pytest.mark.parametrize(
+    "option, write",
+    [
+        ("mimic", release_fixtures.write_mimic),
+        ("psytar", release_fixtures.write_psytar),
+        ("n2c2_2008", release_fixtures.write_n2c2),
+    ],
+)
+def test_a_release_folder_runs_the_benchmark_through_the_cli(
+    option: str, write: Callable[[Path], Path], tmp_path: Path
+) -> None:
+    """`dataset=<id> dataset.data_dir=<the folder as published>`: no conversion code of the user's."""
+    folder = write(tmp_path / "release")
+    out = tmp_path / "out"
+    args = [f"dataset={option}", f"dataset.data_dir={folder}", "generator=copy", "eps=inf", "metrics=[utility]"]
+    run_cli([*args, "classifier=tfidf", "tracking=none", f"output_root={out}"], cwd=tmp_path)
+    results = json.loads(next(out.rglob("results.json")).read_text())
+    assert results["status"] == "complete" and results["dataset"] == option
+    assert results["utility"]["f1_micro"] > 0
+    assert release_fixtures.SECRET not in json.dumps(results) and "admission-" not in json.dumps(results)
