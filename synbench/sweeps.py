@@ -82,7 +82,8 @@ def sweep_points(config: DictConfig) -> list[list[str]]:
 
 def check_sweep_points(config: DictConfig) -> None:
     """Every value of a sweep, composed and checked as a job is (`JobConfig.from_config`), its task's options and
-    its dataset's config built and its generator's options typed, before its first job runs.
+    its dataset's config built (and its data found: `check_source`) and its generator's options typed, before its
+    first job runs.
 
     A sweep `eps=1,abc` (or `dataset.eval_fraction=0.2,1.5`, or a third-party generator's option of the wrong
     type, which only its plugin types: `generator=example generator.max_tokens_per_doc=abc`) then fails at once,
@@ -98,7 +99,7 @@ def check_sweep_points(config: DictConfig) -> None:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # as the job will, first
         job = JobConfig.from_config(cfg, point)
         check_task_options(job.task)
-        registry.create(DatasetLoader, job.dataset)  # its config's checks; no data is read
+        registry.create(DatasetLoader, job.dataset).check_source()  # its config's checks, its files there; none read
         if job.generator:  # typed as the run will build it (the job folder is the core's keyword), not built
             registry.check_node(Generator, job.generator, extra=("job_dir",))
 

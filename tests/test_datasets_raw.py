@@ -320,3 +320,21 @@ def test_a_release_folder_runs_the_benchmark_through_the_cli(
     assert results["status"] == "complete" and results["dataset"] == option
     assert results["utility"]["f1_micro"] > 0
     assert release_fixtures.SECRET not in json.dumps(results) and "admission-" not in json.dumps(results)
+
+
+def test_a_sweep_without_its_data_fails_once_before_any_job(tmp_path: Path) -> None:
+    """The headline sweep on MIMIC-III without the release: one line naming the dataset, what is missing and the
+    key to set, and no job started (no output folder)."""
+    out = tmp_path / "out"
+    sweep = ["-m", "generator=dpgen", "dataset=mimic", "eps=1,2,4", "tracking=none", f"output_root={out}"]
+    proc = run_cli(sweep, cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
+    assert errors == [proc.stderr.strip()] and len(errors) == 1
+    assert errors[0].startswith("synbench: error: dataset 'mimic' needs its release: set dataset.data_dir=")
+    assert not out.exists() and "sweep job" not in proc.stdout + proc.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = run_cli([*sweep, f"dataset.data_dir={empty}"], cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and not out.exists()
+    assert f"'{empty / 'NOTEEVENTS.csv.gz'}' does not exist" in proc.stderr and "dataset.notes_file" in proc.stderr
