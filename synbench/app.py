@@ -398,7 +398,7 @@ def hydra_app(cfg: DictConfig) -> None:
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
         check_config_files(cfg, hydra_cfg.job.config_name, hydra_cfg.overrides.task)
-        config = JobConfig.from_config(cfg, hydra_cfg.overrides.task)
+        config = JobConfig.from_config(cfg, hydra_cfg.overrides.task, hydra_cfg.runtime.choices)
         task = get_task(config.spec.task)
         if not task.writes_results:
             task.run(config, job_dir)

@@ -37,10 +37,13 @@ MAX_SYNTHETIC = 10_000_000
 class JobSpec:
     task: str
     dataset: str
-    generator: str
+    generator: str  # the plugin that ran (`_plugin_`)
     epsilon: float
     seed: int
     config: Mapping[str, Any]
+    # What the report calls the generator (`generator_name` in results.json): `generator_name_of`. Not part of the
+    # key, which the config alone makes: the name labels a job, and whatever it names is in the config already.
+    generator_name: str
 
     @property
     def key(self) -> str:
@@ -108,9 +111,16 @@ class JobConfig:
     lock_wait_s: float
 
     @classmethod
-    def from_config(cls, cfg: DictConfig, overrides: Sequence[str] = ()) -> "JobConfig":
+    def from_config(
+        cls, cfg: DictConfig, overrides: Sequence[str] = (), choices: Mapping[str, str | None] | None = None
+    ) -> "JobConfig":
         """The job of a composed config; every top-level key is checked here, once, with a one-line error (and the
-        command line's `overrides` of bool keys as written: `schema.check_bool_overrides`)."""
+        command line's `overrides` of bool keys as written: `schema.check_bool_overrides`).
+
+        `choices` is Hydra's `runtime.choices` of the run (the option each config group was composed from), which
+        names the generator (`generator_name_of`); a job built without a Hydra run (a test, a sweep's check) has
+        none, and its generator is named by its node or its plugin.
+        """
         check_top_level(cfg)
         schema.check_bool_overrides(cfg, overrides)
         # A value left `???` (a backend's model, a paper dataset's data_root) fails here, naming its key, before
@@ -131,6 +141,7 @@ class JobConfig:
             epsilon=float(values["eps"]),
             seed=int(values["seed"]),
             config=config,
+            generator_name=generator_name_of(values["generator"], (choices or {}).get("generator")),
         )
         built = {"spec", "privacy", "log_private_stats"}
         return cls(
@@ -151,6 +162,15 @@ class JobConfig:
             NoiseSource(seed=self.privacy.noise_seed, secure_mode=self.privacy.secure_mode),
             allow_large_delta=self.privacy.allow_large_delta,
         )
+
+
+def generator_name_of(node: Mapping[str, Any], choice: str | None) -> str:
+    """What ran, by the name its user gave it: the generator node's own `name` option where its plugin has one (a
+    command program's `generator.name`), else the config option it was composed from (`dpgen_grid`, which the
+    plugin name `dpgen` would merge with `dpgen`), else its plugin. Two variants of one plugin, or two programs
+    run through `generator=command`, are then two generators in the report."""
+    own = node.get("name")
+    return str(own) if isinstance(own, str) and own else str(choice or node.get(schema.PLUGIN_KEY, "?"))
 
 
 def plain(value: Any) -> Any:
@@ -232,11 +252,31 @@ def check_no_credentials(value: Any, where: str = "the config") -> None:
         )
 
 
-def job_dirname(override_dirname: str, limit: int = 120) -> str:
-    """A folder name for a job from Hydra's `override_dirname`: readable, filesystem-safe, unique."""
+# The folders of a path in an override's value (`/abs/path/` of `generator.command=[python,/abs/path/copier.py]`): the
+# value's start, up to its last `/` before a file name that ends the value or the list element
+PATH_FOLDERS = re.compile(r"(?<=[=\[,'\"])(?:[\w.~+-]*/)+(?=[\w.~+-]+(?:['\"\],]|$))")
+QUOTES = str.maketrans("", "", "'\"")  # override syntax, not part of a value
+SAFE_CHARACTERS = "=,._-+"  # beside ASCII letters and digits, the characters a job folder's name keeps
+# The longest folder name: under the 255 bytes a file name may have, with room for the overrides of a job on a
+# dataset of files (dataset.train=..., dataset.eval=..., its label space) and a command program before the cut.
+FOLDER_NAME_LIMIT = 200
+
+
+def job_dirname(override_dirname: str, limit: int = FOLDER_NAME_LIMIT) -> str:
+    """A folder name for a job from Hydra's `override_dirname`: readable, filesystem-safe, unique.
+
+    A path in a value is shown by its file name, so a command program's job
+    reads `generator.command=_python,copier.py,_spec_,_out__` rather than a
+    cut-off absolute path; quotes are dropped and other characters than ASCII
+    letters, digits and `SAFE_CHARACTERS` replaced. A name so changed, or cut
+    to `limit`, ends with a digest of the whole `override_dirname` (public
+    config values), so two jobs that differ only in a folder (two `copier.py`
+    programs) never share a folder.
+    """
     if not override_dirname:
         return "defaults"
-    safe = "".join(c if c.isalnum() or c in "=,._-+" else "_" for c in override_dirname)
+    shown = PATH_FOLDERS.sub("", override_dirname).translate(QUOTES)
+    safe = "".join(c if (c.isascii() and c.isalnum()) or c in SAFE_CHARACTERS else "_" for c in shown)
     if len(safe) <= limit and safe == override_dirname:
         return safe
     digest = hashlib.sha256(override_dirname.encode()).hexdigest()[:10]

@@ -43,6 +43,7 @@ RESULT_FIELDS = frozenset(
         "task",
         "dataset",
         "generator",
+        "generator_name",  # what ran, as configured: the config option (dpgen_grid) or generator.name (a command's)
         "epsilon",
         "delta",
         "epsilon_spent",

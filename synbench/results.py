@@ -86,6 +86,7 @@ def new_results(spec: JobSpec) -> dict[str, Any]:
         "task": spec.task,
         "dataset": spec.dataset,
         "generator": spec.generator,
+        "generator_name": spec.generator_name,
         "epsilon": spec.epsilon,
         "delta": None,
         "epsilon_spent": None,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from synbench.files import to_json, write_json_atomic
-from synbench.job import job_dirname
+from synbench.job import FOLDER_NAME_LIMIT, job_dirname
 
 
 def test_job_dirname_is_readable_and_safe() -> None:
@@ -19,7 +19,7 @@ def test_job_dirname_is_readable_and_safe() -> None:
     assert "/" not in odd and " " not in odd
     assert odd != job_dirname("dataset.train=/data/x_y.jsonl")  # sanitising never merges two jobs
     long = job_dirname("a=" + "x" * 500)
-    assert len(long) <= 120
+    assert len(long) <= FOLDER_NAME_LIMIT
 
 
 def test_to_json_makes_strict_json() -> None:

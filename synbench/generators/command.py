@@ -23,6 +23,13 @@ program's privacy noise, drawn from the job's secret noise source (fresh OS
 entropy, or reproducible under a replication `privacy.noise_seed`), so it is
 never a function of the published seed.
 
+`generator.name` names the run in results.json (`generator_name`), the
+report and the program's log file; its default is the program's file name
+stem (`program_name`: `copier` for `[python, copier.py, "{spec}", "{out}"]`),
+set in conf/generator/command.yaml through the `synbench_program_name`
+resolver this module registers, so two programs run as `generator=command`
+show as two generators.
+
 The program runs once, during `fit`, while it holds the private data: it
 writes `n_synthetic` documents (the run's sample size, `expect_samples`, or
 `generator.n_synthetic`), and `sample(n)` returns the first n of them (or,
@@ -41,6 +48,7 @@ import json
 import math
 import numbers
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -49,6 +57,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
+from omegaconf import OmegaConf
 
 from synbench import failures
 from synbench.base import FitReport, Generator
@@ -65,6 +74,33 @@ SYNTHETIC_FILE = "synthetic.jsonl"
 SPENT_FILE = "spent.json"
 NAME = "generator 'command'"
 STOP_GRACE_S = 3.0  # after SIGTERM, the program's session is killed (an interrupted job ends within seconds)
+# A run's name: shown in tables and in the log file's name, so letters, digits and . _ - + only
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+UNSAFE_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9._+-]+")
+PATH_ARGUMENT = re.compile(r"[\w./~+-]+")  # an argument that can be the program's path (not code, not a URL)
+
+
+def program_path(command: Sequence[str]) -> str:
+    """The argument of `command` that is the program: the last path before the first argument that holds `{spec}`
+    or `{out}`, options (`-u`) and code (`-c "..."`) aside, so `copier.py` in `[python, copier.py, "{spec}",
+    "{out}"]` (not the interpreter, which every Python program shares), `./copier` in `[./copier, "{spec}",
+    "{out}"]`, and the interpreter itself for `[python, -c, CODE, ...]`."""
+    args = [str(arg) for arg in command]
+    first = next((i for i, arg in enumerate(args) if any(p in arg for p in PLACEHOLDERS)), len(args))
+    paths = [arg for arg in args[:first] if PATH_ARGUMENT.fullmatch(arg) and not arg.startswith("-")]
+    return (paths or args[:1])[-1]
+
+
+def program_name(command: Sequence[str]) -> str:
+    """The default `generator.name` of a command: its program's file name stem (`program_path`) in `NAME_PATTERN`'s
+    characters, e.g. `copier` for `/abs/path/copier.py`."""
+    stem = UNSAFE_NAME_CHARACTERS.sub("_", Path(program_path(command)).stem).lstrip("._+-")
+    return stem or "command"
+
+
+# The default of `generator.name` in conf/generator/command.yaml: `${synbench_program_name:${.command}}`. Registered
+# when this module is imported, which synbench.conf does before Hydra reads any of its config files.
+OmegaConf.register_new_resolver("synbench_program_name", lambda command: program_name(list(command)), replace=True)
 
 
 class CommandGenerator(Generator):
@@ -80,6 +116,7 @@ class CommandGenerator(Generator):
         label_prior: str = "dp",
         log_dir: str | None = None,
         workdir: str | None = None,
+        name: str | None = None,
     ) -> None:
         if isinstance(command, str) or not command or not all(isinstance(a, str) and a for a in command):
             raise ConfigError(
@@ -91,6 +128,11 @@ class CommandGenerator(Generator):
                 "generator.command names neither {spec} nor {out}: the program cannot find the spec or where to "
                 'write; pass them as arguments, e.g. generator.command=[python,my_gen.py,"{spec}","{out}"]'
             )
+        if name is not None and not NAME_PATTERN.fullmatch(name):
+            raise ConfigError(
+                f"generator.name={name!r} is not a usable name: use letters, digits and . _ - + (starting with a "
+                "letter or digit), e.g. generator.name=my_gen, or leave it out for the program's file name"
+            )
         if n_synthetic is not None and (isinstance(n_synthetic, bool) or int(n_synthetic) < 1):
             raise ConfigError(f"generator.n_synthetic={n_synthetic!r} must be a whole number >= 1, or null")
         if not float(timeout_s) > 0:
@@ -98,6 +140,7 @@ class CommandGenerator(Generator):
         if label_prior not in LABEL_PRIORS:
             raise ConfigError(f"generator.label_prior={label_prior!r} must be one of {', '.join(LABEL_PRIORS)}")
         self.command = [str(a) for a in command]
+        self.name = name or program_name(self.command)
         self.n_synthetic = None if n_synthetic is None else int(n_synthetic)
         self.timeout_s = float(timeout_s)
         self.label_prior = label_prior
@@ -144,7 +187,7 @@ class CommandGenerator(Generator):
             epsilon_spent=epsilon,
             delta=delta,
             details={
-                "program": Path(self.command[0]).name,
+                "program": Path(program_path(self.command)).name,
                 "program_seconds": seconds,
                 "documents_written": len(written),
             },
@@ -189,7 +232,8 @@ class CommandGenerator(Generator):
         """Run the program (no shell, its own session) with output to a fresh 0600 log; the seconds it took."""
         argv = [_substitute(arg, spec_path, out) for arg in self.command]
         self.log_dir.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
-        fd, log_name = tempfile.mkstemp(prefix="command-", suffix=".log", dir=self.log_dir)  # mode 0600
+        # mode 0600; named by the run, so the logs of a sweep's programs can be told apart
+        fd, log_name = tempfile.mkstemp(prefix=f"command-{self.name}-", suffix=".log", dir=self.log_dir)
         self.log_path = Path(log_name)
         start = time.monotonic()
         with os.fdopen(fd, "wb") as log:

@@ -11,6 +11,12 @@ must never quote. A file that cannot be parsed still becomes a row, marked
 `unreadable`, so a broken job is listed rather than silently missing (its
 task guessed from the folder name, which `task=...` jobs are written under).
 
+A row's `generator` is what ran as its user named it: the results'
+`generator_name` (the config option, `dpgen_grid`, or a command program's
+`generator.name`), so every table, plot and group keeps two variants of one
+plugin, or two programs run through `generator=command`, apart; results
+written before that field are named by their plugin.
+
 Which table a job belongs to is the `report_section` its task declared and
 wrote into results.json, and the direction of each metric key (higher or
 lower is better) is the `higher_is_better` map its job wrote: the report
@@ -74,7 +80,7 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         # results written before tasks declared their section were tabulated by task name, which was the section name
         SECTION: results.get(SECTION, results.get("task", job.parent.name)),
         "dataset": str(results.get("dataset", "?")),
-        "generator": str(results.get("generator", "?")),
+        "generator": str(results.get("generator_name") or results.get("generator", "?")),
         "epsilon": math.nan if eps is None else eps,
         "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else -1,
         "status": str(results.get("status", "?")),
@@ -160,7 +166,7 @@ def load_results(root: Path) -> pd.DataFrame:
         "has_roc",
     ]
     frame = pd.DataFrame(rows, columns=list(dict.fromkeys(base + [k for r in rows for k in r])))
-    return frame.fillna(
+    filled = frame.fillna(
         {
             "dataset": "?",
             "generator": "?",
@@ -171,3 +177,5 @@ def load_results(root: Path) -> pd.DataFrame:
             "non_private_control": False,
         }
     )
+    # whole numbers again where an unreadable job's missing seed made the column float: cells say "seed 1", not 1.0
+    return filled.astype({"seed": int})

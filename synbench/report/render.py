@@ -65,10 +65,16 @@ h2 { font-size: 19px; margin-top: 34px; color: #23395d; border-bottom: 1px solid
 h3 { font-size: 16px; margin-top: 22px; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: 6px 0 14px; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #d5dbe5; padding: 4px 9px; text-align: left; white-space: nowrap; }
-th { background: #eef2f8; text-align: center; white-space: normal; }  /* long headers wrap, numbers do not */
+th, td { border: 1px solid #d5dbe5; padding: 4px 9px; text-align: left; }
+th { background: #eef2f8; text-align: center; }
+/* a table too wide for the page wraps its cells rather than hide its last columns: text at spaces, a long name
+   after an underscore, an interval before its ± (`html_text`), never inside a number; wide ones are set smaller */
+.half { white-space: nowrap; }
+table.wide { font-size: 12.5px; }
+table.wide th, table.wide td { padding: 3px 6px; }
+table.wider { font-size: 11.5px; }
 td.num { text-align: right; }
-td.wrap { white-space: normal; text-align: left; min-width: 22em; }
+td.wrap { text-align: left; min-width: 10em; }
 tbody tr:nth-child(even) td { background: #fafbfd; }
 td.best { font-weight: 700; }
 td.missing { color: #8a8a8a; }
@@ -84,7 +90,12 @@ ul.notes { font-size: 13px; color: #444; }
 details { margin: 6px 0 16px; }
 summary { cursor: pointer; color: #23395d; }
 """
-WRAP_AT = 40  # cells longer than this (reasons, error messages) wrap instead of widening the table
+WRAP_AT = 40  # cells longer than this (reasons, error messages) are left-aligned text with a width to wrap in
+LONG_NAME = 12  # names of at least this many characters may break after an underscore in a narrowed column
+# tables with at least this many columns (the audit's) are set smaller, and smaller again from WIDER_AT (the audit's
+# detail table), so they fit a 1400 px page
+WIDE_AT = 10
+WIDER_AT = 14
 NUMERIC = re.compile(r"[-+]?[0-9∞]|– \(")  # right-aligned: numbers, ∞, and the missing marks in number columns
 MD_STYLE = {"best": "**{}**", "violation": "**⚠ {}**", "baseline": "*{}*", "missing": "{}", "": "{}"}
 
@@ -126,17 +137,37 @@ def to_markdown(blocks: list[Block]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def html_text(text: str) -> str:
+    """Text of a table as HTML that a narrowed column can wrap: a long name may break after an underscore
+    (`drugreview_` / `condition6`, `eps_emp_` / `lower`; a short one, `one_run`, stays whole) and an interval
+    `0.550 ± 0.635` before its `±`, never inside a number or a half-width."""
+    value, plus_minus, half = text.partition(" ± ")
+    breakable = " ".join(
+        html.escape(word).replace("_", "_<wbr>") if len(word) >= LONG_NAME else html.escape(word)
+        for word in value.split(" ")
+    )
+    return f'{breakable} <span class="half">± {html.escape(half)}</span>' if plus_minus else breakable
+
+
 def html_cell(cell: Cell) -> str:
     layout = "wrap" if len(cell.text) > WRAP_AT else "num" if NUMERIC.match(cell.text) else ""
     classes = " ".join(filter(None, (cell.kind, layout)))
-    return f'<td class="{classes}">{html.escape(cell.text)}</td>' if classes else f"<td>{html.escape(cell.text)}</td>"
+    return f'<td class="{classes}">{html_text(cell.text)}</td>' if classes else f"<td>{html_text(cell.text)}</td>"
+
+
+def size_class(n_columns: int) -> str:
+    """The class that sets a table of `n_columns` smaller (`WIDE_AT`, `WIDER_AT`): the audit's tables then fit a
+    1400 px page with every column, their verdict last, in view."""
+    return "wide wider" if n_columns >= WIDER_AT else "wide" if n_columns >= WIDE_AT else ""
 
 
 def html_table(table: Table) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    head = "".join(f"<th>{html_text(c)}</th>" for c in table.columns)
     body = "".join("<tr>" + "".join(html_cell(c) for c in row) + "</tr>" for row in table.rows)
     caption = f"<figcaption>{html.escape(table.caption)}</figcaption>" if table.caption else ""
-    table_html = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    size = size_class(len(table.columns))
+    attributes = f' class="{size}"' if size else ""
+    table_html = f"<table{attributes}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     return f'<figure>{caption}<div class="scroll">{table_html}</div></figure>'
 
 
