@@ -338,3 +338,31 @@ def test_a_sweep_without_its_data_fails_once_before_any_job(tmp_path: Path) -> N
     proc = run_cli([*sweep, f"dataset.data_dir={empty}"], cwd=tmp_path, check=False)
     assert proc.returncode == 2 and not out.exists()
     assert f"'{empty / 'NOTEEVENTS.csv.gz'}' does not exist" in proc.stderr and "dataset.notes_file" in proc.stderr
+
+
+# --- task=prepare: the same data for every user ----------------------------------------------------------------
+
+
+def test_prepare_writes_the_splits_and_a_manifest_of_counts_only(tmp_path: Path) -> None:
+    folder = release_fixtures.write_mimic(tmp_path / "mimic-iii-clinical-database-1.4")
+    out = tmp_path / "out"
+    proc = run_cli(["task=prepare", "dataset=mimic", f"dataset.data_dir={folder}", f"output_root={out}"], cwd=tmp_path)
+    prepared = out / "prepared" / "mimic"
+    manifest = json.loads((prepared / "manifest.json").read_text())
+    printed = proc.stdout[proc.stdout.index('{\n  "dataset"') : proc.stdout.rindex("}") + 1]
+    assert json.loads(printed) == manifest  # printed as written
+    assert manifest["splits"]["train"]["documents"] == 28 and manifest["splits"]["eval"]["documents"] == 7
+    assert manifest["label_space"] == CHAPTERS and manifest["split_seed"] == 0
+    assert sum(manifest["splits"]["eval"]["labels"].values()) >= 7
+    for text in (proc.stdout, (prepared / "manifest.json").read_text()):  # counts only: no text, no id
+        assert release_fixtures.SECRET not in text and "admission-" not in text and "Admission Date" not in text
+    # the prepared files read back (the paper experiments' data_root layout) are the release's splits
+    raw = loader("mimic", f"dataset.data_dir={folder}").load(0)
+    back = loader("mimic", f"dataset.train={prepared / 'train.jsonl'}", f"dataset.eval={prepared / 'test.jsonl'}").load(
+        0
+    )
+    for split in ("train", "eval"):
+        assert getattr(back, split).texts == getattr(raw, split).texts
+        assert getattr(back, split).labels == getattr(raw, split).labels
+    paper = compose_config(["+paper_dataset=mimic", f"data_root={out / 'prepared'}"]).dataset
+    assert Path(paper.train) == prepared / "train.jsonl" and Path(paper.eval) == prepared / "test.jsonl"

@@ -49,6 +49,15 @@ class ExportOptions:
 
 
 @dataclass
+class PrepareOptions:
+    """`task=prepare`: a dataset's splits as JSONL (`<out_dir>/<dataset.name>/{train,test}.jsonl`), the layout the
+    paper experiments read from `data_root`, and a manifest of counts."""
+
+    name: str = "prepare"
+    out_dir: str = "${output_root}/prepared"  # the folder of prepared datasets: pass it as data_root to read them
+
+
+@dataclass
 class ReportOptions:
     """`task=report`: tables and plots of a whole sweep, written into the sweep folder."""
 
@@ -95,6 +104,7 @@ def named(task: str) -> type:
 OPTIONS: dict[str, type] = {
     "benchmark": BenchmarkOptions,
     "export": ExportOptions,
+    "prepare": PrepareOptions,
     "report": ReportOptions,
     "wandb_workspace": WandbWorkspaceOptions,
     **{task: named(task) for task in ("audit", "contamination", "model_audit", "new_plugin", "plugins")},
