@@ -128,7 +128,8 @@ def test_two_programs_are_two_generators_in_results_folders_and_report(
     }
     for script, extra in runs.values():
         command = f"generator.command=[{sys.executable},{script},'{{spec}}','{{out}}']"
-        outcome = run_app([*reviews, "generator=command", command, *extra], capfd)
+        logs = f"generator.log_dir={tmp_path / 'logs'}"
+        outcome = run_app([*reviews, "generator=command", command, logs, *extra], capfd)
         assert outcome.code == 0, outcome.stderr
     sweep = tmp_path / "out" / "names"
     jobs = {path.parent.name: json.loads(path.read_text()) for path in sweep.rglob("results.json")}
