@@ -366,3 +366,8 @@ def test_prepare_writes_the_splits_and_a_manifest_of_counts_only(tmp_path: Path)
         assert getattr(back, split).labels == getattr(raw, split).labels
     paper = compose_config(["+paper_dataset=mimic", f"data_root={out / 'prepared'}"]).dataset
     assert Path(paper.train) == prepared / "train.jsonl" and Path(paper.eval) == prepared / "test.jsonl"
+
+
+def test_a_release_and_prepared_files_are_one_or_the_other(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="sets both data_dir .* and train .*keep one"):
+        loader("psytar", f"dataset.data_dir={tmp_path}", f"dataset.train={tmp_path / 'train.jsonl'}")

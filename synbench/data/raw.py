@@ -57,6 +57,11 @@ class ReleaseDataset(FileDataset):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.data_dir is not None and self.train is not None:
+            raise ConfigError(
+                f"dataset '{self.name}' sets both data_dir (the release) and train (prepared files); keep one: "
+                "dataset.train=null to read the release, or dataset.data_dir=null to read the prepared files"
+            )
         if self.unlabelled_label is not None and self.label_space and self.unlabelled_label not in self.label_space:
             raise ConfigError(
                 f"dataset.unlabelled_label={self.unlabelled_label!r} is not in dataset.label_space; add it there, "
@@ -130,6 +135,7 @@ class ReleaseDataset(FileDataset):
             id_field="id",
             multi_label=self.multi_label,
             label_space=self.label_space,
+            label_map=self.label_map,
             max_chars=self.max_chars,
         )
         return corpus, groups
