@@ -296,20 +296,22 @@ def test_report_task_writes_tables_with_intervals_baselines_failures_and_violati
         assert SENTINEL not in text and "PATIENT" not in text
 
 
-def test_the_comparison_table_gives_mean_and_standard_error_and_seconds_per_job(sweep: Path) -> None:
+def test_the_comparison_table_keeps_the_pages_one_interval_and_gives_seconds_per_job(sweep: Path) -> None:
     for seed, seconds in ((0, {"fit_s": 10.0, "sample_s": 2.0}), (1, {"fit_s": 14.0, "sample_s": 4.0})):
         path = sweep / "benchmark" / f"eps=1,generator=alpha,seed={seed}" / "results.json"
         path.write_text(json.dumps(json.loads(path.read_text()) | {"timing": seconds}))
     write_report(sweep)
     compared = md_tables((sweep / "report.md").read_text())[
-        "toyset: generators compared (mean ± standard error over seeds)"
+        "toyset: generators compared (mean ± the 95% t interval over seeds)"
     ]
     assert compared["header"] == ["generator", "ε", "seeds", "macro F1 ↑", "micro F1 ↑", "MAUVE ↑", "s / job"]
-    # macro F1 0.30 and 0.40 over two seeds: mean 0.350, SE = SD / sqrt(2) = 0.0707 / 1.414 = 0.050; seconds 12, 18
-    assert compared["alpha 1"][3:] == ["0.350 ± 0.050", "0.550 ± 0.050", "0.100 ± 0.000", "15"]
+    # macro F1 0.30 and 0.40 over two seeds: mean 0.350, SD 0.0707, half-width t(0.975, 1) * SD / sqrt(2) =
+    # 12.706 * 0.050 = 0.635, the interval the utility table above gives; seconds 12, 18
+    assert compared["alpha 1"][3:] == ["0.350 ± 0.635", "0.550 ± 0.635", "0.100 ± 0.000", "15"]
     assert compared["beta 1"][-1] == ""  # no timing recorded
     assert compared["*majority*"][3:5] == ["*0.200 ± 0.000*", "*0.500 ± 0.000*"]
     assert "gamma 1" not in compared
+    assert "standard error" not in (sweep / "report.md").read_text()  # one convention on the page
 
 
 def test_a_sweep_without_results_is_a_clear_error(tmp_path: Path) -> None:

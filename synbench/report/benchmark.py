@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from synbench.report.load import COMPLETE, metric_directions, task_jobs
+from synbench.report.load import COMPLETE, EPSILON_SPENT, metric_directions, task_jobs
 from synbench.report.stats import MISSING, Estimate, estimate, format_job_eps, macro_f1_leads
 from synbench.report.table import Cell, Table, all_controls, groups, markers, metric_cell
 
@@ -40,7 +40,6 @@ BASELINES = (("random", "random_f1"), ("majority", "majority_f1"), ("real data",
 REFERENCE = "real vs real"
 HEAD = ("generator", "ε", "seeds")
 ROW_KEYS = ["generator", "epsilon"]  # what makes a generator row: the same keys in every table that pairs rows
-EPSILON_SPENT = "epsilon_spent"  # the results column a public baseline is known by (0: it read no private data)
 GAIN = "gain over public"
 PRIVATE_LEARNING, NOT_ABOVE_PUBLIC = "private learning", "not above public"
 

@@ -41,6 +41,7 @@ from synbench.report.plots import lower_bound_vs_nominal, metric_vs_eps
 from synbench.report.render import Block, Details, Gallery, Heading, Image, Notes, Text, to_html, to_markdown
 from synbench.report.stats import interval_note
 from synbench.report.table import incomplete_table, marker_notes
+from synbench.report.verdicts import summary_lines
 
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
@@ -84,11 +85,11 @@ def benchmark_section(doc: Document, frame: pd.DataFrame, confidence: float) -> 
         )
         if found.other is not None:
             doc.blocks.append(Details("Other metric keys", (found.other,)))
-    compared = comparison_rows(frame)
+    compared = comparison_rows(frame, confidence)
     if compared:
         doc.blocks.append(Heading(3, "Generators compared"))
-        doc.blocks += [comparison_table(dataset, rows) for dataset, rows in compared.items()]
-        doc.blocks.append(Text(comparison_note()))
+        doc.blocks += [comparison_table(dataset, rows, confidence) for dataset, rows in compared.items()]
+        doc.blocks.append(Text(comparison_note(confidence)))
 
 
 def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: float) -> None:
@@ -128,6 +129,9 @@ def build(root: Path, confidence: float, title: str) -> Document:
     """The whole report of the sweep folder `root`."""
     frame = load_results(root)
     doc = Document([Heading(1, title), Text(overview(frame, root)), Text(interval_note(confidence))])
+    lines = summary_lines(frame, confidence)
+    if lines:
+        doc.blocks += [Heading(2, "Summary"), Notes(tuple(lines))]
     notes = marker_notes(frame)
     if notes:
         doc.blocks.append(Notes(tuple(notes)))

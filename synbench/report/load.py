@@ -34,9 +34,10 @@ import pandas as pd
 
 from synbench.results import UNREADABLE, job_files, number, read_job
 
-METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit")
+METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit", "disclosure")
 # Descriptive (non-numeric) result keys kept as columns.
-TEXT_KEYS = ("audit.mode", "audit.attack_chosen", "audit.pooled.attack_chosen")
+TEXT_KEYS = ("audit.mode", "audit.attack_chosen", "audit.pooled.attack_chosen", "audit.verdict", "audit.n_needed_unit")
+FLAG_KEYS = ("disclosure.flagged",)  # true/false result keys kept as 1.0/0.0 columns
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
 COMPLETE = "complete"
 SECTION = "report_section"  # the column (and results.json field) of a job's report section
@@ -46,6 +47,7 @@ DIRECTION = (
 
 
 JOB_SECONDS = "job_s"
+EPSILON_SPENT = "epsilon_spent"  # 0 marks a public-knowledge baseline (synbench.report.benchmark)
 
 
 def job_seconds(timing: Any) -> float:
@@ -82,6 +84,7 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
         "dataset": str(results.get("dataset", "?")),
         "generator": str(results.get("generator_name") or results.get("generator", "?")),
         "epsilon": math.nan if eps is None else eps,
+        EPSILON_SPENT: number(results.get("epsilon_spent")),
         "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else -1,
         "status": str(results.get("status", "?")),
         "job_key": results.get("job_key"),
@@ -104,6 +107,8 @@ def job_row(root: Path, path: Path) -> dict[str, Any]:
             figure = number(value)
             if figure is not None:
                 row[column] = figure
+            elif column in FLAG_KEYS and isinstance(value, bool):
+                row[column] = float(value)
             elif column in TEXT_KEYS:
                 row[column] = str(value)
     for column in TEXT_KEYS:  # a failed job has no summary; its config holds the settings (the audit's mode)

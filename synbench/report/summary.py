@@ -110,10 +110,9 @@ def audit_line(results: dict[str, Any]) -> str:
         return f"Audit: {audit['verdict_line']}"
     if "eps_emp_lower" in audit:
         return f"Audit: eps_emp_lower {show(audit['eps_emp_lower'])} (no verdict recorded: re-run the audit)"
-    name = results.get("generator_name") or results.get("generator")
     return (
-        f"Audit: not run by task={results.get('task')}; measure it with "
-        f"`python -m synbench task=audit audit.mode=one_run generator={name} eps={show(results.get('epsilon'))}`"
+        f"Audit: not run by task={results.get('task')}; add `task=audit audit.mode=one_run` to this job's command "
+        "line to measure it (docs/audit.md)"
     )
 
 

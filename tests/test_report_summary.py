@@ -1,0 +1,104 @@
+"""The report's plain-language summary (synbench.report.verdicts) and the job's (synbench.report.summary).
+
+A results frame with known numbers, built as in test_public_baselines: public and template baselines, generator
+`alpha` at eps=1 over three seeds with its disclosure counts, a one-run audit of it that is inconclusive, and a
+`copier` whose disclosure check flagged one seed and whose audit found a violation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from test_public_baselines import ALPHA_EPS1, DATASET, PUBLIC, TEMPLATE, job
+
+from synbench.report.summary import summary
+from synbench.report.verdicts import summary_lines
+
+
+def audit_job(generator: str, verdict: str, lower: float, ceiling: float, needed: float | None) -> dict:
+    return {
+        **job(generator, 1.0, 0, None, 1.0),
+        "task": "audit",
+        "report_section": "audit",
+        "status": "complete",
+        "audit.verdict": verdict,
+        "audit.eps_emp_lower": lower,
+        "audit.eps_ceiling": ceiling,
+        "audit.n_needed": needed if needed is not None else math.nan,
+        "audit.n_needed_unit": "targets",
+    }
+
+
+def disclosure(private: int, unseen: int, flagged: bool) -> dict:
+    return {
+        "disclosure.private_reappear": private,
+        "disclosure.n_private": 232,
+        "disclosure.unseen_reappear": unseen,
+        "disclosure.n_unseen": 148,
+        "disclosure.flagged": float(flagged),
+    }
+
+
+def frame() -> pd.DataFrame:
+    rows = [job("public", math.inf, s, f1, 0.0, noise="n/a") for s, f1 in enumerate(PUBLIC)]
+    rows += [job("template", math.inf, s, f1, 0.0) for s, f1 in enumerate(TEMPLATE)]
+    rows += [job("alpha", 1.0, s, f1, 0.98, **disclosure(s, 1, False)) for s, f1 in enumerate(ALPHA_EPS1)]
+    # the copier's macro F1 sits below the majority baseline's 0.2 (job() sets it)
+    rows += [job("copier", 1.0, s, 0.15, 1.0, **disclosure(232 if s else 3, 0, s > 0)) for s in range(3)]
+    rows += [audit_job("alpha", "inconclusive", 0.0, 0.73, 412.0), audit_job("copier", "violation", 2.1, 3.9, None)]
+    return pd.DataFrame(rows)
+
+
+def test_each_line_says_what_its_figures_are_compared_with() -> None:
+    lines = summary_lines(frame(), 0.95)
+    assert (
+        lines[0]
+        == f"{DATASET}: public knowledge alone (no private document read): f1_macro public 0.420 ± 0.086, template 0.450 ± 0.099."
+    )
+    alpha, copier = (next(line for line in lines if f", {name}, " in line) for name in ("alpha", "copier"))
+    # alpha: 0.57 mean, above random (0.25) and majority (0.2); 0.12 above template, interval above 0
+    assert alpha.startswith(f"{DATASET}, alpha, ε = 1: f1 macro 0.570 ± 0.149; gain over public 0.120 ± 0.050")
+    assert "private learning" in alpha and "NOT above" not in alpha
+    assert (
+        "disclosure 3 of 696 private documents reappear (near-)verbatim, 3 of 444 unseen ones do: not flagged" in alpha
+    )
+    assert "audit inconclusive (eps_emp_lower 0, ceiling 0.730; needs ≥ 412 targets)" in alpha
+    # the copier: below random and majority, flagged in two of its three seeds, a violation
+    assert "f1 macro 0.150 ± 0.000 (NOT above random, NOT above majority)" in copier
+    assert "FLAGGED in 2 of 3 jobs" in copier and "audit VIOLATION (eps_emp_lower 2.100, ceiling 3.900)" in copier
+    assert not any(", public, " in line or ", template, " in line for line in lines)  # baselines are not rows
+    assert not any(" no " in f" {line} " for line in lines)
+
+
+def test_the_job_summary_leads_with_plain_words() -> None:
+    results = {
+        "task": "audit",
+        "generator": "command",
+        "generator_name": "copier",
+        "dataset": "d",
+        "epsilon": 8.0,
+        "epsilon_spent": 8.0,
+        "delta": 1e-5,
+        "utility": {},
+        "fidelity": {},
+        "disclosure": {
+            "private_reappear": 82,
+            "n_private": 82,
+            "unseen_reappear": 0,
+            "n_unseen": 116,
+            "p_value": 1e-40,
+            "flagged": True,
+        },
+        "audit": {
+            "verdict_line": "inconclusive: eps_emp_lower 3.87 <= ceiling 3.9 <= nominal eps 8",
+            "eps_emp_lower": 3.87,
+        },
+    }
+    lines = summary(results).splitlines()
+    assert lines[0].startswith("audit copier on d: eps=8")
+    assert lines[1].strip().startswith("Disclosure: 82 of 82 private documents reappear (near-)verbatim; 0 of 116")
+    assert lines[1].endswith("FLAGGED: the release reproduces private documents")
+    assert lines[2].strip() == "Audit: inconclusive: eps_emp_lower 3.87 <= ceiling 3.9 <= nominal eps 8"
+    benchmark = summary({**results, "task": "benchmark", "audit": {}})
+    assert "Audit: not run by task=benchmark; add `task=audit audit.mode=one_run`" in benchmark
