@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from test_public_baselines import ALPHA_EPS1, DATASET, PUBLIC, TEMPLATE, job
 
 from synbench.report.summary import summary
 from synbench.report.verdicts import summary_lines
+from test_public_baselines import ALPHA_EPS1, DATASET, PUBLIC, TEMPLATE, job
 
 
 def audit_job(generator: str, verdict: str, lower: float, ceiling: float, needed: float | None) -> dict:
@@ -53,8 +53,8 @@ def frame() -> pd.DataFrame:
 def test_each_line_says_what_its_figures_are_compared_with() -> None:
     lines = summary_lines(frame(), 0.95)
     assert (
-        lines[0]
-        == f"{DATASET}: public knowledge alone (no private document read): f1_macro public 0.420 ± 0.086, template 0.450 ± 0.099."
+        lines[0] == f"{DATASET}: public knowledge alone (no private document read): f1_macro public 0.420 ± 0.086, "
+        "template 0.450 ± 0.099."
     )
     alpha, copier = (next(line for line in lines if f", {name}, " in line) for name in ("alpha", "copier"))
     # alpha: 0.57 mean, above random (0.25) and majority (0.2); 0.12 above template, interval above 0
