@@ -110,7 +110,7 @@ def test_the_hub_load_passes_the_pinned_revision(monkeypatch: pytest.MonkeyPatch
         )
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
-    splits = loader("asylax").load(0)
+    splits = same_eval_for_every_seed(loader("asylax"))
     assert asked["path"] == "clairebarale/AsyLex" and asked["revision"] == "4c8d264b7b4e2a9f1aca499413d4ef1ced1c3ec4"
     assert asked["delimiter"] == ";" and set(asked["data_files"]) == {"train", "test"}
     assert splits.train.labels == (("reject",), ("granted",))  # the outcome codes through the config's map
@@ -140,7 +140,7 @@ def test_bigbio_class_names_map_to_the_hoc_label_space(tmp_path: Path) -> None:
     }
     split = datasets.Dataset.from_dict(rows, features=features)
     datasets.DatasetDict({"train": split, "test": split}).save_to_disk(str(tmp_path / "hoc"))
-    splits = loader("hoc", f"dataset.path={tmp_path / 'hoc'}").load(0)
+    splits = same_eval_for_every_seed(loader("hoc", f"dataset.path={tmp_path / 'hoc'}"))
     assert splits.train.labels == (
         ("Evading growth suppressors", "Sustaining proliferative signaling"),
         ("NULL",),
@@ -161,7 +161,7 @@ def test_a_label_space_the_release_declares_is_public_not_inferred(tmp_path: Pat
         {"text": ["Regulation one.", "Directive two."], "labels": [[0], [0, 2]]}, features
     )
     datasets.DatasetDict({"train": split, "test": split}).save_to_disk(str(tmp_path / "eurlex"))
-    splits = loader("eurlex", f"dataset.path={tmp_path / 'eurlex'}").load(0)
+    splits = same_eval_for_every_seed(loader("eurlex", f"dataset.path={tmp_path / 'eurlex'}"))
     assert splits.train.label_space == tuple(concepts) and not splits.label_space_inferred
     assert splits.train.labels == (("100163",), ("100163", "100169"))
 
