@@ -66,7 +66,8 @@ class WandbOptions:
 
 
 class WandbTracker(Tracker):
-    """One W&B run per job, grouped per sweep, finished even when the job fails."""
+    """One W&B run per job, grouped per sweep, finished even when the job fails. Built by the registry with every
+    `WandbOptions` key, whose defaults are the only ones."""
 
     options = WandbOptions
 
@@ -75,11 +76,11 @@ class WandbTracker(Tracker):
         spec: JobSpec,
         job_dir: Path,
         group: str,
-        mode: str = "offline",
-        project: str = "synbench",
-        entity: str | None = None,
-        log_samples: bool = False,
-        n_samples: int = 20,
+        mode: str,
+        project: str,
+        entity: str | None,
+        log_samples: bool,
+        n_samples: int,
     ) -> None:
         import wandb
 

@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 from sklearn.neighbors import LocalOutlierFactor
 
+from synbench.audit.config import AuditConfig
 from synbench.audit.targets import interleave, select_targets
 from synbench.errors import ConfigError
 
 PSYTAR_N = 5102  # the paper's PsyTAR training split: 1% is 52 documents, more than the default cap of 50
+# the outlier rule as task=audit runs it by default (the schema's audit.* keys)
+SCHEMA_RULE = {key: getattr(AuditConfig(), key) for key in ("far_fraction", "lof_neighbors", "lof_contamination")}
 
 
 def rankings(embeddings: np.ndarray, far_fraction: float, contamination: float) -> tuple[list[int], list[int]]:
@@ -44,14 +47,18 @@ def test_interleave_takes_turns_and_a_document_taken_passes_the_turn_on() -> Non
 def test_at_psytar_size_both_criteria_fill_the_cap(psytar_sized: np.ndarray) -> None:
     """The centroid's 1% (52) exceeds n_targets=50, yet LOF still contributes about half (it gave none before)."""
     far, lof = rankings(psytar_sized, 0.01, 0.1)
-    chosen = set(select_targets(psytar_sized, max_targets=50, far_fraction=0.01, lof_contamination=0.1).tolist())
+    chosen = set(
+        select_targets(
+            psytar_sized, max_targets=50, far_fraction=0.01, lof_neighbors=20, lof_contamination=0.1
+        ).tolist()
+    )
     assert len(far) == 52 and len(chosen) == 50 and chosen <= set(far) | set(lof)
     assert set(far[:25]) | set(lof[:25]) <= chosen and not chosen <= set(far)  # far-first took far[:50]
 
 
 def test_without_a_cap_the_targets_are_the_whole_union(psytar_sized: np.ndarray) -> None:
     far, lof = criteria(psytar_sized, 0.01, 0.01)
-    chosen = select_targets(psytar_sized, max_targets=None, far_fraction=0.01, lof_contamination=0.01)
+    chosen = select_targets(psytar_sized, max_targets=None, far_fraction=0.01, lof_neighbors=20, lof_contamination=0.01)
     assert set(chosen.tolist()) == far | lof and len(far) == 52 and len(lof) == 52
     assert chosen.tolist() == sorted(chosen.tolist())
 
@@ -63,12 +70,14 @@ def test_a_pocket_outlier_at_the_centre_is_a_target_though_the_far_ones_fill_the
     embeddings = np.concatenate([clusters, [[0.0, 0.0]]])
     far, _ = criteria(embeddings, 0.01, 0.05)
     assert len(far) == 7 and 600 not in far
-    chosen = select_targets(embeddings, max_targets=4, far_fraction=0.01, lof_contamination=0.05).tolist()
+    chosen = select_targets(
+        embeddings, max_targets=4, far_fraction=0.01, lof_neighbors=20, lof_contamination=0.05
+    ).tolist()
     assert 600 in chosen and len(set(chosen) & far) >= 2  # the old far-first order chose 4 far ones
 
 
 def test_bad_caps_are_clear_errors(psytar_sized: np.ndarray) -> None:
     with pytest.raises(ConfigError, match=r"audit.n_targets=1 is too small"):
-        select_targets(psytar_sized[:100], max_targets=1)
+        select_targets(psytar_sized[:100], max_targets=1, **SCHEMA_RULE)
     with pytest.raises(ConfigError, match="audit.lof_neighbors=20"):
-        select_targets(psytar_sized[:20], max_targets=None)
+        select_targets(psytar_sized[:20], max_targets=None, **SCHEMA_RULE)

@@ -28,6 +28,7 @@ from synbench.errors import ConfigError, PluginError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule
+from synbench.generators.dpgen.settings import DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma
@@ -134,7 +135,7 @@ def observed_run(tiny_model: dict[str, Any]) -> dict[str, Any]:
     """Full fine-tuning, hooks mode, one document per physical batch, with the DP optimizer instrumented."""
     loaded = load_causal_lm(tiny_model)
     model = prepare_trainable(loaded.model, None)
-    dataset = DocumentDataset(corpus(), loaded.tokenizer, 32)
+    dataset = DocumentDataset(corpus(), loaded.tokenizer, DPGenSettings(max_seq_len=32))
     cfg = TrainConfig(
         epochs=3,
         batch_size=8,

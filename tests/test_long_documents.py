@@ -21,13 +21,16 @@ from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset, fit_text
 from synbench.generators.dpgen.module import per_sample_loss
-from synbench.generators.dpgen.settings import PAPER_LORA
+from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
 from tests.conftest import compose_config, model_overrides, run_cli, write_jsonl
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
+
+# documents of up to 64 training tokens, a long one cut into at most 3 chunks
+CHUNKED_64 = DPGenSettings(max_seq_len=64, long_documents="chunk", max_chunks=3)
 
 
 def long_corpus(n: int = 12) -> Corpus:
@@ -48,19 +51,19 @@ def test_policies_cut_a_long_text_as_documented() -> None:
 
 def test_chunks_end_with_eos_only_at_the_end_and_carry_the_prefix(tiny_model: dict[str, Any]) -> None:
     tok = load_causal_lm(tiny_model).tokenizer
-    data = DocumentDataset(long_corpus(), tok, 64, "chunk", 3)
+    data = DocumentDataset(long_corpus(), tok, CHUNKED_64)
     assert max(len(doc) for doc in data) == 3 and min(len(doc) for doc in data) == 1
     for doc in data:
         assert all(len(e.input_ids) <= 64 for e in doc)
         assert [e.input_ids[-1] == tok.eos_token_id for e in doc] == [False] * (len(doc) - 1) + [True]
         assert len({tuple(e.input_ids[: e.n_prefix]) for e in doc}) == 1  # every chunk behind the same label prefix
     with pytest.raises(ConfigError, match="long_documents"):
-        DocumentDataset(long_corpus(), tok, 64, "middle")
+        DocumentDataset(long_corpus(), tok, DPGenSettings(max_seq_len=64, long_documents="middle"))
 
 
 def test_chunks_of_a_document_share_one_poisson_inclusion(tiny_model: dict[str, Any]) -> None:
     tok = load_causal_lm(tiny_model).tokenizer
-    data = DocumentDataset(long_corpus(40), tok, 64, "chunk", 3)
+    data = DocumentDataset(long_corpus(40), tok, CHUNKED_64)
     plan = PoissonPlan(len(data), 8, epochs=1)
     collator, drawn = Collator(tok.pad_token_id, chunked=True), []
 
@@ -84,7 +87,7 @@ def test_document_gradient_is_clipped_as_one(tiny_model: dict[str, Any]) -> None
     loaded = load_causal_lm(tiny_model)
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA).train()
-    data = DocumentDataset(long_corpus(4), loaded.tokenizer, 64, "chunk", 3)
+    data = DocumentDataset(long_corpus(4), loaded.tokenizer, CHUNKED_64)
     collate = Collator(loaded.tokenizer.pad_token_id, chunked=True)
     batch = collate([data[i] for i in range(4)])
     assert batch["unit"].tolist() == [0, 1, 1, 2, 2, 2, 3, 3, 3]
@@ -152,7 +155,9 @@ def test_activation_checkpointing_keeps_per_sample_gradients(tiny_model: dict[st
         layer.mlp.register_forward_hook(
             lambda *a, calls=calls: calls.append(torch.is_grad_enabled())
         )  # inside the checkpoint
-        batch = Collator(loaded.tokenizer.pad_token_id)(list(DocumentDataset(long_corpus(3), loaded.tokenizer, 96)))
+        batch = Collator(loaded.tokenizer.pad_token_id)(
+            list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenSettings(max_seq_len=96)))
+        )
         hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
         hooks.enable_hooks()
         logits = model(
@@ -177,7 +182,9 @@ def test_ghost_norms_with_checkpointing_and_mixed_choice(tiny_model: dict[str, A
     for ckpt in (False, True):
         torch.manual_seed(0)
         model = prepare_trainable(load_causal_lm(tiny_model).model, None, checkpointing=ckpt).train()
-        batch = Collator(loaded.tokenizer.pad_token_id)(list(DocumentDataset(long_corpus(3), loaded.tokenizer, 96)))
+        batch = Collator(loaded.tokenizer.pad_token_id)(
+            list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenSettings(max_seq_len=96)))
+        )
         hooks = GhostHooks(model, batch_first=True, loss_reduction="sum", max_grad_norm=1.0)
         hooks.enable_hooks()
         logits = model(
@@ -208,7 +215,9 @@ def test_cpu_sdpa_matches_eager_on_padded_long_batches(tiny_model: dict[str, Any
     for attn in ("sdpa", "eager"):
         loaded = load_causal_lm({**tiny_model, "attn_implementation": attn})
         assert loaded.attn_implementation == attn
-        batch = Collator(loaded.tokenizer.pad_token_id)(list(DocumentDataset(long_corpus(4), loaded.tokenizer, 400)))
+        batch = Collator(loaded.tokenizer.pad_token_id)(
+            list(DocumentDataset(long_corpus(4), loaded.tokenizer, DPGenSettings(max_seq_len=400)))
+        )
         assert (batch["attention_mask"] == 0).any()  # right padding is exercised
         with torch.no_grad():
             logits = loaded.model(

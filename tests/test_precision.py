@@ -25,7 +25,7 @@ from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule, per_sample_loss
-from synbench.generators.dpgen.settings import PAPER_LORA
+from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
 from synbench.privacy import NoiseSource, PrivacySpec
@@ -50,7 +50,7 @@ def observed_step(tiny_model: dict[str, Any], precision: str, mode: str) -> dict
     loaded = load_causal_lm(tiny_model)
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA if mode == "hooks" else None)
-    dataset = DocumentDataset(docs(), loaded.tokenizer, 48)
+    dataset = DocumentDataset(docs(), loaded.tokenizer, DPGenSettings(max_seq_len=48))
     cfg = TrainConfig(
         epochs=2,
         batch_size=N_DOCS,
@@ -156,7 +156,9 @@ def test_fp16_static_loss_scale_is_divided_out_and_overflow_is_confined(tiny_mod
     loaded = load_causal_lm(tiny_model)
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA).train()
-    batch = Collator(loaded.tokenizer.pad_token_id)([e for e in DocumentDataset(docs(4), loaded.tokenizer, 48)])
+    batch = Collator(loaded.tokenizer.pad_token_id)(
+        [e for e in DocumentDataset(docs(4), loaded.tokenizer, DPGenSettings(max_seq_len=48))]
+    )
     ref = per_sample_grads(model, batch, None, 1.0)
     scaled = per_sample_grads(model, batch, torch.float16, 1024.0)
     for name, g in ref.items():

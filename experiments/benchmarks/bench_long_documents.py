@@ -111,7 +111,7 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     from synbench.dp.module import TrainConfig, fit_module
     from synbench.generators.dpgen.data import Collator, DocumentDataset
     from synbench.generators.dpgen.module import DPGenModule
-    from synbench.generators.dpgen.settings import PAPER_LORA
+    from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
     from synbench.generators.dpgen.weights import prepare_trainable
     from synbench.lm.models import load_causal_lm
     from synbench.privacy import NoiseSource
@@ -123,7 +123,9 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     model = prepare_trainable(loaded.model, PAPER_LORA if cfg["lora"] else None, cfg["ckpt"])
     texts = [f"note {i}: " + WORDS * (cfg["tokens"] // 10) for i in range(BATCH)]
     dataset = DocumentDataset(
-        Corpus.build(texts, [["cardiology"]] * BATCH, ["cardiology"]), loaded.tokenizer, cfg["tokens"]
+        Corpus.build(texts, [["cardiology"]] * BATCH, ["cardiology"]),
+        loaded.tokenizer,
+        DPGenSettings(max_seq_len=cfg["tokens"]),
     )
     assert all(len(doc[0].input_ids) == cfg["tokens"] for doc in dataset)
     warmup = warmup_steps(cfg["tokens"])

@@ -4,9 +4,10 @@ DP bounds the worst case, and the documents a generator is most likely to
 leak are the rare ones, so the targets are extreme outliers of the corpus in
 a sentence-embedding space (the paper's D_out): the union of the farthest
 `far_fraction` from the centroid and the Local Outlier Factor outliers (our
-choice of LOF settings: n_neighbors=20, `contamination` share flagged). LOF
-catches documents in sparse pockets that are not far from the centre, so it
-must contribute even when the centroid criterion alone fills the cap.
+choice of LOF settings: `audit.lof_neighbors` neighbours, the
+`audit.lof_contamination` share flagged). LOF catches documents in sparse
+pockets that are not far from the centre, so it must contribute even when
+the centroid criterion alone fills the cap.
 """
 
 from __future__ import annotations
@@ -46,9 +47,9 @@ def select_targets(
     embeddings: np.ndarray,
     *,
     max_targets: int | None,
-    far_fraction: float = 0.01,
-    lof_neighbors: int = 20,
-    lof_contamination: float | str = "auto",
+    far_fraction: float,
+    lof_neighbors: int,
+    lof_contamination: float | str,
 ) -> np.ndarray:
     """Sorted positions of the outliers among the rows of `embeddings`: the union of both criteria, at most
     `max_targets`.
@@ -61,7 +62,8 @@ def select_targets(
     outlying document not yet taken; so the cap holds the top half of each
     criterion's ranking (all of one when the other runs out).
     Deterministic: no randomness, so the same corpus and encoder always give
-    the same targets.
+    the same targets. The criteria's settings are `audit.*` keys, passed
+    explicitly: their defaults are the schema's (`AuditConfig`), in one place.
     """
     n = len(embeddings)
     if max_targets is not None and max_targets < 2:

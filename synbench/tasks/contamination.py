@@ -206,8 +206,7 @@ def mix_tokens(pc: PlantedConfig, train: Corpus, corpus: PlantedCorpus, base: Pa
 
     def counts(texts: list[str]) -> list[int]:
         docs = Corpus.build(texts, [("text",)] * len(texts), ("text",), name="planted-mix")
-        s = settings
-        dataset = DocumentDataset(docs, tokenizer, s.max_seq_len, s.long_documents, s.max_chunks, s.control_code)
+        dataset = DocumentDataset(docs, tokenizer, settings)
         return [sum(len(e.input_ids) for e in item) for item in dataset.examples]
 
     private = [train.texts[i] for i in np.flatnonzero(corpus.members)] if pc.arm == "contaminated" else []

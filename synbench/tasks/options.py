@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 from synbench import schema
 from synbench.audit.config import DisclosureConfig
 from synbench.errors import ConfigError
+from synbench.tracking import WandbOptions
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
 EXPORT_FORMATS = ("csv", "parquet")
@@ -75,9 +76,10 @@ class WandbWorkspaceOptions:
     """`task=wandb_workspace`: a saved W&B view of a sweep (its spec file is written in either mode)."""
 
     name: str = "wandb_workspace"
-    mode: str = "${oc.select:tracking.mode,offline}"  # online: save to W&B; offline: write the spec file only
+    # the tracking node's, or (tracking=none) the W&B tracker's defaults
+    mode: str = f"${{oc.select:tracking.mode,{WandbOptions.mode}}}"  # online: save to W&B; offline: the spec only
     entity: Optional[str] = "${oc.select:tracking.entity,null}"  # null: your default W&B entity (online)
-    project: str = "${oc.select:tracking.project,synbench}"
+    project: str = f"${{oc.select:tracking.project,{WandbOptions.project}}}"
     spec_file: str = SWEEP_FOLDER + "/wandb_workspace.json"  # the view's spec (JSON)
 
     def __post_init__(self) -> None:

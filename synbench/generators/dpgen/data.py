@@ -23,9 +23,9 @@ import torch
 from torch.utils.data import Dataset
 
 from synbench.corpus import Corpus
-from synbench.data.common import LONG_DOCUMENTS
 from synbench.dp.label_sets import label_sets
 from synbench.errors import ConfigError
+from synbench.generators.dpgen.settings import DPGenSettings
 
 IGNORE = -100  # label id that cross-entropy skips
 LOSS_ON = ("text", "all")
@@ -53,36 +53,28 @@ class Example(NamedTuple):
 
 
 class DocumentDataset(Dataset):
-    """Tokenised documents, each one item of one or more `Example`s (see the module docstring for long ones)."""
+    """Tokenised documents, each one item of one or more `Example`s (see the module docstring for long ones).
 
-    def __init__(
-        self,
-        corpus: Corpus,
-        tokenizer: Any,
-        max_seq_len: int,
-        long_documents: str = "truncate",
-        max_chunks: int = 1,
-        control_template: str | None = None,
-    ) -> None:
+    The settings that shape them (`max_seq_len`, `long_documents`, `max_chunks`, `control_code`) come from DP-Gen's
+    options, already checked there, so their defaults are the schema's and nowhere else.
+    """
+
+    def __init__(self, corpus: Corpus, tokenizer: Any, settings: DPGenSettings) -> None:
         if tokenizer.eos_token_id is None:
             raise ConfigError("the model's tokenizer has no EOS token; DP-Gen needs one to end documents")
-        if long_documents not in LONG_DOCUMENTS:
-            raise ConfigError(
-                f"long_documents={long_documents!r} (dataset.long_documents) must be one of {', '.join(LONG_DOCUMENTS)}"
-            )
         self.examples: list[tuple[Example, ...]] = []
         for text, labels in zip(
             corpus.texts, label_sets(corpus)
         ):  # label-space order, as the sampling plan writes them
-            prefix = tokenizer(control_code(labels, control_template), add_special_tokens=False)["input_ids"]
+            prefix = tokenizer(control_code(labels, settings.control_code), add_special_tokens=False)["input_ids"]
             body = tokenizer(text, add_special_tokens=False)["input_ids"]
-            room = max_seq_len - len(prefix) - 1
+            room = settings.max_seq_len - len(prefix) - 1
             if room < 1:
                 raise ConfigError(
-                    f"generator.max_seq_len={max_seq_len} leaves no room for text after the label prefix "
+                    f"generator.max_seq_len={settings.max_seq_len} leaves no room for text after the label prefix "
                     f"({len(prefix)} tokens); raise it"
                 )
-            pieces = fit_text(body, room, long_documents, max_chunks)
+            pieces = fit_text(body, room, settings.long_documents, settings.max_chunks)
             self.examples.append(
                 tuple(
                     Example(prefix + piece + [tokenizer.eos_token_id] * (k == len(pieces) - 1), len(prefix))

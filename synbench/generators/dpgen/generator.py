@@ -229,7 +229,7 @@ class DPGenGenerator(Generator):
 
         s = self.settings
         pl.seed_everything(seed, verbose=False)  # weight init and dropout; no privacy mechanism reads the global RNG
-        dataset = DocumentDataset(train, tokenizer, s.max_seq_len, s.long_documents, s.max_chunks, s.control_code)
+        dataset = DocumentDataset(train, tokenizer, s)
         budget = JobBudget.plan(s, corpus, PoissonPlan(len(dataset), s.batch_size, s.epochs), privacy)
         released = budget.release_labels(corpus, privacy)
         collator = Collator(tokenizer.pad_token_id, s.loss_on, chunked=s.long_documents == "chunk")
