@@ -29,6 +29,7 @@ from synbench.generators.dpdiffusion.data import (
 )
 from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, PretrainedDenoiser, pretrained_denoiser
 from synbench.generators.dpdiffusion.sampling import decode, unmask
+from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 from synbench.privacy import NoiseSource, PrivacySpec
 from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
 
@@ -67,9 +68,14 @@ def denoiser(seq_len: int = 16, n_labels: int = 2) -> Denoiser:
     )
 
 
+def minilm_layers(seq_len: int, trained: int) -> DPDiffusionSettings:
+    """MiniLM's bottom two encoder layers, the top `trained` of them trained, the label paths at gain 1."""
+    return DPDiffusionSettings(max_seq_len=seq_len, pretrained_layers=2, trained_layers=trained, label_gain=1.0)
+
+
 def pretrained(seq_len: int = 16, n_labels: int = 2) -> PretrainedDenoiser:
     """MiniLM's bottom two encoder layers, the top one trained (loads offline from its pip package)."""
-    return pretrained_denoiser(public_tokenizer(), n_labels, seq_len, layers=2, trained=1).train()
+    return pretrained_denoiser(public_tokenizer(), n_labels, minilm_layers(seq_len, trained=1)).train()
 
 
 @pytest.mark.parametrize("mode", ["hooks", "ghost"])
@@ -139,7 +145,7 @@ def test_the_pretrained_start_predicts_masked_tokens_better_than_scratch() -> No
     trained = {name.split(".")[0] for name, p in model.named_parameters() if p.requires_grad}
     assert trained == {"trained", "label_in", "label_out"} and model.describe().startswith("minilm-l6-v2-L2of6-train1")
     with pytest.raises(ConfigError, match="trained_layers"):
-        pretrained_denoiser(tok, 2, 16, layers=2, trained=3)
+        pretrained_denoiser(tok, 2, minilm_layers(16, trained=3))
 
 
 def test_epsilon_is_the_budget_composed_with_the_label_sets() -> None:

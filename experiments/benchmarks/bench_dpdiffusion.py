@@ -53,9 +53,7 @@ def grid() -> DPDiffusionSettings:
 def build(cfg: DPDiffusionSettings, tokenizer: Any) -> Denoiser | PretrainedDenoiser:
     torch.manual_seed(0)
     if cfg.init == "pretrained":
-        return pretrained_denoiser(
-            tokenizer, 1, cfg.max_seq_len, cfg.pretrained_layers, cfg.trained_layers, cfg.label_gain
-        )
+        return pretrained_denoiser(tokenizer, 1, cfg)
     return Denoiser(
         DenoiserConfig(
             vocab_size=len(tokenizer),

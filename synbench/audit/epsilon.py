@@ -47,7 +47,7 @@ def empirical_epsilon(fpr: float | np.ndarray, tpr: float | np.ndarray, delta: f
     return float(eps) if eps.ndim == 0 else eps
 
 
-def empirical_epsilon_curve(roc: RocCurve, delta: float = 0.0, min_count: int = 0) -> float:
+def empirical_epsilon_curve(roc: RocCurve, delta: float, min_count: int) -> float:
     """The largest `empirical_epsilon` over the curve's thresholds.
 
     `min_count` skips a threshold's inequality when its denominator rests on

@@ -64,8 +64,8 @@ def private_set_runs(
     folder: Path,
     job_key: str,
     attacks: Mapping[str, Attack],
-    repeat: int = 0,
-    save_synthetic: bool = False,
+    repeat: int,
+    save_synthetic: bool,
 ) -> list[GeneratorRun]:
     """The run of each private set k of repeat `repeat`: `base` (generator, budget, synthetic size) with its record,
     fit seed (job seed, k, repeat) and noise stream (run `repeat * K + k`)."""
@@ -89,7 +89,7 @@ def run_private_sets(
     pool: Corpus,
     runs: list[GeneratorRun],
     attacks: Mapping[str, Attack],
-    disclosure: DisclosureConfig | None = None,
+    disclosure: DisclosureConfig | None,
 ) -> list[dict[str, Any]]:
     """Each run's record (saved ones reused): every attack's scores of the design's targets against its output.
 

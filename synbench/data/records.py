@@ -18,6 +18,7 @@ import logging
 import math
 import numbers
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -84,6 +85,7 @@ def _labels(
 # The longest document a dataset accepts by default (`dataset.max_chars`): a long clinical note or court ruling is
 # well under it; a 50 MB line would crash the tokenizer (an abort at about 7 GB RSS).
 MAX_CHARS = 1_000_000
+NO_LABEL_MAP: Mapping[str, str] = MappingProxyType({})  # labels kept as the source writes them (`dataset.label_map`)
 
 
 def _text(value: Any, text_field: str, at: str, max_chars: int = MAX_CHARS) -> str:
@@ -118,7 +120,7 @@ def records_to_corpus(
     label_space: Sequence[str] | None = None,
     label_sep: str | None = None,
     label_names: Sequence[str] | None = None,
-    label_map: Mapping[str, str] | None = None,
+    label_map: Mapping[str, str] = NO_LABEL_MAP,
     max_chars: int = MAX_CHARS,
 ) -> Corpus:
     """Validate `rows` from `source` (a path or a description) into the corpus `<name>-<split>`.

@@ -128,9 +128,7 @@ class DPDiffusionGenerator(Generator):
     def _denoiser(self, tokenizer: Any, n_labels: int) -> Denoiser | PretrainedDenoiser:
         s = self.settings
         if s.init == "pretrained":
-            return pretrained_denoiser(
-                tokenizer, n_labels, s.max_seq_len, s.pretrained_layers, s.trained_layers, s.label_gain
-            )
+            return pretrained_denoiser(tokenizer, n_labels, s)
         return Denoiser(
             DenoiserConfig(
                 vocab_size=len(tokenizer),

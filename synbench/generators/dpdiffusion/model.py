@@ -42,6 +42,7 @@ import torch
 from torch import nn
 
 from synbench.errors import ConfigError
+from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 
 
 @dataclass(frozen=True)
@@ -217,10 +218,9 @@ class PretrainedDenoiser(nn.Module):
         return nn.functional.linear(x[where], self.embeddings.word_embeddings.weight) + self.prior
 
 
-def pretrained_denoiser(
-    tokenizer: Any, n_labels: int, max_len: int, layers: int, trained: int, label_gain: float = 1.0
-) -> PretrainedDenoiser:
-    """`PretrainedDenoiser` over all-MiniLM-L6-v2 from its pip package (offline), dropout off (DP-SGD refuses it)."""
+def pretrained_denoiser(tokenizer: Any, n_labels: int, settings: DPDiffusionSettings) -> PretrainedDenoiser:
+    """`PretrainedDenoiser` over all-MiniLM-L6-v2 from its pip package (offline), dropout off (DP-SGD refuses it),
+    shaped by DP-Diffusion's options (`max_seq_len`, `pretrained_layers`, `trained_layers`, `label_gain`)."""
     from transformers import BertModel
 
     from synbench.generators.dpdiffusion.data import public_model_path
@@ -228,7 +228,10 @@ def pretrained_denoiser(
     encoder = BertModel.from_pretrained(
         public_model_path(), hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, add_pooling_layer=False
     )
-    return PretrainedDenoiser(encoder, tokenizer, n_labels, max_len, layers, trained, label_gain)
+    s = settings
+    return PretrainedDenoiser(
+        encoder, tokenizer, n_labels, s.max_seq_len, s.pretrained_layers, s.trained_layers, s.label_gain
+    )
 
 
 def parameter_count(model: nn.Module) -> int:
