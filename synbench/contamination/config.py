@@ -25,11 +25,14 @@ def _fraction(value: float, where: str, low_open: bool = False) -> None:
 
 @dataclass(frozen=True)
 class ExactConfig:
-    """Exact n-gram exposure through an infini-gram index (see conf/task/contamination.yaml)."""
+    """Exact n-gram exposure through an infini-gram index."""
 
     enabled: bool = True
-    index_dir: str | None = None  # an existing infini-gram index (e.g. RedPajama); null = build from `corpus`
-    corpus: str = "python_docs"  # python_docs (embedded) | files
+    # an existing infini-gram index folder (tokenized.*, table.*, offset.*), e.g. RedPajama, tokenized with the
+    # `model` group's tokenizer; null = build one from `corpus`
+    index_dir: str | None = None
+    # python_docs: embedded (CPython's pydoc topics, PSF licence, ~100k tokens) | files: the files in `files`
+    corpus: str = "python_docs"
     files: tuple[str, ...] = ()  # JSONL ({"text": ...} per line) or plain-text files for corpus=files
     token_dtype: str | None = None  # of an existing index: u16 | u32; null = from the tokenizer's vocabulary size
     n: int = 8  # n-gram length (tokens) of the share found
@@ -88,7 +91,7 @@ class AblationConfig:
     enabled: bool = False
     detector: str = "minkpp"  # whose flags are removed: exact | mink | minkpp
     steps: tuple[float, ...] = (0.25, 0.5, 0.75)
-    reps: int = 10
+    reps: int = 10  # R repetitions per step (the paper's 10)
     control: bool = True  # also remove the same count of uniformly random documents
     reference: bool = True  # also run the unremoved reference (arm `none`); false when the caller has it already
     n_synthetic: int | None = None  # synthetic documents per run; null = the full private set's size
@@ -118,8 +121,8 @@ class PlantedConfig:
 
     enabled: bool = False
     share: float = 0.2  # S: this share of the private training split goes into the "pretraining" corpus
-    public_docs: int = 60
-    public_min_chars: int = 200
+    public_docs: int = 60  # + this many public python_docs paragraphs ...
+    public_min_chars: int = 200  # ... of at least this many characters
     # contaminated: the corpus is S + the public paragraphs | clean: the public paragraphs alone (the control
     # model; S is still drawn, so the detectors' figures under it are a null)
     arm: str = "contaminated"
@@ -139,7 +142,7 @@ class PlantedConfig:
 
 @dataclass(frozen=True)
 class ContaminationConfig:
-    """The schema of `contamination.*` (schema/contamination; conf/task/contamination.yaml documents each key)."""
+    """The schema of `contamination.*` (schema/contamination), each key's meaning beside it."""
 
     exact: ExactConfig = field(default_factory=ExactConfig)
     mink: MinKConfig = field(default_factory=MinKConfig)

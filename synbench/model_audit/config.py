@@ -35,16 +35,19 @@ FEATURES = ("embeddings", "hashing")
 
 @dataclass(frozen=True)
 class HeadSettings(DPSGDSettings):
-    """`model_audit.head`: the DP-SGD core's training keys (conf/task/model_audit.yaml) plus the feature map."""
+    """`model_audit.head`: the logistic head on public features, trained on the shared DP-SGD core in every regime
+    (eps=inf: no noise): the core's training keys (synbench/dp/settings.py) plus the feature map."""
 
     section: ClassVar[str] = "model_audit.head"
 
+    # embeddings: the job's public encoder (the `encoder` group) | hashing: HashingVectorizer (word 1-2 grams, fixed
+    # hash). No vocabulary is fitted on private text (docs/model-attacks.md)
     features: str = "embeddings"
     hashing_features: int = 4096
     epochs: int = 30
-    batch_size: int = 32
+    batch_size: int = 32  # expected logical batch (Poisson sample rate 1 / ceil(N / batch_size))
     physical_batch_size: int = 256
-    lr: float = 0.1
+    lr: float = 0.1  # AdamW, cosine decay
     weight_decay: float = 0.0
     label_prior: str = "uniform"  # a head releases no labels: nothing of the budget goes to a label histogram
 
@@ -64,22 +67,33 @@ class HeadSettings(DPSGDSettings):
 
 @dataclass(frozen=True)
 class ModelAuditConfig:
-    """How the downstream-model audit is designed and summarised; conf/task/model_audit.yaml documents each key."""
+    """How the downstream-model audit is designed and summarised: the schema of `model_audit.*` (each key's meaning
+    beside it). The defaults are demo sizes for 2 CPU cores (conf/task/model_audit.yaml gives the paper's scale)."""
 
+    # syn: generator at eps=inf | syn_dp: generator at eps | pri: private data | pri_dp: the head trained with DP-SGD
+    # at eps (always the head)
     regimes: tuple[str, ...] = tuple(REGIMES)
+    # head: the logistic head on public features (`head`) | utility: the `classifier` group (classifier=tfidf or
+    # transformer) for syn, syn_dp and pri; pri_dp always uses the head
     classifier: str = "head"
-    targets: str = "random"
-    n_targets: int = 100
+    # --- design: the audit's one-run design over a seeded pool of the training split
+    targets: str = "random"  # random | outliers (the audit's embedding outliers: the most vulnerable documents)
+    n_targets: int = 100  # each in the audited model's training set with probability 1/2
+    # the pool: a seeded subset of the training split (null = all of it); the rest of the pool goes 1:2 to the private
+    # base (all of it in the audited set) and the reference data
     max_docs: int | None = 300
-    n_references: int = 4
-    references: str = "paired"
-    ref_fraction: float = 0.5
+    n_references: int = 4  # reference models per regime (even)
+    references: str = "paired"  # paired: each target IN for half of them | out: in none (offline attacks only)
+    ref_fraction: float = 0.5  # share of the reference data in each reference set
+    # synthetic documents per generator run; null = the audited set's planned size (its base plus half the
+    # targets), fixed in advance for every model
     n_synthetic: int | None = None
-    n_population: int = 200
-    fpr_grid: tuple[float, ...] = (0.01, 0.1)
-    min_count: int = 5
-    confidence: float = 0.95
-    save_synthetic: bool = False
+    n_population: int = 200  # RMIA's population samples z: real eval documents no model trains on
+    # --- reporting
+    fpr_grid: tuple[float, ...] = (0.01, 0.1)  # model_audit.<regime>.<attack>.tpr_at_fpr_<f>
+    min_count: int = 5  # eps_emp: thresholds with at least this many errors
+    confidence: float = 0.95  # of eps_emp_lower (Clopper-Pearson, Bonferroni over thresholds)
+    save_synthetic: bool = False  # keep each generator run's output in model_audit_runs/ (local disk only)
     head: HeadSettings = field(default_factory=HeadSettings)  # the classifier=head model's features and training
 
     def __post_init__(self) -> None:
