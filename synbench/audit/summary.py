@@ -16,6 +16,14 @@ Which number supports which claim:
   and claims rest on it. `k_subsets` also reports the Clopper-Pearson bound
   on the pooled run x target ROC as `eps_emp_lower_conditional`: valid only
   if those trials were independent, which nothing guarantees.
+- `eps_ceiling` beside every `eps_emp_lower` (headline, per kind, per
+  attack) is what a perfect attack would have got from the same design,
+  through the same `eps_figures` (synbench.audit.ceiling), and
+  `p_value_floor` its p-value of the claim; `verdict` (violation,
+  consistent, inconclusive, no claim) and `verdict_line` read the headline
+  bound against its ceiling and the claim it tests, and an inconclusive
+  verdict says what design size (`n_needed`, in `n_needed_unit`) a perfect
+  attack would need.
 - Canaries of k > 1 copies are groups: their figures (`canaries.<key>`)
   test the group claim (k eps, delta sum_{i<k} e^{i eps}), the outliers'
   (eps, delta).
@@ -51,6 +59,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from synbench.audit.ceiling import UNITS, Evidence, ceiling, size_needed, verdict, verdict_line
 from synbench.audit.config import AuditConfig
 from synbench.audit.crossfit import (
     OperatingPoint,
@@ -77,6 +86,8 @@ TYPE_KEYS = (
     "p_value",
     "claim_epsilon",
     "claim_delta",
+    "eps_ceiling",
+    "p_value_floor",
 )  # reported per target type too
 ATTACK_KEYS = (
     "auc",
@@ -86,6 +97,7 @@ ATTACK_KEYS = (
     "eps_emp_lower_bonferroni",
     "gdp_mu_lower",
     "p_value",
+    "eps_ceiling",
 )
 Scores = np.ndarray | Mapping[str, np.ndarray]  # (runs x targets), or one such array per attack
 
@@ -119,6 +131,54 @@ def group_claim(epsilon: float, delta: float, copies: int) -> tuple[float, float
     return copies * epsilon, delta * float(sum(math.exp(i * epsilon) for i in range(copies)))
 
 
+@dataclass(frozen=True)
+class Game:
+    """The Steinke-Nasr-Jagielski game a set of trials is tested as: one row of scores per attack, its coins and
+    their folds, and the factor its eps and delta carry (the pair game's 2)."""
+
+    scores: list[np.ndarray]
+    coins: np.ndarray
+    folds: np.ndarray
+    scale: float
+
+
+def audit_game(scores: Sequence[np.ndarray], members: np.ndarray, folds: np.ndarray, mode: str) -> Game:
+    """The run's coins in one_run mode; in k_subsets mode the pair game (which run of a pair held each target)."""
+    if mode == "one_run":
+        return Game([np.atleast_2d(s) for s in scores], np.atleast_2d(members), folds, 1.0)
+    pairs = [pair_game(s, members) for s in scores]
+    return Game([p[0] for p in pairs], pairs[0][1], np.tile(folds, len(members) // 2), PAIR_SCALE)
+
+
+def eps_figures(game: Game, cfg: AuditConfig, delta: float, claim: float = math.inf) -> tuple[dict[str, float], int]:
+    """The eps evidence of one game (`bounds`): the held-out and Bonferroni bounds, their maximum `eps_emp_lower`
+    and its p-value for the claim (`claim`, `delta`)-DP per trial, and the index of the attack the held-out test
+    chose. The ceiling (synbench.audit.ceiling) runs this same function on perfect scores."""
+    found = game_evidence(
+        game.scores,
+        game.coins,
+        game.folds,
+        cfg.guess_fractions,
+        1 - cfg.confidence,
+        game.scale * delta,
+        game.scale * claim,
+    )
+    out = {
+        "eps_emp_lower_holdout": float(found.holdout[0]) / game.scale,
+        "eps_emp_lower_bonferroni": float(found.bonferroni[0]) / game.scale,
+        "eps_emp_lower": float(found.bound[0]) / game.scale,
+        "p_value": float(found.p_value[0]),
+    }
+    return out, int(found.chosen[0])
+
+
+def eps_evidence(cfg: AuditConfig, delta: float, claim: float = math.inf) -> Evidence:
+    """`eps_figures` at this config, delta and claim, as the ceiling takes it."""
+    return lambda scores, members, folds: eps_figures(audit_game(scores, members, folds, cfg.mode), cfg, delta, claim)[
+        0
+    ]
+
+
 def bounds(
     scores: np.ndarray | Sequence[np.ndarray],
     members: np.ndarray,
@@ -128,7 +188,7 @@ def bounds(
     claim: float = math.inf,
 ) -> tuple[dict[str, float], OperatingPoint | None, int]:
     """The evidence of one set of targets: held-out and Bonferroni eps bounds, their maximum, its p-value for the
-    claim (`claim`, `delta`)-DP per trial, and the GDP mu bound (synbench.audit.evidence).
+    claim (`claim`, `delta`)-DP per trial (`eps_figures`), and the GDP mu bound (synbench.audit.evidence).
 
     `scores` is one (runs x targets) array or one per attack; the bounds
     combine the attacks and hold at `cfg.confidence`. `folds` (one per
@@ -142,22 +202,11 @@ def bounds(
     """
     scores = [scores] if isinstance(scores, np.ndarray) else list(scores)
     half = 1 - (1 - cfg.confidence) / 2
-    if cfg.mode == "one_run":
-        game = [np.atleast_2d(s) for s in scores]
-        coins, coin_folds, scale = np.atleast_2d(members), folds, 1.0
-    else:
-        pairs = [pair_game(s, members) for s in scores]
-        game, coins = [p[0] for p in pairs], pairs[0][1]
-        coin_folds, scale = np.tile(folds, len(members) // 2), PAIR_SCALE
+    game = audit_game(scores, members, folds, cfg.mode)
+    out, chosen = eps_figures(game, cfg, delta, claim)
     level, fractions = 1 - cfg.confidence, cfg.guess_fractions
-    eps = game_evidence(game, coins, coin_folds, fractions, level, scale * delta, scale * claim)
-    mu = game_evidence(game, coins, coin_folds, fractions, level, gdp=True).bound[0] / math.sqrt(scale)
-    chosen = int(eps.chosen[0])
-    out = {
-        "eps_emp_lower_holdout": float(eps.holdout[0]) / scale,
-        "eps_emp_lower_bonferroni": float(eps.bonferroni[0]) / scale,
-        "eps_emp_lower": float(eps.bound[0]) / scale,
-        "p_value": float(eps.p_value[0]),
+    mu = game_evidence(game.scores, game.coins, game.folds, fractions, level, gdp=True).bound[0] / math.sqrt(game.scale)
+    out |= {
         "claim_epsilon": claim,
         "claim_delta": delta,
         "gdp_mu_lower": float(mu),
@@ -198,12 +247,17 @@ class Claim:
     delta: float = 0.0
 
 
+def bound_folds(kinds: np.ndarray, seed: int, cfg: AuditConfig) -> np.ndarray:
+    """The held-out split of the bounds (fold 0 chooses, fold 1 tests), drawn apart from the cross-fit's."""
+    return target_folds(kinds, seed + 1, cfg.select_share)
+
+
 def _core(
     scores: Sequence[np.ndarray], members: np.ndarray, kinds: np.ndarray, cfg: AuditConfig, claim: Claim, seed: int
 ) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None, int]:
     """The figures of one set of targets: bounds over all attacks, the estimate with the attack chosen inside the
     cross-fit, the rest from the attack the held-out bound chose."""
-    folds = target_folds(kinds, seed + 1, cfg.select_share)
+    folds = bound_folds(kinds, seed, cfg)
     found, point, chosen = bounds(scores, members, folds, cfg, claim.delta, claim.epsilon)
     own = scores[chosen]
     roc = RocCurve.from_scores(own, members)
@@ -214,9 +268,53 @@ def _core(
     )
     out["eps_emp_max"] = empirical_epsilon_curve(roc, claim.delta, cfg.min_count)
     out.update(found)
+    out.update(ceiling(eps_evidence(cfg, claim.delta, claim.epsilon), members, folds, len(scores)))
     if cfg.mode == "one_run":
         out.update(one_run_best_guess(own, members, cfg))
     return out, roc, point, chosen
+
+
+def verdict_figures(
+    core: Mapping[str, Any],
+    claim: Claim,
+    epsilon: float,
+    copies: int,
+    cfg: AuditConfig,
+    folds: np.ndarray,
+    members: np.ndarray,
+    n_attacks: int,
+) -> dict[str, Any]:
+    """`verdict`, `verdict_line`, `n_needed` and `n_needed_unit` of the headline bound (`core`'s), against the claim
+    it tests (`claim`: the nominal eps, or the canary groups' when `copies` > 1); `n_needed` only for an
+    inconclusive verdict, from designs grown through the same ceiling (synbench.audit.ceiling)."""
+    bound, top = core["eps_emp_lower"], core["eps_ceiling"]
+    found = verdict(bound, top, claim.epsilon)
+    needed = (
+        size_needed(
+            eps_evidence(cfg, claim.delta, claim.epsilon),
+            eps_evidence(cfg, 0.0, claim.epsilon),
+            claim.epsilon,
+            cfg.mode,
+            members,
+            folds,
+            cfg.select_share,
+            n_attacks,
+        )
+        if found == "inconclusive"
+        else None
+    )
+    name = (
+        f"nominal eps {epsilon:g}"
+        if claim.epsilon == epsilon
+        else f"group claim eps {claim.epsilon:g} (canaries of {copies} copies, nominal eps {epsilon:g})"
+    )
+    unit = UNITS[cfg.mode]
+    return {
+        "verdict": found,
+        "verdict_line": verdict_line(found, bound, top, name, needed, unit),
+        "n_needed": needed,
+        "n_needed_unit": unit,
+    }
 
 
 def summarise(
@@ -262,6 +360,9 @@ def summarise(
     }
     core, roc, point, chosen = _core(arrays, members, kinds, cfg, headline, seed)
     out.update(core)
+    out.update(
+        verdict_figures(out, headline, epsilon, canary_copies, cfg, bound_folds(kinds, seed, cfg), members, len(arrays))
+    )
     if len(arrays) > 1:
         out["attack_chosen"] = list(named)[chosen]
         for name, own in zip(named, arrays):

@@ -239,11 +239,12 @@ def audit_job(job: JobRun) -> None:
     job.tracker.log_image("audit/roc", job.job_dir / PLOT_FILE)
     log.info(
         "audit: AUC %.3f, eps_emp %.3f (estimate), eps_emp_lower %.3f (%.0f%% bound; nominal eps %s), "
-        "gdp_mu_lower %.3f",
+        "gdp_mu_lower %.3f; %s",
         summary["auc"],
         summary["eps_emp"],
         summary["eps_emp_lower"],
         100 * audit.confidence,
         spec.epsilon,
         summary["gdp_mu_lower"],
+        summary["verdict_line"],
     )

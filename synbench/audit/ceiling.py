@@ -1,0 +1,173 @@
+"""What an audit could have seen: the ceiling of its bound, and the verdict that rests on it.
+
+A lower bound below the nominal eps is no pass when the design could not
+have produced a larger one: with m trials, even a perfect attack (every
+guess right) certifies at most the eps whose binomial tail q^r (q = e^eps /
+(1 + e^eps), r <= m guesses) still reaches the test's level, so a copier
+audited on 324 one-run targets at eps = 4 scores eps_emp_lower 3.87 and
+passes. `ceiling` runs the audit's own eps machinery (the `Evidence` that
+synbench.audit.summary hands over: same folds, mode, delta, guess grid,
+held-out/Bonferroni split and level) on perfect scores built from the
+design's membership matrix, so the ceiling can never disagree with the
+bound it caps. The verdict (`verdict`) then says which of three things the
+audit showed, against the claim its headline bound tests:
+
+- `violation`: eps_emp_lower above the claim;
+- `consistent`: the ceiling above the claim and the bound not: the audit
+  could have shown a violation and did not;
+- `inconclusive`: the ceiling at or below the claim: no attack could have
+  shown one. `n_needed` is the size a perfect attack would need (targets in
+  one_run mode, runs in k_subsets mode), from simulated designs grown by
+  doubling then bisection through the same ceiling;
+- `no claim`: eps = inf claims nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+from scipy.special import ndtri
+
+from synbench.audit.crossfit import target_folds
+
+# (scores per attack, members (runs x targets), folds (targets,)) -> the audit's eps figures of those trials,
+# at least `eps_emp_lower` and `p_value` (of the claim): synbench.audit.summary.eps_evidence builds it
+Evidence = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray], Mapping[str, float]]
+MAX_TRIALS = 2**18  # the largest simulated design (its trials: targets, or pairs x targets) n_needed tries
+SEARCH_PRECISION = 128  # the bisection stops within 1/128 of the size it reports (exact below 128)
+TYPICAL_Z = float(ndtri((1 + math.sqrt(0.5)) / 2))  # |count - half| <= TYPICAL_Z sd in each of two folds: p = 1/2
+UNITS = {"one_run": "targets", "k_subsets": "runs"}  # what n_needed counts, by audit mode
+
+
+def perfect_scores(members: np.ndarray) -> np.ndarray:
+    """Scores that rank every member trial above every non-member one (1 and 0): the strongest possible attack."""
+    return np.atleast_2d(members).astype(float)
+
+
+def ceiling(evidence: Evidence, members: np.ndarray, folds: np.ndarray, n_attacks: int = 1) -> dict[str, float]:
+    """`eps_ceiling`, the bound a perfect attack gets from this design, and `p_value_floor`, its p-value of the
+    claim (the smallest any attack can reach). Each of `n_attacks` attacks scores perfectly: the combined bound
+    pays for the choice among them as it does for real scores."""
+    members = np.atleast_2d(members)
+    found = evidence([perfect_scores(members)] * n_attacks, members, folds)
+    return {"eps_ceiling": float(found["eps_emp_lower"]), "p_value_floor": float(found["p_value"])}
+
+
+def typical_coins(folds: np.ndarray) -> np.ndarray:
+    """Membership of a typical draw of fair coins: in each fold, the members fall short of half by `TYPICAL_Z`
+    standard deviations of their binomial count (both folds at most that uneven in half the draws).
+
+    An exactly even split is the lucky exception: only then can the guess
+    grid's largest shares (k+ = k- = 1/2) all be right, which raises the
+    ceiling well above what a random draw of the same size allows (4.18
+    against a median of 3.55 at 324 one-run targets and eps = 4); a split
+    uneven by the coins' typical margin matches the median draw's ceiling.
+    """
+    order = np.argsort(folds, kind="stable")
+    ranked = folds[order]
+    first = np.searchsorted(ranked, ranked, side="left")
+    size = np.searchsorted(ranked, ranked, side="right") - first  # of the trial's fold
+    rank = np.arange(len(folds)) - first  # within its fold
+    coins = np.empty(len(folds), dtype=bool)
+    coins[order] = rank < np.floor(size / 2 - TYPICAL_Z * np.sqrt(size) / 2)
+    return coins
+
+
+def one_run_design(n_targets: int, select_share: float) -> tuple[np.ndarray, np.ndarray]:
+    """(members (1 x n), folds) of a one-run design of `n_targets` targets with typical coins, its folds drawn as
+    the audit draws them."""
+    folds = target_folds(np.zeros(n_targets, dtype=np.int8), 0, select_share)
+    return typical_coins(folds)[None], folds
+
+
+def k_subsets_design(n_pairs: int, folds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(members (2P x T), folds) of a k-subset design of `n_pairs` pairs over the audit's targets (`folds`), the
+    pair game's P x T coins a typical draw within each fold."""
+    coins = typical_coins(np.tile(folds, n_pairs)).reshape(n_pairs, len(folds))
+    members = np.empty((2 * n_pairs, len(folds)), dtype=bool)
+    members[0::2], members[1::2] = coins, ~coins
+    return members, folds
+
+
+def smallest_size(certifies: Callable[[int], bool], failing: int, limit: int) -> int | None:
+    """The smallest size in (failing, limit] that certifies, to within 1/`SEARCH_PRECISION` (the size returned
+    certifies); None when `limit` does not. Doubling from `failing`, then bisection: a ceiling grows with the
+    design, so a handful of evaluations near the answer suffice."""
+    lo, hi = failing, max(failing, 1)
+    while True:
+        if hi >= limit:
+            return None
+        hi = min(2 * hi, limit)
+        if certifies(hi):
+            break
+        lo = hi
+    while hi - lo > max(1, hi // SEARCH_PRECISION):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if certifies(mid) else (mid, hi)
+    return hi
+
+
+def size_needed(
+    evidence: Evidence,
+    optimistic: Evidence,
+    claim: float,
+    mode: str,
+    members: np.ndarray,
+    folds: np.ndarray,
+    select_share: float,
+    n_attacks: int = 1,
+) -> int | None:
+    """How many targets (one_run) or runs (k_subsets) a perfect attack needs for its ceiling to exceed `claim`,
+    from this design's size up; None beyond `MAX_TRIALS` trials.
+
+    One-run designs keep the coin rule (each target a member with
+    probability 1/2, drawn typically: `typical_coins`) and the fold rule;
+    k-subset designs keep the targets and add pairs. `optimistic` is
+    `evidence` at delta = 0, whose ceiling is never lower (delta only adds to
+    a p-value) and costs a fraction of it on large designs: a claim it cannot
+    certify at the largest design is out of reach, known after one cheap
+    evaluation instead of a doubling through every size.
+    """
+
+    def certifies(found: Evidence, design: tuple[np.ndarray, np.ndarray]) -> bool:
+        return ceiling(found, *design, n_attacks)["eps_ceiling"] > claim
+
+    def design(size: int) -> tuple[np.ndarray, np.ndarray]:
+        return one_run_design(size, select_share) if mode == "one_run" else k_subsets_design(size, folds)
+
+    n_runs, n_targets = np.atleast_2d(members).shape
+    current, limit, per_size = (
+        (n_targets, MAX_TRIALS, 1) if mode == "one_run" else (n_runs // 2, MAX_TRIALS // n_targets, 2)
+    )
+    if current >= limit or not certifies(optimistic, design(limit)):
+        return None
+    size = smallest_size(lambda n: certifies(evidence, design(n)), current, limit)
+    return None if size is None else per_size * size
+
+
+def verdict(bound: float, eps_ceiling: float, claim: float) -> str:
+    """violation | consistent | inconclusive | no claim (module docstring)."""
+    if math.isinf(claim):
+        return "no claim"
+    if bound > claim:
+        return "violation"
+    return "consistent" if eps_ceiling > claim else "inconclusive"
+
+
+def verdict_line(found: str, bound: float, eps_ceiling: float, claim: str, needed: int | None, unit: str) -> str:
+    """The verdict in one line, with what it rests on; `claim` names the claim ("nominal eps 4")."""
+    figures = f"eps_emp_lower {bound:.2f}"
+    if found == "no claim":
+        return f"no claim: eps = inf claims nothing to test ({figures}, ceiling {eps_ceiling:.2f})"
+    if found == "violation":
+        return f"violation: {figures} > {claim} (ceiling {eps_ceiling:.2f})"
+    if found == "consistent":
+        return f"consistent: {figures} <= {claim} < ceiling {eps_ceiling:.2f} (a perfect attack could have shown more)"
+    size = (
+        f"a perfect attack would need about {needed:,} {unit} to certify it (a typical coin draw)"
+        if needed is not None
+        else f"no design of up to {MAX_TRIALS:,} trials lets a perfect attack certify it"
+    )
+    return f"inconclusive: {figures} <= ceiling {eps_ceiling:.2f} <= {claim}; {size}"
