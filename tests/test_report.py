@@ -94,6 +94,8 @@ def benchmark_results(generator: str, step: int, eps: float | str, seed: int) ->
 
 
 def audit_results(generator: str, eps: float, lower: float) -> dict[str, Any]:
+    """A k-subset audit's figures, on a design whose ceiling (3.9, a perfect attack's p-value 0.08 against eps = 4)
+    could not have shown a violation at eps = 4, which a perfect attack would need 124 runs for."""
     return {
         "generator": generator,
         "epsilon": eps,
@@ -107,6 +109,9 @@ def audit_results(generator: str, eps: float, lower: float) -> dict[str, Any]:
             "tpr_at_fpr_0.1": 0.6,
             "eps_emp": lower + 0.5,
             "eps_emp_lower": lower,
+            "eps_ceiling": 3.9,
+            "p_value_floor": 0.08,
+            "n_needed": 124,
             "confidence": 0.95,
         },
     }
@@ -129,6 +134,8 @@ def one_run_audit(plugin: str, name: str, eps: float | str, seed: int, p_value: 
             ("p_value", p_value),
             ("claim_epsilon", eps),
             ("claim_delta", 1.87e-05),
+            ("eps_ceiling", 3.87 + shift),
+            ("p_value_floor", 0.08 if eps == 4.0 else 1e-4),
         )
     }
     return {
@@ -151,6 +158,11 @@ def one_run_audit(plugin: str, name: str, eps: float | str, seed: int, p_value: 
             "eps_emp_lower": 3.4845 + shift,
             "p_value": p_value,
             "claim_epsilon": eps,
+            # a perfect attack's bound on this design: below eps = 4 (inconclusive there; 362 targets would do)
+            "eps_ceiling": 3.87 + shift,
+            "p_value_floor": 0.08 if eps == 4.0 else 1e-4,
+            "n_needed": 362 if eps == 4.0 else None,
+            "n_needed_unit": "targets",
             "gdp_mu_lower": 1.4757 + shift,
             "targets": "both",
             "canary_repeats": 1,
@@ -281,11 +293,17 @@ def test_report_task_writes_tables_with_intervals_baselines_failures_and_violati
         "0.600",
         "2.300",
         "**⚠ 1.800**",
+        "3.900",
         "**⚠ VIOLATION**",
     ]
-    assert audit["toyset beta k_subsets 4"][-2:] == ["0.400", "no"]
-    assert audit["toyset copy¶ k_subsets 4"][-2:] == ["4.960", "n/a (non-private control)"]
-    assert audit["toyset beta one_run 2"][4:] == ["0 (+1 running)"] + ["– (running)"] * 7
+    # the design could not have shown a violation at eps = 4: never "no"
+    assert audit["toyset beta k_subsets 4"][-3:] == [
+        "0.400",
+        "3.900",
+        "inconclusive (ceiling 3.90 ≤ ε 4; needs 124 runs)",
+    ]
+    assert audit["toyset copy¶ k_subsets 4"][-3:] == ["4.960", "3.900", "n/a (non-private control)"]
+    assert audit["toyset beta one_run 2"][4:] == ["0 (+1 running)"] + ["– (running)"] * 8
     for note in ("† not DP", "‡ seeded noise", "¶ non-private control", "Student t"):
         assert note in markdown, note
     assert "length_mean_syn" in markdown and "<details>" in page  # the other keys, folded away in HTML

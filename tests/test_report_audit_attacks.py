@@ -48,11 +48,16 @@ def attacks(prefix: str, ngram: tuple[float, float], similarity: tuple[float, fl
 
 
 def pooled(lower: float, runs: int = 3) -> dict[str, Any]:
-    """A one-run audit of `runs` repeats: the first run's bound 0.4, the runs' mean 0.5 [0.2, 0.8], pooled `lower`;
-    TPR at FPR 0.1 with its mean and interval over the repeats, as repeat_summary writes every TPR."""
+    """A one-run audit of `runs` repeats: the first run's bound 0.4 (ceiling 3, which a perfect attack's p-value of
+    0.001 makes consistent at eps <= 3), the runs' mean 0.5 [0.2, 0.8], pooled `lower` (ceiling 5.5); TPR at FPR 0.1
+    with its mean and interval over the repeats, as repeat_summary writes every TPR."""
     return {
         "mode": "one_run",
         "eps_emp_lower": 0.4,
+        "eps_ceiling": 3.0,
+        "p_value_floor": 0.001,
+        "pooled.eps_ceiling": 5.5,
+        "pooled.p_value_floor": 1e-5,
         "tpr_at_fpr_0.1": 0.3,
         **{f"tpr_at_fpr_0.1_{end}": 0.3 for end in ("mean", "ci_low", "ci_high")},
         "repeats": runs,
@@ -140,29 +145,30 @@ def test_the_pooled_bound_stands_beside_the_runs_mean_and_a_violation_is_marked(
         "pooled trials",
         "per-run eps_emp_lower: mean [interval]",
         "pooled eps_emp_lower",
-        "violation",
+        "pooled eps_ceiling",
+        "verdict",
     )
     rows = {" ".join(texts(row[:4])): texts(row[4:]) for row in table.rows}
     runs = ["1", "3", "1500", "0.50 [0.20, 0.80] (3 audits)"]
     assert rows == {  # the k_subsets audits pooled nothing: no rows
-        "toyset copy¶ one_run 4": [*runs, "5", "n/a (non-private control)"],
-        "toyset delta one_run 4": [*runs, "0.900", "no"],
-        "toyset delta one_run ∞": [*runs, "3", "n/a (ε = ∞ claims nothing)"],
-        "toyset gamma one_run 1": [*runs, "1.200", "VIOLATION"],
-        "toyset grouped one_run 1": [*runs, "3", "not tested (results without p-values: re-run the audit)"],
+        "toyset copy¶ one_run 4": [*runs, "5", "5.500", "n/a (non-private control)"],
+        "toyset delta one_run 4": [*runs, "0.900", "5.500", "consistent"],  # a perfect attack would have rejected
+        "toyset delta one_run ∞": [*runs, "3", "5.500", "n/a (ε = ∞ claims nothing)"],
+        "toyset gamma one_run 1": [*runs, "1.200", "5.500", "VIOLATION"],
+        "toyset grouped one_run 1": [*runs, "3", "5.500", "not tested (results without p-values: re-run the audit)"],
     }
-    marked = [" ".join(texts(row[:4])) for row in table.rows if row[-2].kind == row[-1].kind == "violation"]
+    marked = [" ".join(texts(row[:4])) for row in table.rows if row[-3].kind == row[-1].kind == "violation"]
     assert marked == ["toyset gamma one_run 1"]
 
 
 def test_the_report_shows_both_tables_with_their_notes(sweep: Path) -> None:
     markdown = write_report(sweep)[0].read_text()
     assert "*privacy audit: per attack*" in markdown and "*privacy audit: pooled one-run game*" in markdown
-    assert "| **⚠ 1.200** | **⚠ VIOLATION** |" in markdown  # gamma's pooled game
+    assert "| **⚠ 1.200** | 5.500 | **⚠ VIOLATION** |" in markdown  # gamma's pooled game
     assert "the largest of several, read after seeing them, is not" in markdown
     assert "the mean is no bound" in markdown
     # the main table's bound is the first run's (0.4): no violation there, while the pooled game's is one
-    assert "| toyset | gamma | one_run | 1 | 1 | 0.900 | 0.300 | 1 | 0.400 | no |" in markdown
+    assert "| toyset | gamma | one_run | 1 | 1 | 0.900 | 0.300 | 1 | 0.400 | 3 | consistent |" in markdown
     # the repeats' TPR mean and interval ends are no FPR of their own (they made the report fail)
     assert "| seeds | AUC | TPR@FPR 0.1 | eps_emp |" in markdown and "_mean" not in markdown
 

@@ -1,4 +1,5 @@
-"""The report's violation verdict: seeds are one game (Bonferroni over seeds), canary groups get their own claim."""
+"""The report's verdict: seeds are one game (Bonferroni over seeds), canary groups get their own claim, and a row
+that rejects nothing is consistent or inconclusive by what a perfect attack could have shown at the same level."""
 
 from __future__ import annotations
 
@@ -38,17 +39,25 @@ def write_audit(root: Path, name: str, eps: float, seed: int, audit: dict[str, A
 
 def test_three_seeds_are_tested_at_alpha_over_three_not_any_seed_exceeds(tmp_path: Path) -> None:
     """Known answer: seed 0's bound exceeds eps = 1 at its own 95% (p = 0.03), which "any seed exceeds" called a
-    violation; over three seeds each is tested at 0.05 / 3, and p = 0.03 is no violation."""
+    violation; over three seeds each is tested at 0.05 / 3, and p = 0.03 is no violation. A perfect attack's
+    p-value of 0.001 would have been one: consistent. One of 0.03 in every seed (each seed's ceiling 1.2 above
+    eps at its own 95%) would not have been at 0.05 / 3: inconclusive, never "no"."""
+    perfect = {"eps_ceiling": 4.0, "p_value_floor": 0.001}
     for seed, (lower, p) in enumerate([(1.2, 0.03), (0.4, 0.4), (0.0, 1.0)]):
-        write_audit(tmp_path, f"mild,seed={seed}", 1.0, seed, {"eps_emp_lower": lower, "p_value": p})
+        write_audit(tmp_path, f"mild,seed={seed}", 1.0, seed, {"eps_emp_lower": lower, "p_value": p, **perfect})
     for seed, (lower, p) in enumerate([(1.6, 0.01), (0.4, 0.4), (0.0, 1.0)]):
-        write_audit(tmp_path, f"strong,seed={seed}", 1.0, seed, {"eps_emp_lower": lower, "p_value": p})
+        write_audit(tmp_path, f"strong,seed={seed}", 1.0, seed, {"eps_emp_lower": lower, "p_value": p, **perfect})
+    for seed in range(3):
+        small = {"eps_emp_lower": 0.4, "p_value": 0.4, "eps_ceiling": 1.2, "p_value_floor": 0.03}
+        write_audit(tmp_path, f"small,seed={seed}", 1.0, seed, small)
     frame = load_results(tmp_path)
-    frame.loc[frame["job"].str.startswith("audit/strong"), "generator"] = "strong"
+    for name in ("strong", "small"):
+        frame.loc[frame["job"].str.startswith(f"audit/{name}"), "generator"] = name
     rows = {row[1].text: row[-1] for row in audit_table(frame, 0.95).rows}
-    assert rows["gen"].text == "no (3 tests (seeds x claims), each at α/3)" and rows["gen"].kind == ""
+    assert rows["gen"].text == "consistent (3 tests (seeds x claims), each at α/3)" and rows["gen"].kind == ""
     assert rows["strong"].text == "VIOLATION: seed 0 (3 tests (seeds x claims), each at α/3)"
     assert rows["strong"].kind == "violation"
+    assert rows["small"].text == "inconclusive (ceiling 1.20 > ε 1 per seed, not at the row's α/3)"
 
 
 def test_canary_groups_are_tested_against_their_group_claim(tmp_path: Path) -> None:
@@ -62,13 +71,19 @@ def test_canary_groups_are_tested_against_their_group_claim(tmp_path: Path) -> N
         "p_value": 0.2,
         "claim_epsilon": 2.0,
     }
-    kinds = {"outliers.eps_emp_lower": 0.2, "outliers.claim_epsilon": 1.0, "canaries.claim_epsilon": 2.0}
+    kinds = {
+        "outliers.eps_emp_lower": 0.2,
+        "outliers.claim_epsilon": 1.0,
+        "canaries.claim_epsilon": 2.0,
+        "outliers.p_value_floor": 0.4,  # 24 outliers cannot reject eps = 1 at alpha / 2; 300 canaries can their claim
+        "canaries.p_value_floor": 0.001,
+    }
     write_audit(tmp_path, "a", 1.0, 0, {**groups, **kinds, "outliers.p_value": 0.5, "canaries.p_value": 0.3})
     write_audit(tmp_path, "b", 2.0, 0, {**groups, **kinds, "outliers.p_value": 0.5, "canaries.p_value": 0.001})
     write_audit(tmp_path, "c", 4.0, 0, {**groups, **kinds, "outliers.p_value": 0.02, "canaries.p_value": 0.9})
     table = audit_table(load_results(tmp_path), 0.95)
     found = {row[3].text: row[-1].text for row in table.rows}
-    assert found["1"] == "no (2 tests (seeds x claims), each at α/2)"
+    assert found["1"] == "consistent (2 tests (seeds x claims), each at α/2)"
     assert found["2"] == "VIOLATION: canary groups, seed 0 (2 tests (seeds x claims), each at α/2)"
     assert found["4"] == "VIOLATION: outliers, seed 0 (2 tests (seeds x claims), each at α/2)"
     detail = audit_detail_table(load_results(tmp_path), 0.95)

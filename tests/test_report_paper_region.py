@@ -51,7 +51,9 @@ def test_the_report_reads_epsilon_as_the_audit_defines_it() -> None:
 def sweep(tmp_path: Path) -> Path:
     """AUG-PE on PsyTAR as the paper reports it at eps=0.5: TPR 0.38 at FPR 0.1, over the bound, yet no 95% bound."""
     region = {"auc": 0.6, "tpr_at_fpr_0.1": 0.38, "tpr_at_fpr_0.2": 0.45, "eps_emp": 0.9, "eps_emp_lower": 0.3}
-    write_audit(tmp_path, "eps=0.5", 0.5, {**region, "paper_reading_false_alarm": 0.62})
+    # the design could have shown a violation (a perfect attack's p-value 0.001): the bound's verdict is consistent
+    perfect = {"eps_ceiling": 2.6, "p_value_floor": 0.001}
+    write_audit(tmp_path, "eps=0.5", 0.5, {**region, **perfect, "paper_reading_false_alarm": 0.62})
     write_audit(tmp_path, "eps=4", 4.0, region)
     write_audit(tmp_path, "eps=inf", "inf", region)
     write_audit(tmp_path, "eps=1", 1.0, {"auc": 0.5, "tpr_at_fpr_0.1": 0.1, "eps_emp": 0.0, "eps_emp_lower": 0.0})
@@ -78,7 +80,7 @@ def test_the_paper_reading_marks_what_the_bound_does_not(sweep: Path) -> None:
         "above nominal ε",
         "share above ε if exactly ε-DP",
     )
-    assert main["0.5"] == "no" and paper["0.5"] == ["0.380", "0.450", "1.335", "yes", "0.620"]
+    assert main["0.5"] == "consistent" and paper["0.5"] == ["0.380", "0.450", "1.335", "yes", "0.620"]
     assert paper["4"][-2] == "no" and paper["∞"][-2].startswith("n/a")
     assert paper["1"] == ["0.100", "– (not measured)", "0", "no", "– (not measured)"]  # older results: read at 0.1
     markdown = write_report(sweep)[0].read_text()

@@ -1,11 +1,18 @@
-"""The audit table: attack strength and empirical epsilon next to the nominal one, violations marked.
+"""The audit table: attack strength and empirical epsilon next to the nominal one, with a verdict that says what
+the audit could have seen.
 
 A violation is an audit whose evidence rejects the nominal claim: the point
 estimate `eps_emp` alone is not evidence, the lower bound `eps_emp_lower`
 and its p-value `p_value` (of the test of the claim) are. A row over S seeds
 tests each seed at alpha / S (Bonferroni: `rejected`), so its verdict fails
 with probability at most alpha however many seeds ran, and says so and which
-seed rejected. A nominal epsilon of ∞ makes no claim, nor does a declared
+seed rejected. A row that rejects nothing is `consistent` only if its design
+could have rejected: `eps_ceiling` (beside the bound) is what a perfect
+attack would have certified, and `p_value_floor` its p-value of the claim,
+tested at the same alpha / S; otherwise it is `inconclusive`, with the
+ceiling and the design size (`n_needed`) a perfect attack would need. "no"
+is never the verdict: it reads as a pass where the audit could not have
+seen a violation. A nominal epsilon of ∞ makes no claim, nor does a declared
 non-private control (`copy`) at any epsilon, so nothing can violate those.
 An audit with `canary_repeats` = k > 1 makes each canary a group of k
 copies: its canary trials are tested against the group claim (k eps,
@@ -51,6 +58,12 @@ from synbench.report.table import NOT_MEASURED, Cell, Group, Table, groups, mark
 TASK = "audit"
 KEYS = ["dataset", "generator", "audit.mode", "epsilon"]
 LOWER = "audit.eps_emp_lower"
+CEILING = "audit.eps_ceiling"  # the most the audit's design could certify with a perfect attack
+FLOOR = "p_value_floor"  # (a key under a claim's prefix) that perfect attack's p-value of the claim
+NEEDED = "audit.n_needed"  # the design size a perfect attack would need, for an inconclusive audit
+# what n_needed counts, by audit mode: the `n_needed_unit` synbench.audit.ceiling writes (the report imports no
+# audit code and keeps only numbers of a results file; a test holds the two equal)
+NEEDED_UNITS = {"one_run": "targets", "k_subsets": "runs"}
 TPR_PREFIX = "audit.tpr_at_fpr_"
 KINDS = ("outliers", "canaries")
 POOLED = "pooled"  # the pooled one-run game's figures: `audit.pooled.<key>`
@@ -63,6 +76,7 @@ PER_KIND = (
     "audit.eps_emp",
     "audit.gdp_mu_lower",
     LOWER,
+    CEILING,
     "audit.p_value",
     "audit.claim_epsilon",
 )  # the keys the audit summary also reports per target kind
@@ -72,6 +86,7 @@ HEADERS = {
     "audit.eps_emp_lower_bonferroni": "Bonferroni bound",
     "audit.gdp_mu_lower": "GDP μ bound",
     LOWER: "eps_emp_lower",
+    CEILING: "eps_ceiling",
     "audit.p_value": "p-value of the claim",
     "audit.claim_epsilon": "claim ε",
     "audit.eps_emp_lower_conditional": "pooled-ROC bound (conditional on independent trials)",
@@ -89,8 +104,8 @@ def tpr_columns(jobs: pd.DataFrame) -> dict[str, float]:
 
 
 def metric_columns(jobs: pd.DataFrame) -> list[str]:
-    """AUC, TPR at each low FPR (numerically), then the point estimate and the lower bound of epsilon."""
-    return ["audit.auc", *tpr_columns(jobs), "audit.eps_emp", LOWER]
+    """AUC, TPR at each low FPR (numerically) and the point estimate of epsilon: the cells before the bound's."""
+    return ["audit.auc", *tpr_columns(jobs), "audit.eps_emp"]
 
 
 DETAIL_COLUMNS = [
@@ -100,6 +115,7 @@ DETAIL_COLUMNS = [
     "audit.eps_emp_lower_bonferroni",
     "audit.gdp_mu_lower",
     LOWER,
+    CEILING,
     "audit.claim_epsilon",
     "audit.p_value",
     "audit.eps_emp_lower_conditional",
@@ -143,9 +159,10 @@ def rejected(p_values: np.ndarray, confidence: float) -> np.ndarray:
     return np.nan_to_num(p, nan=1.0) <= (1 - confidence) / max(p.size, 1)
 
 
-def violations(group: Group, eps: float) -> tuple[Cell, bool]:
-    """The violation cell of a row and whether the row's claim is rejected: every seed's and claim's p-value tested
-    at alpha / (seeds x claims) (`rejected`), the cell saying which seed and claim, and at what level."""
+def verdict(group: Group, eps: float) -> tuple[Cell, bool]:
+    """The verdict cell of a row and whether the row's claim is rejected: every seed's and claim's p-value tested
+    at alpha / (seeds x claims) (`rejected`), the cell saying which seed and claim, and at what level; a row that
+    rejects nothing is consistent or inconclusive by its perfect attack's p-values (`not_rejected`)."""
     done = group.complete
     if done.empty:
         return group.unfinished_cell(), False
@@ -155,24 +172,47 @@ def violations(group: Group, eps: float) -> tuple[Cell, bool]:
         return Cell("n/a (non-private control)"), False
     tests = claim_tests(group)
     columns = [f"{prefix}p_value" for _, prefix in tests]
+    level = float(done.get("audit.confidence", pd.Series([0.95])).dropna().min())
     if not has_figures(group, columns):
         grouped = (done.get(GROUPS, pd.Series(dtype=float)).fillna(1) > 1).any()
         if len(done) == 1 and not grouped and LOWER in done and done[LOWER].notna().all():  # one test: the bound's
-            hit = bool((done[LOWER] > eps).all())
-            return (Cell("VIOLATION", "violation"), True) if hit else (Cell("no"), False)
+            if bool((done[LOWER] > eps).all()):
+                return Cell("VIOLATION", "violation"), True
+            return not_rejected(group, eps, tests, level, ""), False
         return Cell("not tested (results without p-values: re-run the audit)", "missing"), False
     p = done.reindex(columns=columns).to_numpy(float)  # (seeds, claims)
-    level = float(done.get("audit.confidence", pd.Series([0.95])).dropna().min())
     hits = rejected(p, level)
     tested = f"{p.size} tests (seeds x claims), each at α/{p.size}" if p.size > 1 else ""
     if not hits.any():
-        return Cell("no" + (f" ({tested})" if tested else "")), False
+        return not_rejected(group, eps, tests, level, tested), False
     seeds = done["seed"].tolist() if "seed" in done else list(range(len(done)))
     which = [
         f"{label + ', ' if label else ''}seed {seeds[i]}" for i, j in zip(*np.nonzero(hits)) for label in [tests[j][0]]
     ]
     detail = f": {'; '.join(which)}" if len(tests) > 1 or len(done) > 1 else ""
     return Cell("VIOLATION" + detail + (f" ({tested})" if tested else ""), "violation"), True
+
+
+def not_rejected(group: Group, eps: float, tests: list[tuple[str, str]], level: float, tested: str) -> Cell:
+    """The verdict of a row whose tests reject nothing: consistent when a perfect attack's p-value
+    (`p_value_floor`) would have been rejected in some test at the row's level (alpha / n for its n tests), else
+    inconclusive, with the headline ceiling, the claim it tests and the size a perfect attack would need."""
+    done = group.complete
+    floors = done.reindex(columns=[f"{prefix}{FLOOR}" for _, prefix in tests]).to_numpy(float)
+    if np.isnan(floors).all():
+        return Cell("not rejected; no ceiling recorded (re-run the audit)", "missing")
+    if rejected(floors, level).any():
+        return Cell("consistent" + (f" ({tested})" if tested else ""))
+    top = float(done.get(CEILING, pd.Series(dtype=float)).max())
+    claims = done.get("audit.claim_epsilon", pd.Series(dtype=float)).dropna()
+    claim = float(claims.max()) if len(claims) else eps
+    name = f"ε {claim:g}" + (" (group claim)" if claim != eps else "")
+    if top > claim:  # each seed's design could certify the claim at alpha, none at alpha / n
+        return Cell(f"inconclusive (ceiling {top:.2f} > {name} per seed, not at the row's α/{floors.size})")
+    needed = done.get(NEEDED, pd.Series(dtype=float)).max()
+    unit = NEEDED_UNITS.get(str(done["audit.mode"].iloc[0]), "targets")
+    size = f"needs {int(needed):,} {unit}" if np.isfinite(needed) else f"needs more {unit} than were searched"
+    return Cell(f"inconclusive (ceiling {top:.2f} ≤ {name}; {size})")
 
 
 def exceeds(group: Group, eps: float, column: str) -> Cell:
@@ -194,11 +234,12 @@ def head_cells(key: tuple, group: Group) -> tuple[Cell, ...]:
     return Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)), Cell(format_eps(eps))
 
 
-def bound_cells(group: Group, eps: float, confidence: float) -> tuple[Cell, Cell]:
-    """The group's eps_emp_lower cell, marked when it is a violation, and the violation verdict."""
-    verdict, violated = violations(group, eps)
+def bound_cells(group: Group, eps: float, confidence: float) -> tuple[Cell, Cell, Cell]:
+    """The group's eps_emp_lower cell, marked when it is a violation, its ceiling, and the verdict."""
+    found, violated = verdict(group, eps)
     bound = metric_cell(group, LOWER, confidence)[0]
-    return (Cell(bound.text, "violation") if violated else bound), verdict
+    ceiling = metric_cell(group, CEILING, confidence)[0]
+    return (Cell(bound.text, "violation") if violated else bound), ceiling, found
 
 
 def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
@@ -211,13 +252,14 @@ def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
         (
             *head_cells(key, group),
             group.seeds_cell(),
-            *(metric_cell(group, c, confidence)[0] for c in columns[:-1]),  # the last is the bound, marked
+            *(metric_cell(group, c, confidence)[0] for c in columns),
             *bound_cells(group, key[3], confidence),
         )
         for key, group in groups(jobs, KEYS)
     ]
     head = ("dataset", "generator", "mode", "nominal ε", "seeds")
-    return Table(head + tuple(column_header(c) for c in columns) + ("violation",), tuple(rows), "privacy audit")
+    bound = tuple(column_header(c) for c in (LOWER, CEILING)) + ("verdict",)
+    return Table(head + tuple(column_header(c) for c in columns) + bound, tuple(rows), "privacy audit")
 
 
 PAPER_REGION = (0.1, 0.2)  # the paper's low-FPR region, where it reads violations
@@ -445,7 +487,7 @@ def pooled_table(frame: pd.DataFrame, confidence: float) -> Table | None:
         return None
     titles = ("dataset", "generator", "mode", "nominal ε", "seeds", "runs pooled", "pooled trials")
     return Table(
-        titles + ("per-run eps_emp_lower: mean [interval]", "pooled eps_emp_lower", "violation"),
+        titles + ("per-run eps_emp_lower: mean [interval]", "pooled eps_emp_lower", "pooled eps_ceiling", "verdict"),
         tuple(rows),
         "privacy audit: pooled one-run game",
     )
@@ -474,7 +516,12 @@ def bound_note(frame: pd.DataFrame) -> str:
         "run's coins, in k_subsets mode on the pair game (which run of a pair held each target; valid without "
         "independence between a run's trials). A violation is a p-value of the nominal claim at most α / n for "
         "the row's n tests (seeds, and canary groups' claim beside the outliers'): Bonferroni over seeds, so more "
-        "seeds do not raise the false-alarm rate. The pooled-ROC bound of k_subsets audits (detail table) is "
+        "seeds do not raise the false-alarm rate. eps_ceiling is the bound a perfect attack (every member ranked "
+        "above every non-member) gets from the same design and tests: a row that rejects nothing is consistent "
+        "when that perfect attack would have been rejected at the row's level, and inconclusive when not (its "
+        "design could not have shown a violation, whatever the generator does); the cell then gives the number "
+        "of targets (one_run) or runs (k_subsets) a perfect attack would need. The pooled-ROC bound of k_subsets "
+        "audits (detail table) is "
         "conditional on independent trials and is no evidence. eps_emp is an "
         "estimate (cross-fitted: the threshold chosen on half the targets, measured on the other half), not "
         "evidence. The GDP μ bound (Mahloujifar, Melis & Chaudhuri in one_run mode) assumes nothing, but the ε it "

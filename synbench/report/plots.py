@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from synbench.report.audit import LOWER, audit_jobs
+from synbench.report.audit import CEILING, LOWER, audit_jobs
 from synbench.report.benchmark import baseline_estimate, baseline_sources
 from synbench.report.load import COMPLETE
 from synbench.report.stats import Estimate, estimate, format_eps
@@ -25,6 +25,8 @@ from synbench.report.table import markers
 
 PANELS = ("utility.f1_micro", "utility.f1_macro", "fidelity.mauve")  # all in [0, 1]: one fixed scale
 # (colour, line style) of the baseline lines, in `baseline_sources` order: random, majority, real data, real vs real.
+# the audit plot's legend entry for the ceilings (hollow triangles, one per point in its series' colour)
+CEILING_LABEL = "eps_ceiling: the most a perfect attack could certify\n(on or below y = x: no violation could be seen)"
 BASELINE_STYLES = (("#8c8c8c", ":"), ("#5a5a5a", "-."), ("#222222", "--"), ("#2ca02c", "--"))
 
 
@@ -94,7 +96,9 @@ def metric_vs_eps(jobs: pd.DataFrame, confidence: float) -> bytes | None:
 
 
 def lower_bound_vs_nominal(frame: pd.DataFrame, confidence: float) -> bytes | None:
-    """eps_emp_lower against nominal epsilon (finite ones) with the line y = x; above it is a violation."""
+    """eps_emp_lower against nominal epsilon (finite ones) with the line y = x; above it is a violation. Each point's
+    ceiling (eps_ceiling, the most a perfect attack could certify from that design) is a hollow triangle of its
+    colour: one at or below y = x marks an audit that could not have seen a violation."""
     jobs = audit_jobs(frame)
     done = jobs[(jobs["status"] == COMPLETE) & np.isfinite(jobs["epsilon"])] if LOWER in jobs else jobs.iloc[:0]
     if done.empty:
@@ -102,13 +106,20 @@ def lower_bound_vs_nominal(frame: pd.DataFrame, confidence: float) -> bytes | No
     fig = Figure(figsize=(5.5, 4.5))
     ax = fig.add_subplot()
     top = 0.0
-    for (dataset, generator, mode), rows in done.groupby(["dataset", "generator", "audit.mode"]):
+    for i, ((dataset, generator, mode), rows) in enumerate(done.groupby(["dataset", "generator", "audit.mode"])):
         points = series(rows, LOWER, confidence)
+        found = series(rows, CEILING, confidence) if CEILING in rows else []  # none in results before it
+        ceilings = [(x, e.mean) for x, e in found if math.isfinite(e.mean)]
         top = max([top] + [max(x, e.mean + np.nan_to_num(e.half_width)) for x, e in points if math.isfinite(e.mean)])
-        errorbar(ax, points, f"{generator}{markers(rows)} ({dataset}, {mode})")
+        top = max([top] + [y for _, y in ceilings])
+        errorbar(ax, points, f"{generator}{markers(rows)} ({dataset}, {mode})", f"C{i}")
+        if ceilings:
+            ax.plot(*zip(*ceilings), ls="none", marker="^", mfc="none", ms=8, color=f"C{i}")
     top = 1.1 * top or 1.0
     ax.plot([0, top], [0, top], color="black", ls="--", lw=1, label="y = x (nominal ε)")
     ax.fill_between([0, top], [0, top], top, color="crimson", alpha=0.12, label="violation: bound > nominal ε")
+    if CEILING in done and done[CEILING].notna().any():
+        ax.plot([], [], ls="none", marker="^", mfc="none", ms=8, color="grey", label=CEILING_LABEL)
     ax.set(
         xlim=(0, top),
         ylim=(0, top),
