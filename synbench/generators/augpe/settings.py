@@ -45,7 +45,8 @@ class AugPEOptions:
     top_p: float = 0.95
     fill: str = "vary"  # sample(n) beyond the evolved population: vary = more variations | replace = repeats
     # dp = the DP label-set plan, in the same GDP ledger | uniform = the public prior, no budget (single-label data
-    # only) | auto = uniform on single-label data, dp on multi-label data (as DP-Gen's label_prior: auto)
+    # only) | auto = uniform on single-label data (minority classes get as many parents as the majority), dp on
+    # multi-label data (as DP-Gen's label_prior: auto)
     label_prior: str = AUTO
     label_mu_share: Optional[float] = None  # null = the votes' sigma; s in (0,1) = its own sigma, s of mu^2
     label_sets: LabelSetConfig = field(default_factory=LabelSetConfig)
