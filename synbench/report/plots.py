@@ -103,7 +103,7 @@ def lower_bound_vs_nominal(frame: pd.DataFrame, confidence: float) -> bytes | No
     done = jobs[(jobs["status"] == COMPLETE) & np.isfinite(jobs["epsilon"])] if LOWER in jobs else jobs.iloc[:0]
     if done.empty:
         return None
-    fig = Figure(figsize=(5.5, 4.5))
+    fig = Figure(figsize=(5.5, 6.0))
     ax = fig.add_subplot()
     top = 0.0
     for i, ((dataset, generator, mode), rows) in enumerate(done.groupby(["dataset", "generator", "audit.mode"])):
@@ -128,6 +128,6 @@ def lower_bound_vs_nominal(frame: pd.DataFrame, confidence: float) -> bytes | No
         title="empirical lower bound vs nominal ε",
     )
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)  # below: none hides a point
     fig.tight_layout()
     return to_png(fig)
