@@ -81,9 +81,10 @@ class HoldoutAttack(SimilarityAttack):
         k: int = 1,
         unit: str = "word",
         n: int = 1,
-        neighbours: int = 10,
+        neighbours: int = 10,  # comparable holdout documents per target (the most similar to it)
         encoder: Mapping[str, Any] | None = None,
     ) -> None:
+        """The similarity keys are attack=similarity's (`SimilarityAttack`); `neighbours` is this attack's own."""
         super().__init__(similarity, k, unit, n, reference=False, encoder=encoder)
         if neighbours < 1:
             raise ConfigError(f"attack.holdout.neighbours={neighbours!r} must be a positive whole number")

@@ -207,15 +207,20 @@ class NgramAttack(Attack):
 
     def __init__(
         self,
-        n: int = 2,
+        n: int = 2,  # n-gram order (the paper: bigrams)
+        # spacy (the en_core_web_sm tokenizer, as the authors) | whitespace (ASCII whitespace, in Arrow: fastest)
         tokenizer: str = "spacy",
         spacy_model: str = "en_core_web_sm",
-        reference: bool = True,
-        smoothing: str = "add_one",
-        discount: float = 0.75,
+        reference: bool = True,  # false = the synthetic-only variant, score(x) = log P_syn(x)
+        smoothing: str = "add_one",  # add_one (the authors') | kneser_ney (interpolated, absolute discount)
+        discount: float = 0.75,  # kneser_ney only: the absolute discount D
+        # per_token (score / scored n-grams: the most power on the calibration bench) | none (the authors' sum) |
+        # reference_z (score / its spread over the references)
         normalise: str = "per_token",
+        # log_mean (the authors': minus mean_m log P_ref_m) | rmia (RMIA online: P_syn over the mean of the IN and
+        # the OUT references' log-mean-exp P; privacy_estimates)
         calibration: str = "log_mean",
-        pad_target: bool = True,
+        pad_target: bool = True,  # true: the target padded with <s>, </s> (the authors') | false: as The Canary's Echo
     ) -> None:
         if not 1 <= n <= 8:
             raise ConfigError(f"attack.ngram.n={n!r} must be a whole number from 1 to 8")

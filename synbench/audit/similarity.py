@@ -127,12 +127,15 @@ class SimilarityAttack(Attack):
 
     def __init__(
         self,
+        # jaccard: n-gram set overlap (caught every calibration cell, bench_audit_calibration) | embedding: cosine of
+        # the audit encoder's sentence embeddings (slower on CPU; weaker there) | levenshtein: InDel ratio of the
+        # lower-cased texts (rapidfuzz; The Canary's Echo)
         similarity: str = "jaccard",
-        k: int = 1,
-        unit: str = "word",
-        n: int = 1,
-        reference: bool = True,
-        encoder: Mapping[str, Any] | None = None,
+        k: int = 1,  # mean similarity of the k most similar synthetic documents: 1, 5, 10 or 25
+        unit: str = "word",  # jaccard only: word n-grams | char (character n-grams within word boundaries)
+        n: int = 1,  # jaccard only: n-gram size (char: try 4)
+        reference: bool = True,  # false = sim_syn(x) alone
+        encoder: Mapping[str, Any] | None = None,  # embedding only: the audit's encoder (conf/attack/*.yaml wires it)
     ) -> None:
         key = f"attack.{self.config_name}"
         if similarity not in SIMILARITIES:
