@@ -18,7 +18,7 @@ Which number supports which claim:
   if those trials were independent, which nothing guarantees.
 - `eps_ceiling` beside every `eps_emp_lower` (headline, per kind, per
   attack) is what a perfect attack would have got from the same design,
-  through the same `eps_figures` (synbench.audit.ceiling), and
+  through the same `eps_result` (synbench.audit.ceiling), and
   `p_value_floor` its p-value of the claim; `verdict` (violation,
   consistent, inconclusive, no claim) and `verdict_line` read the headline
   bound against its ceiling and the claim it tests, and an inconclusive
@@ -54,7 +54,7 @@ Which number supports which claim:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -69,7 +69,7 @@ from synbench.audit.crossfit import (
     target_folds,
 )
 from synbench.audit.epsilon import bonferroni_epsilon_lower_bound, empirical_epsilon_curve
-from synbench.audit.evidence import PAIR_SCALE, game_evidence, pair_game
+from synbench.audit.evidence import PAIR_SCALE, GameResult, game_evidence, pair_game
 from synbench.audit.fdp import bonferroni_gdp_mu_lower_bound, gdp_mu_lower_bounds_from_counts
 from synbench.audit.guesses import grid_counts, guess_shares
 from synbench.audit.roc import RocCurve
@@ -150,10 +150,11 @@ def audit_game(scores: Sequence[np.ndarray], members: np.ndarray, folds: np.ndar
     return Game([p[0] for p in pairs], pairs[0][1], np.tile(folds, len(members) // 2), PAIR_SCALE)
 
 
-def eps_figures(game: Game, cfg: AuditConfig, delta: float, claim: float = math.inf) -> tuple[dict[str, float], int]:
-    """The eps evidence of one game (`bounds`): the held-out and Bonferroni bounds, their maximum `eps_emp_lower`
-    and its p-value for the claim (`claim`, `delta`)-DP per trial, and the index of the attack the held-out test
-    chose. The ceiling (synbench.audit.ceiling) runs this same function on perfect scores."""
+def eps_result(game: Game, cfg: AuditConfig, delta: float, claim: float = math.inf) -> GameResult:
+    """The eps evidence of one game at the audit's level (synbench.audit.evidence.game_evidence): the held-out and
+    Bonferroni bounds on the mechanism's eps (the pair game's halved), the p-value of the claim (`claim`,
+    `delta`)-DP per trial and the attack the held-out test chose. `bounds` reports it; the ceiling
+    (synbench.audit.ceiling) runs this same function on perfect scores."""
     found = game_evidence(
         game.scores,
         game.coins,
@@ -163,20 +164,13 @@ def eps_figures(game: Game, cfg: AuditConfig, delta: float, claim: float = math.
         game.scale * delta,
         game.scale * claim,
     )
-    out = {
-        "eps_emp_lower_holdout": float(found.holdout[0]) / game.scale,
-        "eps_emp_lower_bonferroni": float(found.bonferroni[0]) / game.scale,
-        "eps_emp_lower": float(found.bound[0]) / game.scale,
-        "p_value": float(found.p_value[0]),
-    }
-    return out, int(found.chosen[0])
+    return replace(found, holdout=found.holdout / game.scale, bonferroni=found.bonferroni / game.scale)
 
 
 def eps_evidence(cfg: AuditConfig, delta: float, claim: float = math.inf) -> Evidence:
-    """`eps_figures` at this config, delta and claim, as the ceiling takes it."""
-    return lambda scores, members, folds: eps_figures(audit_game(scores, members, folds, cfg.mode), cfg, delta, claim)[
-        0
-    ]
+    """`eps_result` at this config, delta and claim, of (scores per attack, members, folds), as the ceiling takes
+    it."""
+    return lambda scores, members, folds: eps_result(audit_game(scores, members, folds, cfg.mode), cfg, delta, claim)
 
 
 def bounds(
@@ -188,7 +182,7 @@ def bounds(
     claim: float = math.inf,
 ) -> tuple[dict[str, float], OperatingPoint | None, int]:
     """The evidence of one set of targets: held-out and Bonferroni eps bounds, their maximum, its p-value for the
-    claim (`claim`, `delta`)-DP per trial (`eps_figures`), and the GDP mu bound (synbench.audit.evidence).
+    claim (`claim`, `delta`)-DP per trial (`eps_result`), and the GDP mu bound (synbench.audit.evidence).
 
     `scores` is one (runs x targets) array or one per attack; the bounds
     combine the attacks and hold at `cfg.confidence`. `folds` (one per
@@ -203,7 +197,14 @@ def bounds(
     scores = [scores] if isinstance(scores, np.ndarray) else list(scores)
     half = 1 - (1 - cfg.confidence) / 2
     game = audit_game(scores, members, folds, cfg.mode)
-    out, chosen = eps_figures(game, cfg, delta, claim)
+    found = eps_result(game, cfg, delta, claim)
+    chosen = int(found.chosen[0])
+    out = {
+        "eps_emp_lower_holdout": float(found.holdout[0]),
+        "eps_emp_lower_bonferroni": float(found.bonferroni[0]),
+        "eps_emp_lower": float(found.bound[0]),
+        "p_value": float(found.p_value[0]),
+    }
     level, fractions = 1 - cfg.confidence, cfg.guess_fractions
     mu = game_evidence(game.scores, game.coins, game.folds, fractions, level, gdp=True).bound[0] / math.sqrt(game.scale)
     out |= {
