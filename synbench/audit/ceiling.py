@@ -9,7 +9,8 @@ passes. `ceiling` runs the audit's own eps machinery (the `Evidence` that
 synbench.audit.summary hands over: same folds, mode, delta, guess grid,
 held-out/Bonferroni split and level) on perfect scores built from the
 design's membership matrix, so the ceiling can never disagree with the
-bound it caps. The verdict (`verdict`) then says which of three things the
+bound it caps (`ceiling` says why it also takes the held-out part's best
+shares). The verdict (`verdict`) then says which of three things the
 audit showed, against the claim its headline bound tests:
 
 - `violation`: eps_emp_lower above the claim;
@@ -25,18 +26,21 @@ audit showed, against the claim its headline bound tests:
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy.special import ndtri
 
 from synbench.audit.crossfit import target_folds
+from synbench.audit.evidence import GameResult
 
-# (scores per attack, members (runs x targets), folds (targets,)) -> the audit's eps figures of those trials,
-# at least `eps_emp_lower` and `p_value` (of the claim): synbench.audit.summary.eps_evidence builds it
-Evidence = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray], Mapping[str, float]]
+# (scores per attack, members (runs x targets), folds (targets,)) -> the audit's eps evidence of those trials at its
+# level, delta and claim (bounds on eps, the pair game's halved): synbench.audit.summary.eps_evidence builds it
+Evidence = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray], GameResult]
 MAX_TRIALS = 2**18  # the largest simulated design (its trials: targets, or pairs x targets) n_needed tries
 SEARCH_PRECISION = 128  # the bisection stops within 1/128 of the size it reports (exact below 128)
+GROWTH_WITH_DELTA = 1.125  # the search with delta grows from the delta-free answer by an eighth at a time
+COARSE_PRECISION = 16  # the delta-free search, which only says where the search with delta starts
 TYPICAL_Z = float(ndtri((1 + math.sqrt(0.5)) / 2))  # |count - half| <= TYPICAL_Z sd in each of two folds: p = 1/2
 UNITS = {"one_run": "targets", "k_subsets": "runs"}  # what n_needed counts, by audit mode
 
@@ -47,12 +51,33 @@ def perfect_scores(members: np.ndarray) -> np.ndarray:
 
 
 def ceiling(evidence: Evidence, members: np.ndarray, folds: np.ndarray, n_attacks: int = 1) -> dict[str, float]:
-    """`eps_ceiling`, the bound a perfect attack gets from this design, and `p_value_floor`, its p-value of the
-    claim (the smallest any attack can reach). Each of `n_attacks` attacks scores perfectly: the combined bound
-    pays for the choice among them as it does for real scores."""
+    """`eps_ceiling`, the most any attack's `eps_emp_lower` can be on this design, and `p_value_floor`, the p-value
+    of the claim there (the smallest any attack reaches). Each of `n_attacks` attacks scores perfectly: the
+    combined bound pays for the choice among them as it does for real scores.
+
+    The Bonferroni part of a perfect attack is the most any attack's can be:
+    at every grid point its guesses are right wherever they can be. Its
+    held-out part need not be: it tests on fold 1 the guess shares that won
+    on fold 0, and where fold 0's members split evenly and fold 1's do not,
+    the shares that are all right on fold 0 make wrong guesses on fold 1 (a
+    copier on the default design: 3.48, where the same scores with one
+    mistake on fold 0 choose other shares and reach 3.87). An attack that is
+    perfect on fold 1 reaches at most the best fold-1 bound over the shares;
+    the audit's own held-out test finds it on a game whose two folds are
+    both fold 1's trials (the shares with the largest bound on one copy,
+    tested on the other). The ceiling is the larger of the two, so no
+    attack's bound exceeds it.
+    """
     members = np.atleast_2d(members)
-    found = evidence([perfect_scores(members)] * n_attacks, members, folds)
-    return {"eps_ceiling": float(found["eps_emp_lower"]), "p_value_floor": float(found["p_value"])}
+    whole = evidence([perfect_scores(members)] * n_attacks, members, folds)
+    tested = members[:, folds == 1]
+    twice = np.concatenate([tested, tested], axis=1)
+    copies = np.repeat(np.array([0, 1], dtype=np.int8), tested.shape[1])  # fold 0 chooses on one copy of fold 1
+    steered = evidence([perfect_scores(twice)] * n_attacks, twice, copies)
+    return {
+        "eps_ceiling": float(max(steered.holdout[0], whole.bonferroni[0])),
+        "p_value_floor": float(min(1.0, 2 * min(steered.p_holdout[0], whole.p_grid[0]))),
+    }
 
 
 def typical_coins(folds: np.ndarray) -> np.ndarray:
@@ -91,22 +116,38 @@ def k_subsets_design(n_pairs: int, folds: np.ndarray) -> tuple[np.ndarray, np.nd
     return members, folds
 
 
-def smallest_size(certifies: Callable[[int], bool], failing: int, limit: int) -> int | None:
-    """The smallest size in (failing, limit] that certifies, to within 1/`SEARCH_PRECISION` (the size returned
-    certifies); None when `limit` does not. Doubling from `failing`, then bisection: a ceiling grows with the
-    design, so a handful of evaluations near the answer suffice."""
-    lo, hi = failing, max(failing, 1)
+def bracket(
+    ceiling_at: Callable[[int], float],
+    claim: float,
+    failing: int,
+    limit: int,
+    growth: float = 2.0,
+    precision: int = SEARCH_PRECISION,
+) -> tuple[int, int] | None:
+    """(lo, hi): sizes in [failing, limit] whose ceilings (`ceiling_at`) are at most and above `claim`, hi - lo
+    within 1/`precision` of hi. Growing from `failing` by `growth` (doubling by default), then bisection: a ceiling
+    grows with the design, so a handful of evaluations near the answer suffice.
+
+    None when `limit` does not certify, or when the ceiling stops growing
+    before a size does: delta's term grows with the number of trials (Steinke
+    et al.'s 2 m delta), and once it outweighs them no larger design helps.
+    """
+    lo = hi = max(failing, 1)
+    last = -math.inf
     while True:
         if hi >= limit:
             return None
-        hi = min(2 * hi, limit)
-        if certifies(hi):
+        hi = min(max(int(hi * growth), hi + 1), limit)
+        found = ceiling_at(hi)
+        if found > claim:
             break
-        lo = hi
-    while hi - lo > max(1, hi // SEARCH_PRECISION):
+        if found <= last:
+            return None
+        lo, last = hi, found
+    while hi - lo > max(1, hi // precision):
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if certifies(mid) else (mid, hi)
-    return hi
+        lo, hi = (lo, mid) if ceiling_at(mid) > claim else (mid, hi)
+    return lo, hi
 
 
 def size_needed(
@@ -120,31 +161,34 @@ def size_needed(
     n_attacks: int = 1,
 ) -> int | None:
     """How many targets (one_run) or runs (k_subsets) a perfect attack needs for its ceiling to exceed `claim`,
-    from this design's size up; None beyond `MAX_TRIALS` trials.
+    from this design's size up (to within 1/`SEARCH_PRECISION`); None beyond `MAX_TRIALS` trials, or where delta
+    caps the ceiling below the claim (`bracket`).
 
     One-run designs keep the coin rule (each target a member with
     probability 1/2, drawn typically: `typical_coins`) and the fold rule;
     k-subset designs keep the targets and add pairs. `optimistic` is
-    `evidence` at delta = 0, whose ceiling is never lower (delta only adds to
-    a p-value) and costs a fraction of it on large designs: a claim it cannot
-    certify at the largest design is out of reach, known after one cheap
-    evaluation instead of a doubling through every size.
+    `evidence` at delta = 0: its ceiling is never lower (delta only adds to
+    a p-value), and on large designs it costs a fraction of the delta term's.
+    So the doubling and a coarse bisection run on it first, which also finds
+    a claim out of reach cheaply; no size below the size it leaves failing
+    can certify with delta, and the search with delta grows from there by an
+    eighth at a time (delta moves the answer by a few percent).
     """
 
-    def certifies(found: Evidence, design: tuple[np.ndarray, np.ndarray]) -> bool:
-        return ceiling(found, *design, n_attacks)["eps_ceiling"] > claim
+    def ceiling_at(found: Evidence, size: int) -> float:
+        return ceiling(found, *design(size), n_attacks)["eps_ceiling"]
 
     def design(size: int) -> tuple[np.ndarray, np.ndarray]:
         return one_run_design(size, select_share) if mode == "one_run" else k_subsets_design(size, folds)
 
     n_runs, n_targets = np.atleast_2d(members).shape
-    current, limit, per_size = (
-        (n_targets, MAX_TRIALS, 1) if mode == "one_run" else (n_runs // 2, MAX_TRIALS // n_targets, 2)
-    )
-    if current >= limit or not certifies(optimistic, design(limit)):
+    one_run = mode == "one_run"
+    current, limit, per_size = (n_targets, MAX_TRIALS, 1) if one_run else (n_runs // 2, MAX_TRIALS // n_targets, 2)
+    without_delta = bracket(lambda n: ceiling_at(optimistic, n), claim, current, limit, precision=COARSE_PRECISION)
+    if without_delta is None:
         return None
-    size = smallest_size(lambda n: certifies(evidence, design(n)), current, limit)
-    return None if size is None else per_size * size
+    found = bracket(lambda n: ceiling_at(evidence, n), claim, without_delta[0], limit, GROWTH_WITH_DELTA)
+    return None if found is None else per_size * found[1]
 
 
 def verdict(bound: float, eps_ceiling: float, claim: float) -> str:
@@ -168,6 +212,6 @@ def verdict_line(found: str, bound: float, eps_ceiling: float, claim: str, neede
     size = (
         f"a perfect attack would need about {needed:,} {unit} to certify it (a typical coin draw)"
         if needed is not None
-        else f"no design of up to {MAX_TRIALS:,} trials lets a perfect attack certify it"
+        else f"no design of up to {MAX_TRIALS:,} trials lets a perfect attack certify it at this delta"
     )
     return f"inconclusive: {figures} <= ceiling {eps_ceiling:.2f} <= {claim}; {size}"

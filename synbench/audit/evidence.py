@@ -44,12 +44,16 @@ PAIR_SCALE = 2.0  # the pair game is (2 eps, 2 delta)-DP in each coin
 
 @dataclass(frozen=True)
 class GameResult:
-    """Per game (row): the two bounds at half the level each, the attack the held-out test chose, the p-value."""
+    """Per game (row): the two bounds at half the level each, the attack the held-out test chose, the p-value, and
+    its two parts (the held-out test's, and the grid's smallest times its number of tests; each rejects at half the
+    level), which the ceiling (synbench.audit.ceiling) combines across two games."""
 
     holdout: np.ndarray
     bonferroni: np.ndarray
     chosen: np.ndarray
     p_value: np.ndarray
+    p_holdout: np.ndarray
+    p_grid: np.ndarray
 
     @property
     def bound(self) -> np.ndarray:
@@ -132,9 +136,9 @@ def game_evidence(
     tests = n_attacks * len(shares)
     per_point = bound(*grid, alpha / 2 / tests).reshape(n_attacks, len(members), -1)
     bonferroni = np.maximum(per_point.max(axis=(0, 2)), 0.0)
-    p_value = np.ones(len(members))
+    p_held = p_grid = np.ones(len(members))
     if not gdp and math.isfinite(claim):
         p_held = one_run_p_values(*test, np.full(len(members), claim), delta)
-        p_grid = one_run_p_values(*grid, np.full(grid[0].shape, claim), delta).reshape(n_attacks, len(members), -1)
-        p_value = np.minimum(1.0, 2 * np.minimum(p_held, tests * p_grid.min(axis=(0, 2))))
-    return GameResult(holdout, bonferroni, chosen, p_value)
+        p_points = one_run_p_values(*grid, np.full(grid[0].shape, claim), delta).reshape(n_attacks, len(members), -1)
+        p_grid = np.minimum(1.0, tests * p_points.min(axis=(0, 2)))
+    return GameResult(holdout, bonferroni, chosen, np.minimum(1.0, 2 * np.minimum(p_held, p_grid)), p_held, p_grid)
