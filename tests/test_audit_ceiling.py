@@ -230,6 +230,8 @@ def test_the_report_never_says_no_for_an_audit_that_could_not_have_seen(tmp_path
     for seed, found in enumerate(copier):
         write_job(tmp_path, f"copiers,seed={seed}", 8.0, seed, found)
     write_job(tmp_path, "quiet,seed=0", 1.0, 0, one_run_audit(2000, 1.0, 0.0))
+    # the same design claiming eps = 14, which no design size can certify (written as summarise would)
+    write_job(tmp_path, "unreachable,seed=0", 14.0, 0, copier[0] | {"claim_epsilon": 14.0, "n_needed": None})
     table = audit_table(load_results(tmp_path), 0.95)
     cells = {row[1].text: (row[-2].text, row[-1].text) for row in table.rows}
     assert table.columns[-3:] == ("eps_emp_lower", "eps_ceiling", "verdict")
@@ -240,6 +242,9 @@ def test_the_report_never_says_no_for_an_audit_that_could_not_have_seen(tmp_path
     needed = max(found["n_needed"] for found in copier)
     assert cells["copiers"][1] == f"inconclusive (ceiling {top:.2f} ≤ ε 8; needs {needed:,} targets)"
     assert cells["quiet"][1] == "consistent"
+    assert cells["unreachable"][1] == (
+        f"inconclusive (ceiling {copier[0]['eps_ceiling']:.2f} ≤ ε 14; no design size searched would do)"
+    )
     assert not any(verdict.split()[0] in ("no", "no:") for _, verdict in cells.values())
 
 

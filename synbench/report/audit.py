@@ -211,7 +211,7 @@ def not_rejected(group: Group, eps: float, tests: list[tuple[str, str]], level: 
         return Cell(f"inconclusive (ceiling {top:.2f} > {name} per seed, not at the row's α/{floors.size})")
     needed = done.get(NEEDED, pd.Series(dtype=float)).max()
     unit = NEEDED_UNITS.get(str(done["audit.mode"].iloc[0]), "targets")
-    size = f"needs {int(needed):,} {unit}" if np.isfinite(needed) else f"needs more {unit} than were searched"
+    size = f"needs {int(needed):,} {unit}" if np.isfinite(needed) else "no design size searched would do"
     return Cell(f"inconclusive (ceiling {top:.2f} ≤ {name}; {size})")
 
 
