@@ -5,13 +5,13 @@ the ConfigStore when a group YAML's defaults list names them (`- /schema/dataset
 does the same in its own config package (docs/config.md).
 """
 
-from synbench import schema
 from synbench.audit.config import AuditConfig
 from synbench.audit.holdout import HoldoutAttack, RareEchoAttack
 from synbench.audit.ngram import NgramAttack
 from synbench.audit.similarity import SimilarityAttack
-from synbench.base import EncoderSpec
 from synbench.contamination.config import ContaminationConfig
+from synbench.core import schema
+from synbench.core.base import EncoderSpec
 from synbench.data.drugreview import DrugReviewDataset
 from synbench.data.files import FileDataset
 from synbench.data.hub import HuggingFaceDataset
@@ -27,6 +27,7 @@ from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 from synbench.generators.dpgen.settings import DPGenOptions
 from synbench.generators.public import PublicGenerator
 from synbench.generators.template import TemplateOptions
+from synbench.job.tracking import WandbOptions
 from synbench.lm.prompts import Prompts
 from synbench.lm.settings import LocalBackendOptions, ModelSpec, OpenAIBackendOptions
 from synbench.metrics.classifiers import TfidfClassifier
@@ -39,7 +40,6 @@ from synbench.metrics.utility import UtilityMetric
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack
 from synbench.model_audit.config import ModelAuditConfig
 from synbench.tasks.options import OPTIONS, PluginScaffold
-from synbench.tracking import WandbOptions
 
 schema.store_plugin("dataset", "files", FileDataset)
 schema.store_plugin("dataset", "huggingface", HuggingFaceDataset)

@@ -107,7 +107,7 @@ def build_model_folder(folder: Path, tokenizer: Any) -> int:
 
 def public_corpus() -> Any:
     """Public template text (no private data): two labels, N_DOCS documents."""
-    from synbench.corpus import Corpus
+    from synbench.core.corpus import Corpus
 
     words = ["calm", "dizzy", "rested", "tired", "better", "worse", "hungry", "restless"]
     texts = [
@@ -119,10 +119,10 @@ def public_corpus() -> Any:
 
 def dp_job(node: dict[str, Any], devices: int, strategy: str, accelerator: str = "gpu") -> tuple[Any, dict[str, Any]]:
     """DP-Gen fit at EPS on the public corpus; the generator and its figures, checked against the accountant."""
+    from synbench.core.privacy import NoiseSource, PrivacySpec
     from synbench.dp import accounting
     from synbench.generators.dpgen import DPGenGenerator
     from synbench.generators.dpgen.settings import PAPER_LORA
-    from synbench.privacy import NoiseSource, PrivacySpec
 
     gen = DPGenGenerator(
         model=node,

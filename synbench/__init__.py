@@ -4,10 +4,10 @@ A few core types for interactive use; plugin packages import from `synbench.api`
 (with the conformance kit `synbench.testing`).
 """
 
-from synbench.base import Attack, DatasetLoader, FitReport, Generator, Metric, MetricContext, Splits
-from synbench.corpus import Corpus
-from synbench.errors import SynBenchError
-from synbench.privacy import PrivacySpec
+from synbench.core.base import Attack, DatasetLoader, FitReport, Generator, Metric, MetricContext, Splits
+from synbench.core.corpus import Corpus
+from synbench.core.errors import SynBenchError
+from synbench.core.privacy import PrivacySpec
 
 __version__ = "0.1.0"
 __all__ = [

@@ -1,3 +1,3 @@
-from synbench.app import main
+from synbench.cli.app import main
 
 main()

@@ -19,7 +19,7 @@ import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import DictConfig
 
-import synbench.app  # noqa: F401  (registers the synbench_jobdir resolver)
+import synbench.cli.app  # noqa: F401  (registers the synbench_jobdir resolver)
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -130,8 +130,8 @@ def handlers_out_of_reach() -> Iterator[None]:
 def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
     """`python -m synbench ARGS` in this process (the app's entry point): its exit status and output, as `run_cli`
     gives them but in a fraction of a second."""
-    from synbench import registry
-    from synbench.app import main
+    from synbench.cli.app import main
+    from synbench.core import registry
 
     def expire(signum: int, frame: Any) -> None:
         raise CaseTimeout(f"synbench {' '.join(args)} ran over {CASE_LIMIT_S} s")

@@ -21,10 +21,10 @@ from typing import Mapping
 import numpy as np
 
 from synbench.audit.canaries import public_words
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
-from synbench.errors import SynBenchError
-from synbench.privacy import PrivacySpec
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import SynBenchError
+from synbench.core.privacy import PrivacySpec
 
 
 def perturb(text: str, rng: np.random.Generator) -> str:

@@ -162,7 +162,7 @@ def test_experiment_configs_compose(name: str) -> None:
 
 
 def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
-    """Hydra's own discovery (as its example plugin tests itself), in a fresh process that never imports synbench.app.
+    """Hydra's own discovery (as its example plugin tests itself), in a fresh process that never imports synbench.cli.
 
     The repository root goes first on the path, as a regular install lays out the `hydra_plugins` namespace
     (an editable install hides it behind an import hook, which is why the app also registers the class).
@@ -171,7 +171,7 @@ def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
         "from hydra.core.plugins import Plugins\n"
         "from hydra.plugins.search_path_plugin import SearchPathPlugin\n"
         "import sys\n"
-        "assert 'synbench.app' not in sys.modules\n"
+        "assert 'synbench.cli.app' not in sys.modules\n"
         "print([p.__name__ for p in Plugins.instance().discover(SearchPathPlugin)])\n"
     )
     proc = subprocess.run(
@@ -234,7 +234,7 @@ def test_the_prepared_grids_compare_without_tuning(experiment: str, tuned: list[
     from hydra import compose, initialize_config_module
     from omegaconf import open_dict
 
-    from synbench.sweeps import tuned_keys
+    from synbench.cli.sweeps import tuned_keys
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"+experiment={experiment}"], return_hydra_config=True)
@@ -261,7 +261,7 @@ def test_a_dpgen_sweep_passes_its_sweep_point_check(overrides: list[str], monkey
     from hydra import initialize_config_module
     from hydra.core.hydra_config import HydraConfig
 
-    from synbench.sweeps import check_sweep_points, sweep_points
+    from synbench.cli.sweeps import check_sweep_points, sweep_points
 
     monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # as in on_multirun_start, whatever ran before here
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
@@ -278,7 +278,7 @@ def test_a_dpgen_job_key_holds_no_path_of_its_folder(tmp_path: Path, monkeypatch
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import open_dict
 
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
 
     specs = []
     monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # restored after the test; set below as in each job
@@ -403,8 +403,8 @@ def test_a_parallel_sweep_with_joblib_and_wandb_offline(tmp_path: Path, tiny_dat
 def test_group_options_of_a_searchpath_folder_are_known(tmp_path: Path) -> None:
     """A config folder added with `hydra.searchpath` brings its own group options: they pass the command-line
     check (a shrunk paper table through submitit did not), and a misspelt one is still refused with them listed."""
-    from synbench.app import check_command_line
-    from synbench.errors import ConfigError
+    from synbench.cli.app import check_command_line
+    from synbench.core.errors import ConfigError
 
     (tmp_path / "paper_dataset").mkdir()
     (tmp_path / "paper_dataset" / "toy_a.yaml").write_text("# @package _global_\n")

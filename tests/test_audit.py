@@ -25,11 +25,11 @@ from synbench.audit import (
     one_run_p_value,
 )
 from synbench.audit.ngram import NgramAttack
-from synbench.base import Generator
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.job import JobConfig
-from synbench.nlp import tokenize
+from synbench.core.base import Generator
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.job.spec import JobConfig
+from synbench.text.nlp import tokenize
 
 REQUIRED = (
     "auc",
@@ -359,8 +359,8 @@ def test_audit_config_rejects_bad_values() -> None:
 
 @pytest.mark.slow
 def test_public_generator_writes_labelled_text_without_spending_budget() -> None:
-    from synbench import registry
-    from synbench.privacy import PrivacySpec
+    from synbench.core import registry
+    from synbench.core.privacy import PrivacySpec
 
     cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
     generator = registry.create(Generator, JobConfig.from_config(cfg).generator)

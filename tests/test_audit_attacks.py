@@ -11,7 +11,7 @@ import pytest
 from synbench.audit.canaries import public_words
 from synbench.audit.ngram import NgramAttack
 from synbench.audit.similarity import SimilarityAttack, jaccard_matrix, top_k_mean
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
 
 
 def corpus(texts: list[str]) -> Corpus:

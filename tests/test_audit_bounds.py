@@ -186,7 +186,7 @@ def test_held_out_and_bonferroni_bounds_prove_a_small_perfect_audit() -> None:
 
 
 def _gdp_eps(mu: float, delta: float) -> float:
-    from synbench.privacy import gdp_epsilon
+    from synbench.core.privacy import gdp_epsilon
 
     return gdp_epsilon(mu, delta)
 

@@ -10,13 +10,13 @@ import pytest
 
 from conftest import compose_config
 from leaky_generator import LeakyGenerator
-from synbench import registry
 from synbench.audit import make_design
 from synbench.audit.canaries import make_canaries, public_words
-from synbench.base import DatasetLoader, Generator
-from synbench.corpus import Corpus
-from synbench.job import JobConfig
-from synbench.release import violations
+from synbench.core import registry
+from synbench.core.base import DatasetLoader, Generator
+from synbench.core.corpus import Corpus
+from synbench.job.release import violations
+from synbench.job.spec import JobConfig
 from synbench.tasks.audit import AuditTask
 from test_audit import audit_data  # noqa: F401  (the tiny dataset fixture)
 

@@ -16,11 +16,11 @@ import math
 import numpy as np
 import pytest
 
-from synbench import schema
 from synbench.audit import AuditConfig
 from synbench.audit.crossfit import CROSSFIT_RULES, _best_rule, cross_fitted_epsilon, fold_roc, target_folds
 from synbench.audit.summary import summarise
-from synbench.errors import ConfigError
+from synbench.core import schema
+from synbench.core.errors import ConfigError
 
 N_TARGETS, GAMES = 1050, 200  # about the calibration bench's one-run audit (1,000 canaries and 50 outliers)
 

@@ -16,8 +16,8 @@ from synbench.audit.canaries import make_canaries, public_words, ranked_public_w
 from synbench.audit.config import AuditConfig
 from synbench.audit.holdout import HoldoutAttack, RareEchoAttack, holdout_texts
 from synbench.audit.similarity import word_set
-from synbench.corpus import Corpus
-from synbench.job import JobConfig
+from synbench.core.corpus import Corpus
+from synbench.job.spec import JobConfig
 from synbench.testing import check_attack
 from test_audit import audit_data  # noqa: F401  (the tiny dataset fixture)
 from test_audit_canaries import leaky  # noqa: F401  (generator=... builds the lying LeakyGenerator)

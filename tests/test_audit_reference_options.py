@@ -13,12 +13,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from synbench import registry
 from synbench.audit.ngram import MIN_SPREAD, NgramAttack
 from synbench.audit.similarity import KS, SimilarityAttack
-from synbench.base import Attack
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core import registry
+from synbench.core.base import Attack
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 
 
 def corpus(texts: list[str]) -> Corpus:

@@ -10,7 +10,7 @@ from sklearn.neighbors import LocalOutlierFactor
 
 from synbench.audit.config import AuditConfig
 from synbench.audit.targets import interleave, select_targets
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 PSYTAR_N = 5102  # the paper's PsyTAR training split: 1% is 52 documents, more than the default cap of 50
 # the outlier rule as task=audit runs it by default (the schema's audit.* keys)

@@ -14,15 +14,15 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-from synbench import registry
-from synbench.base import ChatRequest, Generator
-from synbench.corpus import Corpus
+from synbench.core import registry
+from synbench.core.base import ChatRequest, Generator
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, SynBenchError
+from synbench.core.privacy import DELTA_RULES, NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.dp.label_sets import LabelSetConfig
-from synbench.errors import ConfigError, SynBenchError
 from synbench.generators.augpe import AugPEGenerator, evolution
 from synbench.lm.backends import LocalBackend, make_backend
 from synbench.lm.prompts import load_prompts
-from synbench.privacy import DELTA_RULES, NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.testing import check_generator
 from tests.conftest import compose_config, run_cli
 

@@ -1,6 +1,6 @@
 """The bad-input battery: every input a user can get wrong ends in one line that names the field and the fix.
 
-Each case runs the app's entry point (`synbench.app.main`) in this process, on
+Each case runs the app's entry point (`synbench.cli.app.main`) in this process, on
 a tiny dataset whose every record carries a sentinel, and checks: a non-zero
 exit, exactly one `synbench: error:` line holding the expected words, no
 traceback anywhere, and the sentinel in no output (stdout, stderr, and every
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from conftest import OFFLINE_ENV, SENTINEL, run_app, write_jsonl, written_bytes
-from synbench.joblock import ALREADY_RUNNING_EXIT
+from synbench.job.lock import ALREADY_RUNNING_EXIT
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
 
@@ -260,7 +260,7 @@ REFUSED: list[tuple[Any, ...]] = [
         ["plugins=[{plugin}]", "generator._plugin_=raising"],
         ["generator plugin 'raising' raised ValueError at raising_plugin.py:8", "SYNBENCH_DEBUG=1"],
     ),
-    # typed values (the schema: synbench/schema.py)
+    # typed values (the schema: synbench/core/schema.py)
     (
         "allow_inferred_label_space=no",
         ["dataset.train={text_labels}", "dataset.label_space=null", "dataset.allow_inferred_label_space=no"],

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from conftest import FIXTURES, compose_config, write_jsonl
-from synbench.errors import ConfigError, SynBenchError
+from synbench.core.errors import ConfigError, SynBenchError
+from synbench.core.privacy import PrivacySpec
 from synbench.generators.command import CommandGenerator
-from synbench.job import JobConfig
-from synbench.privacy import PrivacySpec
+from synbench.job.spec import JobConfig
 from synbench.testing import check_generator
 from synbench.testing.checks import ConformanceError
 from synbench.testing.corpora import public_corpus
@@ -86,7 +86,7 @@ def test_the_program_gets_the_spec_and_its_output_comes_back(tmp_path: Path) -> 
 
 
 def test_noise_seed_is_secret_unless_the_job_replicates_one(tmp_path: Path) -> None:
-    from synbench.privacy import NoiseSource
+    from synbench.core.privacy import NoiseSource
 
     code = (
         "import json, os, sys\nspec = json.load(open(sys.argv[1]))\n"

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from conftest import compose_config, model_overrides, write_jsonl
-from synbench import schema
 from synbench.contamination import ablation, exact, index, mink, texts
 from synbench.contamination.config import AblationConfig, ContaminationConfig, ExactConfig
-from synbench.errors import ConfigError
-from synbench.job import JobConfig
+from synbench.core import schema
+from synbench.core.errors import ConfigError
+from synbench.job.release import violations
+from synbench.job.spec import JobConfig
 from synbench.lm.scoring import TokenScores, token_scores
-from synbench.release import violations
 from synbench.tasks.contamination import ContaminationTask
 
 UNRELATED = [

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from conftest import compose_config, model_overrides, write_jsonl
-from synbench import schema
 from synbench.contamination import ablation, planted
 from synbench.contamination.config import AblationConfig, ContaminationConfig, PlantedConfig
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core import schema
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 from synbench.generators.dpgen.generator import DPGenSettings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -203,7 +203,7 @@ def test_docs_quote_the_benchs_rendered_figures() -> None:
 def test_mix_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dict[str, Any]) -> None:
     """The contaminated arm (mix under the share bound, token counts in results, the ablation on exact flags, which
     are S) and the clean arm (the same S drawn, no private text in its corpus) on a tiny model."""
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
     from synbench.tasks import contamination as task
 
     rng = np.random.default_rng(0)

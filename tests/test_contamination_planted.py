@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from conftest import compose_config, model_overrides, write_jsonl
-from synbench import schema
 from synbench.contamination import planted
 from synbench.contamination.config import ContaminationConfig, PlantedConfig
-from synbench.corpus import Corpus
+from synbench.core import schema
+from synbench.core.corpus import Corpus
 from synbench.generators.dpgen.generator import DPGenSettings
 
 
@@ -63,8 +63,8 @@ def test_known_answer_figures_compare_each_detector_with_s() -> None:
 def test_planted_task_end_to_end_on_a_tiny_model(tmp_path: Path, tiny_model: dict[str, Any]) -> None:
     """The whole path: S, the corpus, DP-Gen at eps=inf, the saved folder, the index over the corpus, the
     detectors under the planted model, the figures in results, and a re-run that trains nothing again."""
-    from synbench.job import JobConfig
-    from synbench.release import violations
+    from synbench.job.release import violations
+    from synbench.job.spec import JobConfig
     from synbench.tasks import contamination as task
 
     rng = np.random.default_rng(0)

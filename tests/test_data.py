@@ -11,14 +11,14 @@ from typing import Callable
 import pytest
 from omegaconf import OmegaConf
 
-from synbench import registry
-from synbench.base import DatasetLoader, Splits
-from synbench.corpus import Corpus
+from synbench.core import registry
+from synbench.core.base import DatasetLoader, Splits
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.drugreview import DrugReviewDataset
 from synbench.data.files import FileDataset
 from synbench.data.hub import HuggingFaceDataset
 from synbench.data.split import make_splits
-from synbench.errors import ConfigError, DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONF = Path(__file__).parents[1] / "conf" / "dataset"

@@ -15,11 +15,11 @@ from omegaconf import OmegaConf
 
 import release_fixtures
 from conftest import compose_config, run_cli, write_jsonl
-from synbench import registry
-from synbench.base import DatasetLoader, Splits
-from synbench.corpus import Corpus
+from synbench.core import registry
+from synbench.core.base import DatasetLoader, Splits
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.split import make_splits
-from synbench.errors import ConfigError, DataError
 
 CONF = Path(__file__).parents[1] / "conf" / "dataset"
 DRUGREVIEW = sorted(p.stem for p in CONF.glob("drugreview*.yaml"))

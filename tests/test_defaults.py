@@ -26,8 +26,8 @@ from omegaconf import OmegaConf
 
 import synbench
 import synbench.conf  # noqa: F401  (registers the schema nodes)
-from synbench import schema
-from synbench.base import Plugin
+from synbench.core import schema
+from synbench.core.base import Plugin
 
 # (where, parameter): why a parameter of that name there is not the schema's key of the same name; `where` is a
 # package (every function in it) or a function's or class's name

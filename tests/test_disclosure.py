@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from conftest import FIXTURES, compose_config, run_cli
-from synbench import registry, schema
 from synbench.audit.config import AuditConfig, DisclosureConfig
 from synbench.audit.design import make_design
 from synbench.audit.disclosure import (
@@ -26,9 +25,10 @@ from synbench.audit.disclosure import (
     reproduced,
     shared_runs,
 )
-from synbench.base import DatasetLoader, Splits
-from synbench.errors import ConfigError
-from synbench.job import JobConfig
+from synbench.core import registry, schema
+from synbench.core.base import DatasetLoader, Splits
+from synbench.core.errors import ConfigError
+from synbench.job.spec import JobConfig
 from synbench.testing.corpora import public_corpus
 
 LEAKY = FIXTURES / "command" / "leaky_generator.py"

@@ -9,9 +9,9 @@ import torch
 from opacus.utils.batch_memory_manager import wrap_data_loader
 from torch.utils.data import default_collate
 
+from synbench.core.privacy import NoiseSource
 from synbench.dp import accounting
 from synbench.dp.poisson import PoissonPlan, charged_history, make_private, poisson_loader
-from synbench.privacy import NoiseSource
 
 # (186, 2) planned 93 steps, ran 92 and was charged 1/92 under Opacus' own loader; 99 and 105 fail the same way.
 GRID = [(186, 2), (198, 2), (210, 2), (600, 64), (600, 1), (40, 40), (7, 3), (1, 1)]

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from torch import nn
 
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource
 from synbench.dp.module import DPSGDModule, TrainConfig, dropout_sites
-from synbench.errors import ConfigError
 from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDataset, collate, public_tokenizer
-from synbench.privacy import NoiseSource
 from test_dpdiffusion import corpus, denoiser
 from test_dpgen import corpus as dpgen_corpus  # noqa: F401  (a fixture, used by name)
 from test_dpgen import (

@@ -23,11 +23,11 @@ import pytest
 import pytorch_lightning as pl
 import torch
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.dp.distributed import DPDDPStrategy
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, TrainConfig, fit_module
 from synbench.generators.dpgen import DPGenGenerator
-from synbench.privacy import NoiseSource, PrivacySpec
 
 DIM = 64  # a Linear(64, 64): 4160 noise coordinates a step
 

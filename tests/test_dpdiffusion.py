@@ -13,12 +13,13 @@ import pytest
 import torch
 from torch.utils.data import Subset
 
-from synbench import registry
-from synbench.base import Generator
-from synbench.corpus import Corpus
+from synbench.core import registry
+from synbench.core.base import Generator
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.dp import accounting
 from synbench.dp.poisson import PoissonPlan, make_private, poisson_loader
-from synbench.errors import ConfigError
 from synbench.generators.dpdiffusion import DPDiffusionGenerator
 from synbench.generators.dpdiffusion.data import (
     MaskedDiffusionLoss,
@@ -30,7 +31,6 @@ from synbench.generators.dpdiffusion.data import (
 from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, PretrainedDenoiser, pretrained_denoiser
 from synbench.generators.dpdiffusion.sampling import decode, unmask
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
-from synbench.privacy import NoiseSource, PrivacySpec
 from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
 
 LABELS = ("neg", "pos")

@@ -17,21 +17,21 @@ import pytest
 import pytorch_lightning as pl
 import torch
 
-from synbench import registry
-from synbench.base import Generator
-from synbench.corpus import Corpus
+from synbench.core import registry
+from synbench.core.base import Generator
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, PluginError
+from synbench.core.privacy import NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.data.files import FileDataset
 from synbench.dp import accounting
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, label_sets
 from synbench.dp.module import TrainConfig, fit_module
-from synbench.errors import ConfigError, PluginError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule
 from synbench.generators.dpgen.settings import DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
-from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma
 
 LABELS = ("neg", "pos")
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from conftest import compose_config
-from synbench import schema
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError, PluginError
+from synbench.core import schema
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, PluginError
 from synbench.filters import apply_filter
 from synbench.filters.pyes_pno import keep_top, pyes_pno_scores, single_token_ids
 from synbench.filters.settings import PYesPNoConfig
-from synbench.release import violations
+from synbench.job.release import violations
 from synbench.tasks.benchmark import BenchmarkTask
 
 
@@ -147,7 +147,7 @@ def test_benchmark_with_the_filter_writes_both_rows(
             f"cache_dir={tmp_path / 'cache'}",
         ]
     )
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
 
     results = benchmark.run(JobConfig.from_config(cfg), tmp_path)
     assert results["filter"] == {

@@ -17,11 +17,11 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from conftest import FIXTURES, run_app, write_jsonl
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 from synbench.generators.command import CommandGenerator, program_name
-from synbench.job import JobConfig, job_dirname
+from synbench.job.results import new_results
+from synbench.job.spec import JobConfig, job_dirname
 from synbench.report.build import write_report
-from synbench.results import new_results
 from test_report import md_tables
 
 HONEST = FIXTURES / "command" / "honest_generator.py"

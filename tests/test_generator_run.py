@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from conftest import compose_config
-from synbench import registry, schema
-from synbench.base import FitReport, Generator, Splits
-from synbench.corpus import Corpus, Labels
-from synbench.job import JobConfig, derive_seed
-from synbench.lifecycle import JobRun, Stopwatch
-from synbench.privacy import NoiseSource, PrivacySpec
-from synbench.results import new_results
-from synbench.run import GeneratorRun, RunRecord
+from synbench.core import registry, schema
+from synbench.core.base import FitReport, Generator, Splits
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.privacy import NoiseSource, PrivacySpec
+from synbench.job.lifecycle import JobRun, Stopwatch
+from synbench.job.results import new_results
+from synbench.job.run import GeneratorRun, RunRecord
+from synbench.job.spec import JobConfig, derive_seed
 
 
 class RecordingGenerator(Generator):

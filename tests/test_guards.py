@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from conftest import SENTINEL, compose_config, run_cli, write_jsonl, written_bytes
-from synbench.base import FitReport, Generator
-from synbench.errors import ConfigError, SynBenchError
-from synbench.privacy import PrivacySpec
+from synbench.core.base import FitReport, Generator
+from synbench.core.errors import ConfigError, SynBenchError
+from synbench.core.privacy import PrivacySpec
 
 # --- 1. errors never quote a record value -----------------------------------------------------------------
 
@@ -91,8 +91,8 @@ def test_no_error_quotes_a_record_value(tmp_path: Path, tiny_dataset: list[str])
 def test_resume_key_is_keyed_by_a_secret_outside_the_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from synbench.corpus import Corpus
-    from synbench.resume import resume_key, secret_path
+    from synbench.core.corpus import Corpus
+    from synbench.job.resume import resume_key, secret_path
 
     monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "secret" / "resume.key"))
     docs = Corpus.build([f"doc {i}" for i in range(5)], [["a"]] * 5, ["a"], name="d")
@@ -111,7 +111,7 @@ def test_dpgen_checkpoint_holds_no_digest_of_the_data(
 ) -> None:
     import torch
 
-    from synbench.corpus import Corpus
+    from synbench.core.corpus import Corpus
     from synbench.generators.dpgen import DPGenGenerator
     from synbench.generators.dpgen.weights import STATE_FILE
 
@@ -148,10 +148,10 @@ class _Inf(Generator):
 
 
 def test_only_the_built_in_controls_may_answer_a_private_request_with_inf() -> None:
-    from synbench import release
     from synbench.generators.copy import CopyGenerator
     from synbench.generators.public import PublicGenerator
-    from synbench.run import check_budget
+    from synbench.job import release
+    from synbench.job.run import check_budget
 
     impostor = type(
         "CopyGenerator", (_Inf,), {"__module__": "synbench.generators.copy", "__qualname__": "CopyGenerator"}
@@ -167,9 +167,9 @@ def test_only_the_built_in_controls_may_answer_a_private_request_with_inf() -> N
 
 def test_only_copy_is_marked_a_non_private_control(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both built-in controls say noise n/a; `public` spends 0, so only `copy` (inf) is marked non-private."""
-    from synbench.corpus import Corpus
+    from synbench.core.corpus import Corpus
     from synbench.generators.public import PublicGenerator
-    from synbench.run import GeneratorRun
+    from synbench.job.run import GeneratorRun
 
     docs = Corpus.build([f"doc {i}" for i in range(4)], [["a"]] * 4, ["a"], name="d")
     monkeypatch.setattr(PublicGenerator, "__init__", lambda self, **kw: None)  # no LM: fit reads only the label space
@@ -195,7 +195,7 @@ def test_only_copy_is_marked_a_non_private_control(monkeypatch: pytest.MonkeyPat
     ],
 )
 def test_the_command_line_is_checked_before_hydra(args: list[str], expected: str) -> None:
-    from synbench.app import check_command_line
+    from synbench.cli.app import check_command_line
 
     with pytest.raises(ConfigError) as info:
         check_command_line(args)
@@ -239,7 +239,7 @@ def test_unknown_top_level_key_exits_2_with_one_line(tmp_path: Path, tiny_datase
     ],
 )
 def test_bad_values_are_one_line_errors(override: str, expected: str) -> None:
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
 
     overrides = ["generator=augpe", f"+{override}"] if "backend" in override else [override]
     with pytest.raises(ConfigError) as info:
@@ -257,7 +257,7 @@ def test_calibration_stops_at_its_time_limit(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_delta_of_one_over_n_or_more_is_refused_unless_allowed() -> None:
-    from synbench.privacy import resolve_delta
+    from synbench.core.privacy import resolve_delta
 
     with pytest.raises(ConfigError, match=r"delta=0.5 is 0.5, at least 1/N for the N=41 .*allow_large_delta=true"):
         resolve_delta(0.5, 41)
@@ -268,7 +268,7 @@ def test_delta_of_one_over_n_or_more_is_refused_unless_allowed() -> None:
 
 
 def test_the_job_config_refuses_a_large_delta_unless_allowed() -> None:
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
 
     with pytest.raises(ConfigError, match="privacy.allow_large_delta=true"):
         JobConfig.from_config(compose_config(["generator=copy", "delta=0.5"])).budget(41)
@@ -295,7 +295,7 @@ def test_everything_a_job_writes_is_private_to_its_user(tmp_path: Path, tiny_dat
 
 
 def test_log_private_stats_is_part_of_the_job_key() -> None:
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
 
     default = JobConfig.from_config(compose_config(["generator=copy"])).spec
     opted = JobConfig.from_config(compose_config(["generator=copy", "tracking.log_private_stats=true"])).spec
@@ -308,8 +308,8 @@ def test_log_private_stats_is_part_of_the_job_key() -> None:
 def test_embedding_cache_key_covers_every_encoder_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from dataclasses import fields, replace
 
-    from synbench.base import EncoderSpec
-    from synbench.embeddings import EmbeddingCache
+    from synbench.core.base import EncoderSpec
+    from synbench.text.embeddings import EmbeddingCache
 
     monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "secret.key"))
     spec = EncoderSpec(name="minilm", pretrained="a", package=None, batch_size=64, max_seq_length=256, normalize=True)
@@ -334,7 +334,7 @@ def test_embedding_cache_files_are_private(monkeypatch: pytest.MonkeyPatch, tmp_
 
     import numpy as np
 
-    from synbench import embeddings
+    from synbench.text import embeddings
 
     class Encoder:
         def encode(self, texts: list[str], **kw: Any) -> np.ndarray:
@@ -366,7 +366,7 @@ class _Run:
 
 def test_wandb_curves_have_their_own_step_axis() -> None:
     """Curves logged after the summary keep every point: no `step=` (W&B drops lower steps), a define_metric axis."""
-    from synbench.tracking import WandbTracker
+    from synbench.job.tracking import WandbTracker
 
     tracker = WandbTracker.__new__(WandbTracker)
     tracker.run, tracker._axes, tracker._eps = _Run(), set(), 4.0
@@ -385,8 +385,8 @@ def test_wandb_curves_have_their_own_step_axis() -> None:
 
 def test_results_writer_fails_a_field_outside_the_allow_list(tmp_path: Path) -> None:
     from synbench.generators.copy import CopyGenerator
-    from synbench.release import ReleaseError
-    from synbench.results import read_results, write_results
+    from synbench.job.release import ReleaseError
+    from synbench.job.results import read_results, write_results
     from synbench.tasks.benchmark import BenchmarkTask
 
     clean = {
@@ -418,7 +418,7 @@ def test_two_jobs_making_the_secret_together_agree_on_it(tmp_path: Path, monkeyp
     The second job is simulated inside the first's draw of the random bytes,
     the moment an exclusive-create-then-write left an empty file behind.
     """
-    from synbench import resume
+    from synbench.job import resume
 
     path = tmp_path / "secret" / "resume.key"
     draw, seen = resume.secrets.token_bytes, []

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from synbench.files import to_json, write_json_atomic
-from synbench.job import FOLDER_NAME_LIMIT, job_dirname
+from synbench.core.files import to_json, write_json_atomic
+from synbench.job.spec import FOLDER_NAME_LIMIT, job_dirname
 
 
 def test_job_dirname_is_readable_and_safe() -> None:
@@ -47,8 +47,8 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path) -> None:
 )
 def test_every_top_level_key_is_checked_once(override: str, expected: str) -> None:
     from conftest import compose_config
-    from synbench.errors import ConfigError
-    from synbench.job import JobConfig
+    from synbench.core.errors import ConfigError
+    from synbench.job.spec import JobConfig
 
     with pytest.raises(ConfigError) as err:
         JobConfig.from_config(compose_config([override]))
@@ -64,7 +64,7 @@ def test_a_top_level_value_of_the_wrong_type_does_not_compose(override: str, exp
     from hydra.errors import ConfigCompositionException
 
     from conftest import compose_config
-    from synbench.schema import config_error
+    from synbench.core.schema import config_error
 
     with pytest.raises(ConfigCompositionException) as err:
         compose_config([override])
@@ -76,8 +76,8 @@ def test_the_job_config_carries_every_setting_of_the_schema_typed_and_frozen() -
     import dataclasses
 
     from conftest import compose_config
-    from synbench.job import JobConfig
-    from synbench.schema import PrivacyConfig, SynBenchConfig
+    from synbench.core.schema import PrivacyConfig, SynBenchConfig
+    from synbench.job.spec import JobConfig
 
     # eps and seed are the spec's (`config.spec.epsilon`, `.seed`); the app loads `plugins` before the job, and
     # `data_root` only feeds the dataset's paths

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import OFFLINE_ENV, SENTINEL, compose_config, run_app, write_jsonl, written_bytes
-from synbench.joblock import ALREADY_RUNNING_EXIT
+from synbench.job.lock import ALREADY_RUNNING_EXIT
 
 # A generator that raises with a document's text in its message, as a careless plugin would; SLEEP_S makes fit slow.
 PLUGIN = """
@@ -77,7 +77,7 @@ def results_files(root: Path) -> list[dict[str, Any]]:
 
 
 def test_the_job_key_is_the_canonical_description() -> None:
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
 
     keys = {
         JobConfig.from_config(compose_config(["generator=copy", f"eps={eps}"])).spec.key for eps in ("1", "1.0", "1e0")

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from synbench import schema
-from synbench.base import MetricContext
-from synbench.corpus import Corpus, Labels
+from synbench.core import schema
+from synbench.core.base import MetricContext
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource, gdp_epsilon, noisy_label_histogram
 from synbench.data.files import FileDataset
 from synbench.dp import label_sets
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, LabelSetRelease
-from synbench.errors import ConfigError
 from synbench.metrics.utility import UtilityMetric
-from synbench.privacy import NoiseSource, gdp_epsilon, noisy_label_histogram
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPACE = ("cardiac", "renal", "respiratory", "diabetes")

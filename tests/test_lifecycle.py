@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import compose_config, run_cli
-from synbench import lifecycle
-from synbench.errors import DataError
-from synbench.job import JobConfig
+from synbench.core.errors import DataError
+from synbench.job import lifecycle
+from synbench.job.spec import JobConfig
 
 
 class RecordingTracker:

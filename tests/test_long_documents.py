@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import torch
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.dp.hooks import GhostHooks, PerSampleHooks, group_grad_samples, mixed_linear_norm_sample, uses_ghost_norm
 from synbench.dp.poisson import PoissonPlan, poisson_loader
-from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset, fit_text
 from synbench.generators.dpgen.module import per_sample_loss
@@ -25,7 +26,6 @@ from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
 from synbench.lm.models import load_causal_lm
-from synbench.privacy import NoiseSource, PrivacySpec
 from tests.conftest import compose_config, model_overrides, run_cli, write_jsonl
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 

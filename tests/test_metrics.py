@@ -14,10 +14,11 @@ from sklearn.dummy import DummyClassifier
 from sklearn.metrics import f1_score
 
 from conftest import compose_config, run_cli
-from synbench import registry
-from synbench.base import EncoderSpec, Metric, MetricContext
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError, PluginError
+from synbench.core import registry
+from synbench.core.base import EncoderSpec, Metric, MetricContext
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, PluginError
+from synbench.core.privacy import PrivacySpec
 from synbench.generators.copy import CopyGenerator
 from synbench.metrics.common import counter_js, counter_kl, js_divergence, kl_divergence, matched_sample, real_halves
 from synbench.metrics.entities import EntitiesMetric
@@ -25,7 +26,6 @@ from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
 from synbench.metrics.mauve import MauveMetric
 from synbench.metrics.utility import UtilityMetric, decode, f1_micro_macro
-from synbench.privacy import PrivacySpec
 
 REQUIRED = {
     "utility": ("f1_micro", "f1_macro", "random_f1", "majority_f1", "real_f1", "n_unknown_labels", "n_missing_classes"),
@@ -69,7 +69,7 @@ class FakeEncoder:
 @pytest.fixture
 def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> FakeEncoder:
     encoder = FakeEncoder()
-    monkeypatch.setattr("synbench.embeddings.load_encoder", lambda spec: encoder)
+    monkeypatch.setattr("synbench.text.embeddings.load_encoder", lambda spec: encoder)
     return encoder
 
 

@@ -13,16 +13,16 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from conftest import compose_config, run_cli, write_jsonl
-from synbench import schema
 from synbench.audit import RocCurve, empirical_epsilon_lower_bound
-from synbench.base import ModelSignals
+from synbench.core import schema
+from synbench.core.base import ModelSignals
+from synbench.core.errors import ConfigError, PluginError
+from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.dp import accounting
 from synbench.dp.poisson import PoissonPlan
-from synbench.errors import ConfigError, PluginError
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack, logit_confidence
 from synbench.model_audit.config import HeadSettings, ModelAuditConfig
 from synbench.model_audit.head import LogisticHead
-from synbench.privacy import NoiseSource, PrivacySpec
 
 ATTACKS = {"logits": LogitAttack(), "lira": LiraAttack(), "rmia": RmiaAttack()}
 WORDS = (
@@ -234,8 +234,8 @@ def test_multi_label_scores_are_the_mean_over_labels() -> None:
 
 
 def test_model_attacks_refuse_released_text_and_bad_settings() -> None:
-    from synbench import registry
-    from synbench.base import Attack, ModelAttack
+    from synbench.core import registry
+    from synbench.core.base import Attack, ModelAttack
 
     # its own kind, not an Attack with a `score` that raises: task=audit cannot be given one, by type or by name
     assert issubclass(LiraAttack, ModelAttack) and not issubclass(LiraAttack, Attack)
@@ -316,7 +316,7 @@ TINY = [
 
 def run_task(tmp_path: Path, overrides: list[str]) -> dict:
     """Run task=model_audit in this process (the CLI test below covers the command line)."""
-    from synbench.job import JobConfig
+    from synbench.job.spec import JobConfig
     from synbench.tasks.model_audit import run
 
     cfg = compose_config([*overrides, *TINY, "task=model_audit", f"output_root={tmp_path}"])

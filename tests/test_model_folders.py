@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from model_folders import LLAMA3_TINY, model_node
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 from synbench.lm.models import load_causal_lm
 
 

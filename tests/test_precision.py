@@ -18,17 +18,17 @@ import pytest
 import pytorch_lightning as pl
 import torch
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.dp.hooks import PerSampleHooks
 from synbench.dp.module import TrainConfig, fit_module
-from synbench.errors import ConfigError
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule, per_sample_loss
 from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
-from synbench.privacy import NoiseSource, PrivacySpec
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 
 NORM_RTOL, UPDATE_TOL = 0.01, 0.01  # measured: 0.2% and 0.5% of C

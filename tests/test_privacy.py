@@ -1,4 +1,4 @@
-"""Known-answer and property tests of `synbench.privacy`."""
+"""Known-answer and property tests of `synbench.core.privacy`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.privacy import (
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import (
     NoiseSource,
     PrivacySpec,
     allocate,
@@ -161,7 +161,7 @@ def test_allocate_all_zero_weights_is_uniform() -> None:
 def test_gaussian_calibration_round_trips_within_the_budget_checks_tolerance(eps: float, compositions: int) -> None:
     """sigma for (eps, delta) read back as an epsilon never exceeds eps by more than the budget check allows, even
     at eps=1e-9 (an absolute root tolerance of 1e-12 was 2.5e-5 of it: the core's round-off blamed on the plugin)."""
-    from synbench.privacy import EPS_TOLERANCE, gaussian_sigma, gdp_epsilon
+    from synbench.core.privacy import EPS_TOLERANCE, gaussian_sigma, gdp_epsilon
 
     sigma = gaussian_sigma(eps, 1e-5, compositions)
     spent = gdp_epsilon(math.sqrt(compositions) / sigma, 1e-5)

@@ -183,7 +183,7 @@ def test_the_baselines_sweep_passes_its_sweep_point_check(monkeypatch: pytest.Mo
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from synbench.sweeps import check_sweep_points, sweep_points
+    from synbench.cli.sweeps import check_sweep_points, sweep_points
 
     monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # as in on_multirun_start, whatever ran before here
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):

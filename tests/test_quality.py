@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synbench.quality import is_degenerate, output_health
+from synbench.core.quality import is_degenerate, output_health
 
 
 def test_degenerate_texts_are_short_repetitive_or_not_words() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from synbench import registry
-from synbench.base import Attack, DatasetLoader, Generator, LMBackend, ModelAttack, Plugin
-from synbench.errors import PluginError
+from synbench.core import registry
+from synbench.core.base import Attack, DatasetLoader, Generator, LMBackend, ModelAttack, Plugin
+from synbench.core.errors import PluginError
 from synbench.filters.base import Filter
 from synbench.generators.copy import CopyGenerator
 
@@ -76,13 +76,13 @@ def fresh_scan() -> object:
 def test_a_plugin_must_subclass_its_kinds_base(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_plugin(monkeypatch, "synbench.generators", dict)
     with pytest.raises(
-        PluginError, match=r"'fake' from package 'pkg-fake' .* not a subclass of synbench.base.Generator"
+        PluginError, match=r"'fake' from package 'pkg-fake' .* not a subclass of synbench.core.base.Generator"
     ):
         registry.load(Generator, "fake")
 
 
 def test_a_metric_with_an_unknown_section_is_refused_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
-    from synbench.base import Metric
+    from synbench.core.base import Metric
 
     class Misfiled(Metric):
         section = "privacy"
@@ -101,7 +101,7 @@ def test_unknown_names_suggest_the_closest() -> None:
 
 
 def test_classifiers_and_trackers_are_plugin_kinds() -> None:
-    from synbench.base import Classifier, Tracker
+    from synbench.core.base import Classifier, Tracker
 
     assert {"tfidf", "transformer"} <= set(registry.available(Classifier))
     assert {"none", "wandb"} <= set(registry.available(Tracker))
@@ -151,7 +151,7 @@ def test_model_attacks_filters_and_backends_are_their_own_groups() -> None:
 
 
 def test_a_class_that_is_no_plugin_kind_is_refused() -> None:
-    with pytest.raises(PluginError, match="'dict' is not a plugin kind: a kind is a subclass of synbench.base.Plugin"):
+    with pytest.raises(PluginError, match="'dict' is not a plugin kind: a kind is a subclass of synbench.api.Plugin"):
         registry.available(dict)  # type: ignore[arg-type]
 
 
@@ -231,7 +231,7 @@ def local_plugins() -> object:
 def test_a_module_named_by_plugins_registers_a_selectable_filter(tmp_path, local_plugins: object) -> None:
     import numpy as np
 
-    from synbench.corpus import Corpus
+    from synbench.core.corpus import Corpus
     from synbench.filters import apply_filter
 
     path = tmp_path / "my_filters.py"
@@ -249,7 +249,7 @@ def test_a_module_named_by_plugins_registers_a_selectable_filter(tmp_path, local
 
 
 def test_register_refuses_a_wrong_base_a_taken_name_and_a_missing_module(tmp_path, local_plugins: object) -> None:
-    from synbench.errors import ConfigError
+    from synbench.core.errors import ConfigError
     from synbench.filters.base import NoFilter
 
     with pytest.raises(PluginError, match="not a subclass of synbench.filters.base.Filter"):

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from conftest import model_overrides, run_cli
-from synbench.base import FitReport, Generator
-from synbench.errors import SynBenchError
+from synbench.core.base import FitReport, Generator
+from synbench.core.errors import SynBenchError
+from synbench.core.privacy import PrivacySpec
 from synbench.generators.dpgen import DPGenGenerator
-from synbench.privacy import PrivacySpec
-from synbench.release import public_details, violations
-from synbench.run import check_budget
+from synbench.job.release import public_details, violations
+from synbench.job.run import check_budget
 from synbench.tasks.benchmark import BenchmarkTask
 
 PRIVATE_NAMES = ("train_loss", "train_tokens", "batch_size")

@@ -12,8 +12,9 @@ import pytest
 
 from conftest import REPO, compose_config, run_cli
 from synbench import results
-from synbench.errors import ConfigError, SynBenchError
-from synbench.job import JobConfig
+from synbench.core.errors import ConfigError, SynBenchError
+from synbench.job.results import LEADING_COLUMNS, UNREADABLE
+from synbench.job.spec import JobConfig
 from synbench.tasks.export import ExportTask, export
 from test_report import SENTINEL, SWEEP, sweep  # noqa: F401  (the report's hand-written sweep, a fixture)
 
@@ -22,7 +23,7 @@ def test_load_gives_one_row_per_job_with_flat_columns_status_and_description(swe
     frame = results.load(sweep)
     files = sorted(sweep.rglob("results.json"))
     assert list(frame["job"]) == [p.parent.relative_to(sweep).as_posix() for p in files] and len(frame) == 18
-    assert list(frame.columns[:10]) == list(results.LEADING_COLUMNS)
+    assert list(frame.columns[:10]) == list(LEADING_COLUMNS)
     jobs = frame.set_index("job")
     alpha = jobs.loc["benchmark/eps=inf,generator=alpha,seed=1"]
     assert alpha["status"] == "complete" and alpha["epsilon"] == math.inf and alpha["seed"] == 1
@@ -35,7 +36,7 @@ def test_load_gives_one_row_per_job_with_flat_columns_status_and_description(swe
     failed = jobs.loc["benchmark/eps=1,generator=gamma"]
     assert failed["status"] == "failed" and failed["reason"] == "DataError: train.jsonl line 3: no text"
     broken = jobs.loc["benchmark/broken"]
-    assert broken["status"] == results.UNREADABLE and broken["reason"] == "results.json unreadable (JSONDecodeError)"
+    assert broken["status"] == UNREADABLE and broken["reason"] == "results.json unreadable (JSONDecodeError)"
     assert jobs.loc["audit/eps=2,generator=beta", "config.audit.mode"] == "one_run"
     assert not frame.astype(str).apply(lambda column: column.str.contains(SENTINEL[:12])).any().any()
 

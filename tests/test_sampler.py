@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 from synbench.lm.generation import Sampler
 
 ROWS = 40_000  # draws per case: each probability is then known to about +/- 0.005 (2.5 SE)

@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 
 from conftest import run_cli
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 from synbench.tasks.new_plugin import scaffold, template_values
 
 

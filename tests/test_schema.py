@@ -15,11 +15,11 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from conftest import compose_config, write_jsonl
-from synbench import registry, schema
-from synbench.base import DatasetLoader, Generator
-from synbench.errors import ConfigError, DataError
-from synbench.job import JobConfig
-from synbench.privacy import PrivacySpec
+from synbench.core import registry, schema
+from synbench.core.base import DatasetLoader, Generator
+from synbench.core.errors import ConfigError, DataError
+from synbench.core.privacy import PrivacySpec
+from synbench.job.spec import JobConfig
 
 SECRET = "sentinel-7f3a"
 

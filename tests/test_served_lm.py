@@ -24,7 +24,7 @@ from typing import Iterator
 import pytest
 
 from conftest import OFFLINE_ENV, REPO
-from synbench.joblock import LOCK_FILE
+from synbench.job.lock import LOCK_FILE
 
 CACHE = Path(os.environ.get("SYNBENCH_TEST_CACHE", Path.home() / ".cache" / "synbench" / "test-models"))
 START_TIMEOUT_S = 300  # loading 135M parameters on a busy 2-core machine
@@ -33,7 +33,7 @@ MAX_RETRIES = 2
 
 
 def test_gguf_to_folder_keeps_a_complete_folder_and_names_an_unknown_model(tmp_path: Path) -> None:
-    from synbench.errors import ConfigError
+    from synbench.core.errors import ConfigError
     from synbench.lm.folders import gguf_to_folder
     from synbench.lm.models import FOLDER_FILES
 

@@ -17,9 +17,9 @@ from typing import Iterator
 import pytest
 
 from conftest import compose_config, run_cli
-from synbench import registry
-from synbench.job import JobConfig
-from synbench.release import ReleaseError
+from synbench.core import registry
+from synbench.job.release import ReleaseError
+from synbench.job.spec import JobConfig
 from synbench.tasks import get_task
 from synbench.tasks.base import Task
 
@@ -79,7 +79,7 @@ def fixture_package(tmp_path: Path) -> Path:
 @pytest.fixture()
 def installed(fixture_package: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The fixture package on `sys.path` of this process (and on PYTHONPATH for jobs run as subprocesses)."""
-    import synbench.app  # noqa: F401  (registers the search-path plugin that finds the package's conf folder)
+    import synbench.cli.app  # noqa: F401  (registers the search-path plugin that finds the package's conf folder)
 
     monkeypatch.syspath_prepend(str(fixture_package))
     monkeypatch.setenv(
@@ -133,7 +133,7 @@ def test_a_task_writing_an_undeclared_section_fails_its_job(
 def test_a_new_lm_backend_is_picked_by_its_yaml(installed: Path) -> None:
     from omegaconf import OmegaConf
 
-    from synbench.base import ChatRequest
+    from synbench.core.base import ChatRequest
     from synbench.lm.backends import make_backend
 
     node = OmegaConf.to_container(compose_config(["generator=augpe", "generator/backend=echo"]).generator, resolve=True)

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from conftest import compose_config, run_cli
-from synbench import registry, release
 from synbench.audit.canaries import public_words
-from synbench.base import Generator
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core import registry
+from synbench.core.base import Generator
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 from synbench.generators.template import TemplateGenerator
-from synbench.privacy import PrivacySpec
+from synbench.job import release
 from synbench.testing import check_generator
 
 SPACE = ("Birth Control", "Depression", "Pain", "Acne", "Bipolar Disorde", "Insomnia")

@@ -2,7 +2,7 @@
 
 The broken generators below are small but realistic: each is the honest
 `NoisyUnigram` (a noisy label histogram and a noisy label x word matrix over a
-public vocabulary, calibrated and accounted with `synbench.privacy`) with one
+public vocabulary, calibrated and accounted with `synbench.core.privacy`) with one
 mistake a plugin author could make.
 """
 
@@ -18,13 +18,13 @@ from omegaconf import OmegaConf
 
 from conftest import compose_config
 from leaky_generator import VerbatimCopier
-from synbench.base import Attack, FitReport, Generator, Metric, MetricContext, ModelAttack, ModelSignals
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import Attack, FitReport, Generator, Metric, MetricContext, ModelAttack, ModelSignals
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import SynBenchError
+from synbench.core.privacy import PrivacySpec, allocate, gaussian_sigma, gdp_epsilon
+from synbench.core.registry import create
 from synbench.data.files import FileDataset
-from synbench.errors import SynBenchError
 from synbench.generators.copy import CopyGenerator
-from synbench.privacy import PrivacySpec, allocate, gaussian_sigma, gdp_epsilon
-from synbench.registry import create
 from synbench.testing import (
     ConformanceError,
     check_attack,

@@ -17,7 +17,7 @@ import pytest
 import wandb
 
 from conftest import FIXTURES, compose_config
-from synbench.job import JobConfig
+from synbench.job.spec import JobConfig
 from wandb_records import OfflineRun
 
 HONEST = FIXTURES / "command" / "honest_generator.py"

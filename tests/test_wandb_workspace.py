@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import compose_config
-from synbench.errors import ConfigError
-from synbench.job import JobConfig
+from synbench.core.errors import ConfigError
+from synbench.job.spec import JobConfig
 from synbench.tasks.wandb_workspace import WandbWorkspaceTask
 
 pytest.importorskip("wandb_workspaces", reason="the workspaces extra: pip install 'synbench[workspaces]'")

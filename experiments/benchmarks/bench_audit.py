@@ -31,8 +31,8 @@ import numpy as np
 
 from synbench.audit.canaries import public_words
 from synbench.audit.ngram import NgramAttack
-from synbench.base import Generator
-from synbench.corpus import Corpus
+from synbench.core.base import Generator
+from synbench.core.corpus import Corpus
 
 N_CORPORA, N_DOCS, N_WORDS, N_TARGETS, N_REFS = 100, 1000, 100, 1000, 4
 CACHE = Path(
@@ -132,7 +132,7 @@ def simulations() -> dict:
     from synbench.audit.guesses import grid_bounds, holdout_bounds
     from synbench.audit.one_run import one_run_epsilon_lower_bounds
     from synbench.audit.summary import summarise
-    from synbench.privacy import gdp_epsilon
+    from synbench.core.privacy import gdp_epsilon
 
     cfg, rng, trials, m = AuditConfig(), np.random.default_rng(0), 500, 200
 
@@ -209,9 +209,9 @@ def demo_audit(
 
     from hydra import compose, initialize_config_module
 
-    import synbench.app  # noqa: F401  (the synbench_jobdir resolver)
-    from synbench import registry
-    from synbench.job import JobConfig
+    import synbench.cli.app  # noqa: F401  (the synbench_jobdir resolver)
+    from synbench.core import registry
+    from synbench.job.spec import JobConfig
     from synbench.tasks import audit as audit_task
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):

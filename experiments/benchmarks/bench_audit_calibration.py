@@ -168,7 +168,7 @@ def attack_defaults() -> dict[str, dict[str, object]]:
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    import synbench.app  # noqa: F401  (the resolvers the config uses)
+    import synbench.cli.app  # noqa: F401  (the resolvers the config uses)
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=["task=audit", "attack=[ngram,similarity]"])

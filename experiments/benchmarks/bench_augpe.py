@@ -58,7 +58,7 @@ def variation_throughput(batch_size: int, n: int) -> float:
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    from synbench.base import ChatRequest
+    from synbench.core.base import ChatRequest
     from synbench.lm.backends import LocalBackend
     from synbench.lm.prompts import load_prompts
 
@@ -80,10 +80,10 @@ def evolution_run(eps: str, seed: int, n: int = N_SYNTHETIC, extra: Sequence[str
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    from synbench import registry
-    from synbench.base import DatasetLoader, EncoderSpec, Generator, Metric, MetricContext
-    from synbench.corpus import Corpus
-    from synbench.job import JobConfig
+    from synbench.core import registry
+    from synbench.core.base import DatasetLoader, EncoderSpec, Generator, Metric, MetricContext
+    from synbench.core.corpus import Corpus
+    from synbench.job.spec import JobConfig
 
     overrides = ["generator=augpe_grid", f"eps={eps}", f"seed={seed}", "metrics=[utility]", "tracking=none", *extra]
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):

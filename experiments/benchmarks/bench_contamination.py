@@ -21,10 +21,10 @@ from typing import Any
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from synbench import registry
-from synbench.base import DatasetLoader
 from synbench.contamination import exact, index, mink, texts
 from synbench.contamination.config import ExactConfig
+from synbench.core import registry
+from synbench.core.base import DatasetLoader
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import torch_threads
 

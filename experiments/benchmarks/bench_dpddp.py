@@ -22,7 +22,8 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import NoiseSource
 from synbench.dp.distributed import DPDDPStrategy
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.data import Collator, DocumentDataset
@@ -30,7 +31,6 @@ from synbench.generators.dpgen.module import DPGenModule
 from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
-from synbench.privacy import NoiseSource
 
 DOCS, SEQ_LEN, PHYSICAL, WARMUP_STEPS, TIMED_STEPS = 16, 64, 8, 1, 3
 SENTENCE = "I took this medication for three months and the side effects were mild at first, then my sleep got worse. "

@@ -18,7 +18,8 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import NoiseSource
 from synbench.dp.module import DPSGDModule, TrainConfig, fit_module
 from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDataset, collate, public_tokenizer
 from synbench.generators.dpdiffusion.model import (
@@ -30,7 +31,6 @@ from synbench.generators.dpdiffusion.model import (
 )
 from synbench.generators.dpdiffusion.sampling import generate
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
-from synbench.privacy import NoiseSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dpgen import StepTimer  # noqa: E402  (the sibling benchmark's per-step timer)

@@ -20,7 +20,8 @@ import pytorch_lightning as pl
 import torch
 from omegaconf import OmegaConf
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import NoiseSource
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
 from synbench.generators.dpgen.module import DPGenModule
@@ -28,7 +29,6 @@ from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import generate
 from synbench.lm.models import load_causal_lm
-from synbench.privacy import NoiseSource
 
 BATCH, SEQ_LEN, TIMED_STEPS, WARMUP_STEPS = 8, 64, 3, 1
 SAMPLE_TOKENS = 32

@@ -30,12 +30,12 @@ import torch
 from omegaconf import OmegaConf
 from synbench_invisibleink.generator import InvisibleInkGenerator
 
-from synbench.base import DatasetLoader
-from synbench.corpus import Corpus
+from synbench.core.base import DatasetLoader
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import PrivacySpec
+from synbench.core.registry import create
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, generate, torch_threads
-from synbench.privacy import PrivacySpec
-from synbench.registry import create
 
 DOCS = 8  # synthetic documents of the InvisibleInk run: 8 x (7 + 1) = 64 prompts = max_rows, one forward per token
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -107,14 +107,14 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     import torch
     from omegaconf import OmegaConf
 
-    from synbench.corpus import Corpus
+    from synbench.core.corpus import Corpus
+    from synbench.core.privacy import NoiseSource
     from synbench.dp.module import TrainConfig, fit_module
     from synbench.generators.dpgen.data import Collator, DocumentDataset
     from synbench.generators.dpgen.module import DPGenModule
     from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
     from synbench.generators.dpgen.weights import prepare_trainable
     from synbench.lm.models import load_causal_lm
-    from synbench.privacy import NoiseSource
 
     conf = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conf")
     node = OmegaConf.to_container(OmegaConf.load(os.path.join(conf, "model", "smollm2_135m.yaml")))

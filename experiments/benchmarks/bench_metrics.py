@@ -17,10 +17,10 @@ from typing import Any
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from synbench import registry
-from synbench.base import DatasetLoader, EncoderSpec, Metric, MetricContext
-from synbench.embeddings import EmbeddingCache, load_encoder
-from synbench.nlp import load_spacy
+from synbench.core import registry
+from synbench.core.base import DatasetLoader, EncoderSpec, Metric, MetricContext
+from synbench.text.embeddings import EmbeddingCache, load_encoder
+from synbench.text.nlp import load_spacy
 
 METRICS = ["utility", "mauve", "entities", "length"]
 

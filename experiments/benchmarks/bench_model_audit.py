@@ -20,11 +20,11 @@ import time
 import numpy as np
 
 from synbench.audit.roc import RocCurve
-from synbench.base import ModelSignals
+from synbench.core.base import ModelSignals
+from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack
 from synbench.model_audit.config import HeadSettings
 from synbench.model_audit.head import LogisticHead
-from synbench.privacy import NoiseSource, PrivacySpec
 
 N_TARGETS, N_REFS, N_POP = 5000, 16, 1000
 N_DOCS, DIM = 200, 384

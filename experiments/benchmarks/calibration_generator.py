@@ -18,9 +18,9 @@ from typing import Mapping
 import numpy as np
 
 from synbench.audit.canaries import public_words
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
-from synbench.privacy import PrivacySpec
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.privacy import PrivacySpec
 
 FILLER_WORDS = 20
 

@@ -25,7 +25,7 @@ the guide.
 
 from __future__ import annotations
 
-from synbench.base import (
+from synbench.core.base import (
     Attack,
     ChatRequest,
     Classifier,
@@ -41,17 +41,25 @@ from synbench.base import (
     Splits,
     Tracker,
 )
-from synbench.corpus import Corpus, Labels
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError, DataError, PluginError, SynBenchError
+from synbench.core.privacy import (
+    NoiseSource,
+    PrivacySpec,
+    gaussian_sigma,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_mu,
+    resolve_delta,
+)
+from synbench.core.progress import Meter, progress
+from synbench.core.registry import create as create_plugin
+from synbench.core.registry import register
 from synbench.dp import label_sets
 from synbench.dp.accounting import Calibration, calibrate
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, LabelSetRelease
-from synbench.errors import ConfigError, DataError, PluginError, SynBenchError
 from synbench.filters.base import Filter, Selection
-from synbench.job import JobConfig
-from synbench.privacy import NoiseSource, PrivacySpec, gaussian_sigma, gdp_delta, gdp_epsilon, gdp_mu, resolve_delta
-from synbench.progress import Meter, progress
-from synbench.registry import create as create_plugin
-from synbench.registry import register
+from synbench.job.spec import JobConfig
 from synbench.tasks.base import Task
 
 __all__ = [

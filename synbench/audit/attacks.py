@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from synbench import registry
-from synbench.base import Attack
-from synbench.errors import ConfigError
+from synbench.core import registry
+from synbench.core.base import Attack
+from synbench.core.errors import ConfigError
 
 PLUGIN_KEY = "_plugin_"
 

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from synbench.audit.similarity import word_set
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 
 CANARY_STREAM = 0xCA9A27
 SUFFIXES = ("uniform", "rare")  # audit.canary_suffix: uniform public words | the rarest ones D_aux never uses

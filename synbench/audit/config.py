@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from synbench.audit.canaries import SUFFIXES
 from synbench.audit.crossfit import CROSSFIT_RULES
 from synbench.audit.design import MODES
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 TARGET_KINDS = ("outliers", "canaries", "both")
 DISCLOSURE_KEYS = "task.disclosure in task=benchmark, audit.disclosure in task=audit"

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from synbench.errors import ConfigError
-from synbench.files import save_arrays_atomic
+from synbench.core.errors import ConfigError
+from synbench.core.files import save_arrays_atomic
 
 MODES = ("k_subsets", "one_run")
 

@@ -54,9 +54,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from synbench.audit.similarity import SimilarityAttack, words
-from synbench.base import Attack
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core.base import Attack
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 
 
 def holdout_texts(targets: Sequence[str], references: Sequence[Corpus]) -> tuple[str, ...]:

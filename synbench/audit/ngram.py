@@ -75,10 +75,10 @@ import pyarrow.compute as pc
 from scipy import sparse
 from scipy.special import logsumexp
 
-from synbench.base import Attack
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.nlp import tokenize
+from synbench.core.base import Attack
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.text.nlp import tokenize
 
 BOS, EOS, FIRST_WORD = 0, 1, 2
 TOKENIZERS = ("spacy", "whitespace")

@@ -21,10 +21,10 @@ from synbench.audit.canaries import make_canaries, with_canaries
 from synbench.audit.config import AuditConfig, DisclosureConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.disclosure import SECTION, audit_groups, disclosure_counts
-from synbench.base import Attack, FitReport
-from synbench.corpus import Corpus
-from synbench.progress import progress
-from synbench.run import GeneratorRun, RunRecord, Score
+from synbench.core.base import Attack, FitReport
+from synbench.core.corpus import Corpus
+from synbench.core.progress import progress
+from synbench.job.run import GeneratorRun, RunRecord, Score
 
 RUNS_DIR = "runs"
 

@@ -44,10 +44,10 @@ from rapidfuzz.distance import Indel
 from rapidfuzz.process import cdist
 from sklearn.feature_extraction.text import CountVectorizer
 
-from synbench.base import Attack, EncoderSpec
-from synbench.corpus import Corpus
-from synbench.embeddings import EmbeddingCache
-from synbench.errors import ConfigError
+from synbench.core.base import Attack, EncoderSpec
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.text.embeddings import EmbeddingCache
 
 SIMILARITIES = ("embedding", "jaccard", "levenshtein")
 UNITS = ("word", "char")

@@ -73,8 +73,8 @@ from synbench.audit.evidence import PAIR_SCALE, GameResult, game_evidence, pair_
 from synbench.audit.fdp import bonferroni_gdp_mu_lower_bound, gdp_mu_lower_bounds_from_counts
 from synbench.audit.guesses import grid_counts, guess_shares
 from synbench.audit.roc import RocCurve
-from synbench.errors import SynBenchError
-from synbench.privacy import gdp_epsilon
+from synbench.core.errors import SynBenchError
+from synbench.core.privacy import gdp_epsilon
 
 KIND_NAMES = ("outliers", "canaries")
 TYPE_KEYS = (

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.neighbors import LocalOutlierFactor
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 
 def interleave(*rankings: np.ndarray) -> np.ndarray:

@@ -34,12 +34,13 @@ from omegaconf import BooleanNode, DictConfig, FloatNode, OmegaConf
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
-from synbench import failures, joblock, registry
-from synbench.errors import ConfigError
-from synbench.job import JobConfig, check_no_credentials, job_dirname
-from synbench.lifecycle import error_record
-from synbench.results import read_results, write_results
-from synbench.schema import SynBenchConfig, check_bool, node_at
+from synbench.core import registry
+from synbench.core.errors import ConfigError
+from synbench.core.schema import SynBenchConfig, check_bool, node_at
+from synbench.job import failures, lock
+from synbench.job.lifecycle import error_record
+from synbench.job.results import read_results, write_results
+from synbench.job.spec import JobConfig, check_no_credentials, job_dirname
 from synbench.tasks import get_task, writes_results
 
 log = logging.getLogger(__name__)
@@ -82,8 +83,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """`python -m synbench` and the `synbench` command: private file modes, the command line checked, the job.
 
     Every failure ends here as one line on stderr (exit 2; Ctrl-C or SIGTERM exits 130; a job that another
-    process is running exits `joblock.ALREADY_RUNNING_EXIT`): Hydra's own errors re-raised to this point instead
-    of printed with their traceback, a job's error as `synbench.failures` words it.
+    process is running exits `lock.ALREADY_RUNNING_EXIT`): Hydra's own errors re-raised to this point instead
+    of printed with their traceback, a job's error as `synbench.job.failures` words it.
     """
     os.umask(PRIVATE_UMASK)
     args = list(sys.argv[1:] if argv is None else argv)
@@ -404,13 +405,13 @@ def hydra_app(cfg: DictConfig) -> None:
             task.run(config, job_dir)
             return
         check_inside_output_root(job_dir, Path(config.output_root))
-        with joblock.claim(job_dir, config.spec.key, config.lock_wait_s) as job_dir:
+        with lock.claim(job_dir, config.spec.key, config.lock_wait_s) as job_dir:
             task.run(config, job_dir)
-    except joblock.JobLocked as locked:
+    except lock.JobLocked as locked:
         # not a failure of the job: another process runs it, and nothing of this one is written into its folder
         print(f"synbench: already running: {locked}", file=sys.stderr)
         if not multirun:
-            raise SystemExit(joblock.ALREADY_RUNNING_EXIT) from None
+            raise SystemExit(lock.ALREADY_RUNNING_EXIT) from None
         log.warning("job %s is already running in another process: %s", job_dir, locked)
     except Exception as raised:
         exc = failures.config_error(raised) or raised
@@ -421,7 +422,7 @@ def hydra_app(cfg: DictConfig) -> None:
         print(f"synbench: error: {line}", file=sys.stderr)
         if not multirun:
             raise SystemExit(2) from None
-        # In a multirun the sweep goes on; synbench.sweeps.SweepCallback reports the failure at the end.
+        # In a multirun the sweep goes on; synbench.cli.sweeps.SweepCallback reports the failure at the end.
         log.error("job %s failed: %s", job_dir, line)
 
 

@@ -20,11 +20,12 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from synbench import failures, registry
-from synbench.base import DatasetLoader, Generator
-from synbench.job import JobConfig
-from synbench.release import control_results
-from synbench.results import UNREADABLE, job_files, read_job
+from synbench.core import registry
+from synbench.core.base import DatasetLoader, Generator
+from synbench.job import failures
+from synbench.job.release import control_results
+from synbench.job.results import UNREADABLE, job_files, read_job
+from synbench.job.spec import JobConfig
 from synbench.tasks.options import check_task_options
 
 log = logging.getLogger("synbench.sweep")

@@ -20,10 +20,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from synbench.contamination.config import AblationConfig
-from synbench.corpus import Corpus
-from synbench.progress import progress
-from synbench.resume import keyed_hash
-from synbench.run import GeneratorRun, RunRecord
+from synbench.core.corpus import Corpus
+from synbench.core.progress import progress
+from synbench.job.resume import keyed_hash
+from synbench.job.run import GeneratorRun, RunRecord
 
 ARMS = ("none", "flagged", "random")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 DETECTORS = ("exact", "mink", "minkpp")
 PLANTED_ARMS = ("contaminated", "clean")

@@ -16,10 +16,10 @@ import numpy as np
 
 from synbench.contamination import exact, index, mink, texts
 from synbench.contamination.config import ExactConfig, MinKConfig
-from synbench.corpus import Corpus
-from synbench.files import save_arrays_atomic
+from synbench.core.corpus import Corpus
+from synbench.core.files import save_arrays_atomic
+from synbench.job.resume import keyed_hash
 from synbench.lm.generation import torch_threads
-from synbench.resume import keyed_hash
 
 
 def exact_section(

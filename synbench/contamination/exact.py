@@ -19,7 +19,7 @@ import numpy as np
 
 from synbench.contamination.config import ExactConfig
 from synbench.contamination.index import IndexInfo
-from synbench.errors import SynBenchError
+from synbench.core.errors import SynBenchError
 
 
 @dataclass(frozen=True)

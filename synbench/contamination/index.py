@@ -8,7 +8,7 @@ endian) and its document offsets (`offset.0`); step 2 runs the package's
 `table.0`. Each step writes to a temporary name and renames, and is skipped
 when its output exists, so a killed build resumes; `index.json` is written
 last and marks a finished index. The folder is keyed by the tokenizer and
-an HMAC of the texts (`synbench.resume`) under the job's cache dir, so a second job reuses it.
+an HMAC of the texts (`synbench.job.resume`) under the job's cache dir, so a second job reuses it.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from synbench.errors import ConfigError, SynBenchError
-from synbench.files import atomic_path, write_json_atomic
-from synbench.resume import keyed_hash
+from synbench.core.errors import ConfigError, SynBenchError
+from synbench.core.files import atomic_path, write_json_atomic
+from synbench.job.resume import keyed_hash
 
 log = logging.getLogger(__name__)
 DONE_FILE = "index.json"
@@ -51,7 +51,8 @@ def token_dtype_for(vocab_size: int) -> str:
 
 
 def corpus_key(docs: Sequence[str], tokenizer_name: str) -> str:
-    """The index folder's name: an HMAC of the tokenizer and the texts (`synbench.resume`), no digest of the texts."""
+    """The index folder's name: an HMAC of the tokenizer and the texts (`synbench.job.resume`), no digest of the
+    texts."""
     return keyed_hash({"tokenizer": tokenizer_name}, docs)
 
 

@@ -35,9 +35,9 @@ import numpy as np
 
 from synbench.contamination import mink, texts
 from synbench.contamination.config import PlantedConfig
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.files import write_json_atomic, write_text_atomic
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.files import write_json_atomic, write_text_atomic
 
 MEMBERS_FILE = "members.json"
 CORPUS_FILE = "pretraining.jsonl"

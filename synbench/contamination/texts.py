@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from synbench.errors import DataError
+from synbench.core.errors import DataError
 
 PYTHON_DOCS = "python_docs"
 

@@ -2,7 +2,7 @@
 model attacks, classifiers, trackers, LM backends (filters and tasks have theirs beside their code).
 
 A plugin kind is one base class that names its entry-point group; a plugin is
-a class registered under that group (see `synbench.registry`), which must
+a class registered under that group (see `synbench.core.registry`), which must
 subclass its kind's base. Its Hydra config node names it with
 `_plugin_: <name>`; every other key of the node is passed to the constructor
 as a keyword. `check_plugin_class` is called once when the registry loads a
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from synbench.corpus import Corpus, Labels
-from synbench.errors import PluginError
-from synbench.privacy import PrivacySpec
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import PluginError
+from synbench.core.privacy import PrivacySpec
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -118,7 +118,7 @@ class Generator(Plugin):
 
     public_details: ClassVar[frozenset[str]] = frozenset()
     # Every generator must meet the budget it is given. Only the core's built-in controls (`copy`, `public`),
-    # known by class identity in `synbench.release.is_control`, may answer a private request with
+    # known by class identity in `synbench.job.release.is_control`, may answer a private request with
     # epsilon_spent = inf; a plugin cannot declare itself one.
 
     @classmethod
@@ -151,7 +151,7 @@ class Generator(Plugin):
 @dataclass(frozen=True)
 class EncoderSpec:
     """A sentence encoder: `package` is an offline pip package with `get_model_path()`, else `pretrained` is a hub id
-    or folder. A core type (metrics find it in their `MetricContext`); `synbench.embeddings` loads it."""
+    or folder. A core type (metrics find it in their `MetricContext`); `synbench.text.embeddings` loads it."""
 
     name: str
     pretrained: str

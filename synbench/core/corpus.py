@@ -10,7 +10,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from synbench.errors import DataError
+from synbench.core.errors import DataError
 
 Labels = tuple[str, ...]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import numpy as np
 
 if TYPE_CHECKING:
-    from synbench.corpus import Corpus
+    from synbench.core.corpus import Corpus
 
 
 def to_json(value: Any) -> Any:

@@ -23,8 +23,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 
 ACCOUNTANTS = ("prv", "rdp", "gdp")
 # delta as a function of the private set size N. One rule serves every generator of a benchmark, so that two

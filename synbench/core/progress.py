@@ -23,7 +23,7 @@ from typing import Iterable, Iterator, TextIO, TypeVar
 from tqdm.auto import tqdm
 
 T = TypeVar("T")
-log = logging.getLogger("synbench.progress")
+log = logging.getLogger("synbench.core.progress")
 
 
 class Meter:

@@ -1,6 +1,6 @@
 """One generic registry for every plugin kind, over Python entry points.
 
-A plugin kind is one base class: a direct subclass of `synbench.base.Plugin`
+A plugin kind is one base class: a direct subclass of `synbench.core.base.Plugin`
 that names its entry-point group (`Generator.entry_point_group ==
 "synbench.generators"`). `load(Generator, "dpgen")` reads that group, and
 returns the class, checked to subclass the base; nothing here lists the
@@ -31,9 +31,9 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 
-from synbench import schema
-from synbench.base import Plugin
-from synbench.errors import ConfigError, PluginError
+from synbench.core import schema
+from synbench.core.base import Plugin
+from synbench.core.errors import ConfigError, PluginError
 
 PLUGIN_KEY = schema.PLUGIN_KEY
 LOCAL_PACKAGE = "(plugins: key)"  # the `package` of a plugin registered by a module the config names
@@ -66,7 +66,7 @@ def group_of(base: type[Plugin]) -> str:
     if not (inspect.isclass(base) and issubclass(base, Plugin) and isinstance(group, str)):
         raise PluginError(
             f"{getattr(base, '__qualname__', base)!r} is not a plugin kind: a kind is a subclass of "
-            "synbench.base.Plugin that sets `entry_point_group`"
+            "synbench.api.Plugin that sets `entry_point_group`"
         )
     return group
 

@@ -32,7 +32,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import MISSING, BooleanNode, DictConfig, ListConfig, Node, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 PLUGIN_KEY = "_plugin_"
 SCHEMA_GROUP = "schema"  # ConfigStore group of the plugins' schema nodes: schema/<config group>/<plugin name>

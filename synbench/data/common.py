@@ -18,11 +18,11 @@ from abc import abstractmethod
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
-from synbench.base import DatasetLoader, Splits
-from synbench.corpus import Corpus
+from synbench.core.base import DatasetLoader, Splits
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 from synbench.data.records import MAX_CHARS, Row, infer_label_space, records_to_corpus
 from synbench.data.split import make_splits
-from synbench.errors import ConfigError
 
 # how a generator trains on a document longer than its sequence length (`long_documents`; DP-Gen reads it)
 LONG_DOCUMENTS = ("truncate", "head_tail", "chunk")

@@ -32,10 +32,10 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import BaseDataset, SourceSplits
 from synbench.data.records import Row, records_to_corpus
-from synbench.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 

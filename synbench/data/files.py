@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import FieldDataset, SourceSplits
 from synbench.data.records import Row
-from synbench.errors import ConfigError, DataError
 
 FORMATS = ("jsonl", "csv", "tsv", "parquet")
 SUFFIXES = {

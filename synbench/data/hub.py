@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import FieldDataset, SourceSplits
 from synbench.data.records import listing
-from synbench.errors import ConfigError, DataError
 
 
 def _class_names(feature: Any) -> list[str] | None:

@@ -27,9 +27,9 @@ from typing import Iterator
 
 import pandas as pd
 
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import SourceSplits
 from synbench.data.raw import Document, ReleaseDataset, check_columns
-from synbench.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 

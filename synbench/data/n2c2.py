@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import SourceSplits
 from synbench.data.raw import Document, ReleaseDataset
-from synbench.errors import ConfigError, DataError
 
 JUDGEMENT_SOURCES = ("textual", "intuitive")
 JUDGEMENTS = ("Y", "N", "Q", "U")  # present, absent, questionable, unmentioned

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import SourceSplits
 from synbench.data.raw import Document, ReleaseDataset, check_columns
-from synbench.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 

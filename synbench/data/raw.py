@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Iterable, Mapping, Sequence
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import SourceSplits
 from synbench.data.files import FileDataset
 from synbench.data.records import records_to_corpus
-from synbench.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from synbench.corpus import Corpus
-from synbench.errors import DataError
+from synbench.core.corpus import Corpus
+from synbench.core.errors import DataError
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from synbench.base import Splits
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError, DataError
+from synbench.core.base import Splits
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError, DataError
 
 
 def _subsample(

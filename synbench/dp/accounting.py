@@ -25,13 +25,13 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
+from synbench.core.errors import ConfigError
 from synbench.dp.label_sets import History, LabelSetBudget
-from synbench.errors import ConfigError
 
 DPSGD_ACCOUNTANTS = ("prv", "rdp")
 # Largest noise multiplier the search tries; above it the budget is too small for the planned steps.
 MAX_SIGMA = 1e4
-# Wall-clock limit of one calibration. eps is capped (`synbench.privacy.MAX_EPSILON`), but a large eps with many
+# Wall-clock limit of one calibration. eps is capped (`synbench.core.privacy.MAX_EPSILON`), but a large eps with many
 # steps still drives PRV to tiny noise multipliers, where each evaluation slows down; a job must fail, not hang.
 CALIBRATION_TIME_LIMIT_S = 300.0
 

@@ -26,7 +26,7 @@ import hashlib
 
 import torch
 
-from synbench.privacy import NoiseSource
+from synbench.core.privacy import NoiseSource
 
 KEY_BYTES = 32
 _MASK63 = (1 << 63) - 1

@@ -16,11 +16,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import PrivacySpec
 from synbench.dp import accounting, label_sets
 from synbench.dp.poisson import PoissonPlan, charged_history
 from synbench.dp.settings import DPSGDSettings
-from synbench.privacy import PrivacySpec
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ label-space order, `canonical`), so it adds 1 to exactly one set's count.
 
 - **Single-label corpora**: the sets are the singletons of the public label
   space. One Gaussian mechanism (L2 sensitivity 1, std sigma) on the count of
-  every label (`synbench.privacy.noisy_label_histogram`); the space is public,
+  every label (`synbench.core.privacy.noisy_label_histogram`); the space is public,
   so nothing needs selecting and no delta is added.
 - **Multi-label corpora**: the space of label sets is huge and which sets
   occur is private, so the frequent ones are found by Gaussian partition
@@ -59,9 +59,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.special import ndtri
 
-from synbench.corpus import Corpus, Labels
-from synbench.errors import ConfigError
-from synbench.privacy import NoiseSource, allocate, gaussian_sigma, noisy_label_histogram
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource, allocate, gaussian_sigma, noisy_label_histogram
 
 TAILS = ("marginals", "none")
 History = list[tuple[float, float, int]]  # Opacus accountant entries: (noise std, sample rate, steps)
@@ -301,7 +301,7 @@ def plan(
 
     `label_counts` (given by the caller) are followed exactly. Otherwise the
     released sets share round(n * head share) documents in proportion to
-    their weights (largest remainder, `synbench.privacy.allocate`), and the
+    their weights (largest remainder, `synbench.core.privacy.allocate`), and the
     rest are drawn from the tail's marginals with `rng`.
     """
     if label_counts is not None:

@@ -65,11 +65,11 @@ from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as D
 from pytorch_lightning.plugins.precision import MixedPrecision
 from torch.utils.data import DataLoader, Dataset
 
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource
 from synbench.dp.distributed import DPDDPStrategy, largest_over_ranks, sum_over_ranks
 from synbench.dp.hooks import group_grad_samples
 from synbench.dp.poisson import PoissonPlan, Shard, make_private, physical_loader, poisson_loader
-from synbench.errors import ConfigError
-from synbench.privacy import NoiseSource
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from synbench.errors import ConfigError
-from synbench.privacy import NoiseSource
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets
-from synbench.errors import ConfigError
-from synbench.privacy import PrivacySpec
 
 if TYPE_CHECKING:
     import torch

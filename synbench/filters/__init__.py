@@ -16,8 +16,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from synbench import registry
-from synbench.corpus import Corpus
+from synbench.core import registry
+from synbench.core.corpus import Corpus
 from synbench.filters.base import Filter, NoFilter, Selection
 
 log = logging.getLogger(__name__)

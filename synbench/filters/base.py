@@ -8,8 +8,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from synbench.base import Plugin
-from synbench.corpus import Corpus
+from synbench.core.base import Plugin
+from synbench.core.corpus import Corpus
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 from synbench.filters.base import Filter, Selection
 from synbench.filters.settings import PYesPNoConfig
 from synbench.lm.backends import load_shared

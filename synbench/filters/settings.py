@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 
 from omegaconf import MISSING
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 ANSWERS = ("yes_answers", "no_answers")
 

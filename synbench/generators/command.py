@@ -59,14 +59,14 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 from omegaconf import OmegaConf
 
-from synbench import failures
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError, DataError, SynBenchError
+from synbench.core.files import FOLDER_MODE, write_corpus_jsonl, write_json_atomic
+from synbench.core.privacy import PrivacySpec
 from synbench.data.files import jsonl_rows
 from synbench.dp import label_sets
-from synbench.errors import ConfigError, DataError, SynBenchError
-from synbench.files import FOLDER_MODE, write_corpus_jsonl, write_json_atomic
-from synbench.privacy import PrivacySpec
+from synbench.job import failures
 
 PLACEHOLDERS = ("{spec}", "{out}")
 LABEL_PRIORS = ("dp", "uniform")

@@ -1,7 +1,7 @@
 """The `copy` control generator: releases its private training set unchanged.
 
 Not private at all (epsilon_spent = inf). It is one of the core's built-in
-controls (`synbench.release.CONTROLS`), so it runs at any nominal eps of a
+controls (`synbench.job.release.CONTROLS`), so it runs at any nominal eps of a
 sweep and its results say `"non_private_control": true` and `"noise": "n/a"`.
 It is the benchmark's calibration point: the utility upper bound of
 "synthetic" data, and the case in which a membership attack must find
@@ -15,10 +15,10 @@ from typing import Mapping
 
 import numpy as np
 
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
-from synbench.errors import ConfigError
-from synbench.privacy import PrivacySpec
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 
 
 class CopyGenerator(Generator):

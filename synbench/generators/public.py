@@ -16,11 +16,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from synbench.base import ChatRequest, FitReport, Generator
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import ChatRequest, FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets
-from synbench.errors import ConfigError
-from synbench.privacy import PrivacySpec
 
 DEFAULT_PROMPT = 'Write one short text from a {domain} dataset, with the label "{label}". Reply with the text only.'
 

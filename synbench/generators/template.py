@@ -15,7 +15,7 @@ public (the dataset's config names them), and the seed; no document is read,
 so the release is (0, 0)-DP with respect to the private set and
 `epsilon_spent = 0` at any eps. Its randomness may therefore come from the
 job seed: nothing private is hidden by it. It is not a control
-(`synbench.release.CONTROLS`): it meets every budget it is given, as any
+(`synbench.job.release.CONTROLS`): it meets every budget it is given, as any
 private generator must. The report shows a job that spent 0 as a public
 baseline beside random and majority, and every generator's gain over the
 best such baseline (docs/generators/template.md).
@@ -29,11 +29,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from synbench.audit.canaries import public_words
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets
-from synbench.errors import ConfigError
-from synbench.privacy import PrivacySpec
 
 LABEL_PRIOR = "uniform"  # the public prior every document's label comes from (`label_sets.uniform`)
 

@@ -34,8 +34,8 @@ from omegaconf.errors import (
     OmegaConfBaseException,
 )
 
-from synbench import registry
-from synbench.errors import ConfigError, PluginError, SynBenchError
+from synbench.core import registry
+from synbench.core.errors import ConfigError, PluginError, SynBenchError
 
 DEBUG_ENV = "SYNBENCH_DEBUG"
 INTERRUPTED = "interrupted; the same command resumes"

@@ -7,7 +7,7 @@ failure as `"status": "failed"` with the error, and always finish the tracker.
 A task reads its settings from the typed `JobConfig` (`job.config`); the
 helpers every task needs live here: loading the dataset and the release
 header of results.json (`JobRun.record_release`). One generator run is
-`synbench.run.GeneratorRun`.
+`synbench.job.run.GeneratorRun`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from synbench import failures, registry, release
-from synbench.base import DatasetLoader, Generator, Splits
-from synbench.job import JobConfig, JobSpec
-from synbench.release import TaskDeclarations
-from synbench.results import RESULTS_FILE, is_complete, new_results, read_results, write_results
-from synbench.run import GeneratorRun
-from synbench.tracking import Tracker, make_tracker
+from synbench.core import registry
+from synbench.core.base import DatasetLoader, Generator, Splits
+from synbench.job import failures, release
+from synbench.job.release import TaskDeclarations
+from synbench.job.results import RESULTS_FILE, is_complete, new_results, read_results, write_results
+from synbench.job.run import GeneratorRun
+from synbench.job.spec import JobConfig, JobSpec
+from synbench.job.tracking import Tracker, make_tracker
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class JobRun:
     def save(self) -> None:
         """Write results as they stand (atomically); a reader never sees half a file."""
         self.results["timing"] = dict(self.timing)
-        # the release allow-list enforced (synbench.release) with the classes the job holds: no name looked up
+        # the release allow-list enforced (synbench.job.release) with the classes the job holds: no name looked up
         write_results(self.job_dir, self.results, self.generator, self.task)
 
     def load_splits(self) -> Splits:
@@ -101,7 +102,7 @@ class JobRun:
 
 
 def error_record(exc: BaseException) -> dict[str, str]:
-    """The error as results keep it (`synbench.failures`): our errors' messages never quote data; for any other
+    """The error as results keep it (`synbench.job.failures`): our errors' messages never quote data; for any other
     exception, the plugin that raised it, its type and the file:line of the raise, never its message."""
     return failures.describe(exc).record()
 

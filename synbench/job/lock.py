@@ -28,9 +28,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
-from synbench.errors import ConfigError
-from synbench.files import FILE_MODE, FOLDER_MODE
-from synbench.results import read_results
+from synbench.core.errors import ConfigError
+from synbench.core.files import FILE_MODE, FOLDER_MODE
+from synbench.job.results import read_results
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def held(path: Path, wait_s: float, what: str) -> Iterator[IO[str]]:
     """An exclusive flock on `path`, waited for up to `wait_s` seconds; else a one-line error naming its holder."""
     handle = _open_lock(path)
     try:
-        deadline = time.monotonic() + wait_s  # at least 0 (job.check_top_level)
+        deadline = time.monotonic() + wait_s  # at least 0 (spec.check_top_level)
         waited = False
         while not _try_lock(handle):
             if time.monotonic() >= deadline:

@@ -8,7 +8,7 @@ A statistic of private data without noise (a generator's `private_stats`, a
 metric's `non_dp_keys`) is written only when the user opts in with
 `tracking.log_private_stats=true`, and every such field is then named in
 `non_dp_outputs`. `check` enforces the list whenever results are written
-(`synbench.results.write_results`): a field outside it fails the job, named.
+(`synbench.job.results.write_results`): a field outside it fails the job, named.
 
 Only the core's built-in controls may be non-private: `copy` (releases the
 private set) and `public` (never reads it). They are known by the identity of
@@ -24,10 +24,10 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
-from synbench.errors import SynBenchError
+from synbench.core.errors import SynBenchError
 
 if TYPE_CHECKING:
-    from synbench.base import Generator
+    from synbench.core.base import Generator
 
 log = logging.getLogger(__name__)
 

@@ -8,20 +8,20 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from synbench import release
-from synbench.errors import SynBenchError
-from synbench.files import write_json_atomic
-from synbench.job import JobSpec
+from synbench.core.errors import SynBenchError
+from synbench.core.files import write_json_atomic
+from synbench.job import release
+from synbench.job.spec import JobSpec
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from synbench.base import Generator
+    from synbench.core.base import Generator
 
 RESULTS_FILE = "results.json"
 SECTIONS = ("utility", "fidelity", "audit", "timing")
 UNREADABLE = "unreadable"  # the status of a job whose results.json cannot be parsed
-NON_FINITE = ("inf", "-inf", "nan")  # how strict JSON (`synbench.files.to_json`) writes non-finite numbers
+NON_FINITE = ("inf", "-inf", "nan")  # how strict JSON (`synbench.core.files.to_json`) writes non-finite numbers
 # The first columns of `load`: where the job is, how it ended, and what it ran; the rest follow in file order.
 LEADING_COLUMNS = (
     "job",
@@ -43,7 +43,7 @@ def write_results(
     generator: type[Generator] | None = None,
     task: release.TaskDeclarations | None = None,
 ) -> None:
-    """Write the job's `results.json` with the release allow-list enforced (`synbench.release`).
+    """Write the job's `results.json` with the release allow-list enforced (`synbench.job.release`).
 
     `generator` and `task` are the classes the job ran, whose declarations
     (`public_details`, `results_sections`, `generation_fields`) extend the

@@ -28,9 +28,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.files import to_json
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.files import to_json
 
 SECRET_ENV = "SYNBENCH_SECRET_FILE"
 SECRET_BYTES = 32

@@ -27,14 +27,15 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from synbench import registry, release
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus
-from synbench.errors import SynBenchError
-from synbench.files import save_arrays_atomic, to_json, write_corpus_jsonl, write_json_atomic
-from synbench.job import derive_seed
-from synbench.privacy import EPS_TOLERANCE, PrivacySpec
-from synbench.quality import output_health
+from synbench.core import registry
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus
+from synbench.core.errors import SynBenchError
+from synbench.core.files import save_arrays_atomic, to_json, write_corpus_jsonl, write_json_atomic
+from synbench.core.privacy import EPS_TOLERANCE, PrivacySpec
+from synbench.core.quality import output_health
+from synbench.job import release
+from synbench.job.spec import derive_seed
 
 
 def check_budget(report: FitReport, privacy: PrivacySpec, generator: Generator, name: str) -> None:

@@ -20,10 +20,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from synbench import schema
-from synbench.errors import ConfigError
-from synbench.files import to_json
-from synbench.privacy import NoiseSource, PrivacySpec, check_accountant, check_delta_setting, check_epsilon
+from synbench.core import schema
+from synbench.core.errors import ConfigError
+from synbench.core.files import to_json
+from synbench.core.privacy import NoiseSource, PrivacySpec, check_accountant, check_delta_setting, check_epsilon
 
 # Keys that change where a job logs, not what it computes.
 # `data_root` only feeds the dataset's paths, which the description holds (and it is `???` where no experiment sets it).
@@ -183,7 +183,7 @@ def derive_seed(seed: int, *path: int) -> int:
 
     The one recipe for every seed below a job's, so runs get independent
     streams that a re-run reproduces. It is public: privacy noise never comes
-    from it (that is `synbench.privacy.NoiseSource`).
+    from it (that is `synbench.core.privacy.NoiseSource`).
     """
     return seed if not path else int(np.random.SeedSequence([seed, *path]).generate_state(1)[0])
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 from urllib.parse import urlparse
 
-from synbench.base import FitReport, Tracker
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.files import to_json
-from synbench.job import JobSpec
+from synbench.core.base import FitReport, Tracker
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.files import to_json
+from synbench.job.spec import JobSpec
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ def has_wandb_key() -> bool:
 
 def make_tracker(node: Mapping[str, Any], spec: JobSpec, job_dir: Path, group: str) -> Tracker:
     """The tracker a `tracking` config node names (`_plugin_: wandb | none`, or a third party's)."""
-    from synbench import registry
+    from synbench.core import registry
 
     params = {k: v for k, v in node.items() if k != "log_private_stats"}  # read by the tasks, not the tracker
     return registry.create(Tracker, params or {"_plugin_": "none"}, spec=spec, job_dir=job_dir, group=group)

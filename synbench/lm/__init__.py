@@ -15,8 +15,8 @@ from typing import Any
 # each public name and the module it lives in: imported on first use (PEP 562), so that the schema reads
 # `synbench.lm.settings` without importing torch
 _HOME = {
-    "ChatRequest": "synbench.base",
-    "LMBackend": "synbench.base",
+    "ChatRequest": "synbench.core.base",
+    "LMBackend": "synbench.core.base",
     "LocalBackend": "synbench.lm.backends",
     "load_shared": "synbench.lm.backends",
     "make_backend": "synbench.lm.backends",

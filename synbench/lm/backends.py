@@ -21,10 +21,10 @@ from typing import Any, Mapping, Sequence
 
 import torch
 
-from synbench import registry
-from synbench.base import ChatRequest, LMBackend
-from synbench.errors import ConfigError
-from synbench.job import check_no_credentials
+from synbench.core import registry
+from synbench.core.base import ChatRequest, LMBackend
+from synbench.core.errors import ConfigError
+from synbench.job.spec import check_no_credentials
 from synbench.lm.generation import chat_prompt, generate, torch_threads
 from synbench.lm.models import LoadedModel, load_causal_lm
 from synbench.lm.settings import LocalBackendOptions

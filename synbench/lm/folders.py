@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 from synbench.lm.models import is_complete_folder, load_causal_lm, save_plain
 
 

@@ -19,9 +19,9 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
+from synbench.core.progress import Meter
 from synbench.lm.settings import TRANSFORMERS_TOP_K
-from synbench.progress import Meter
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from typing import Any, Mapping
 
 import torch
 
-from synbench import schema
-from synbench.errors import ConfigError, SynBenchError
-from synbench.files import atomic_folder
+from synbench.core import schema
+from synbench.core.errors import ConfigError, SynBenchError
+from synbench.core.files import atomic_folder
 from synbench.lm.settings import ModelSpec
 
 log = logging.getLogger(__name__)

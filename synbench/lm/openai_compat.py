@@ -16,8 +16,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
-from synbench.base import ChatRequest, LMBackend
-from synbench.errors import SynBenchError
+from synbench.core.base import ChatRequest, LMBackend
+from synbench.core.errors import SynBenchError
 from synbench.lm.settings import OpenAIBackendOptions
 
 # The key sent when the named environment variable is unset: servers without authentication (vLLM, llama.cpp)

@@ -20,8 +20,8 @@ from typing import Any, Mapping, Optional
 import yaml
 from omegaconf import MISSING
 
-from synbench import schema
-from synbench.errors import ConfigError
+from synbench.core import schema
+from synbench.core.errors import ConfigError
 
 FIELDS = {"random": ("{label}",), "rephrase": ("{text}", "{label}"), "fill_blanks": ("{masked}", "{label}")}
 DEFAULT = "default"

@@ -14,8 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from synbench.errors import ConfigError
-from synbench.progress import progress
+from synbench.core.errors import ConfigError
+from synbench.core.progress import progress
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Optional
 
 from omegaconf import MISSING
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 DTYPES = ("float32", "bfloat16", "float16")
 ATTENTION = ("auto", "flash_attention_2", "sdpa", "eager")

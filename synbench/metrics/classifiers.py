@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from synbench.base import Classifier
+from synbench.core.base import Classifier
 
 
 @dataclass

@@ -19,10 +19,10 @@ from typing import Any, Callable, Hashable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from synbench.base import Metric, MetricContext
-from synbench.corpus import Corpus
-from synbench.embeddings import EmbeddingCache
-from synbench.errors import ConfigError
+from synbench.core.base import Metric, MetricContext
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.text.embeddings import EmbeddingCache
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)

@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from synbench.base import MetricContext
+from synbench.core.base import MetricContext
 from synbench.metrics.common import TextFidelityMetric, counter_js, counter_kl, per_text, smoothing
-from synbench.nlp import load_spacy
+from synbench.text.nlp import load_spacy
 
 Entity = tuple[str, str]
 NER_COMPONENT = "ner"

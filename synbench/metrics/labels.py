@@ -27,8 +27,8 @@ from typing import Sequence
 
 import numpy as np
 
-from synbench.base import MetricContext
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import MetricContext
+from synbench.core.corpus import Corpus, Labels
 from synbench.metrics.common import FidelityMetric, counter_js, smoothing
 
 

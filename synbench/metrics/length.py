@@ -28,10 +28,10 @@ from typing import Sequence
 
 import numpy as np
 
-from synbench.base import MetricContext
-from synbench.errors import ConfigError
+from synbench.core.base import MetricContext
+from synbench.core.errors import ConfigError
 from synbench.metrics.common import TextFidelityMetric, js_divergence, kl_divergence, per_text, smoothing
-from synbench.nlp import tokenize
+from synbench.text.nlp import tokenize
 
 TOKENIZERS = ("spacy", "whitespace")
 

@@ -23,9 +23,9 @@ from typing import Sequence
 
 import numpy as np
 
-from synbench.base import MetricContext
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
+from synbench.core.base import MetricContext
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 from synbench.metrics.common import TextFidelityMetric, embedding_cache
 
 

@@ -23,10 +23,10 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
-from synbench.base import Classifier
-from synbench.embeddings import model_source
-from synbench.errors import ConfigError
+from synbench.core.base import Classifier
+from synbench.core.errors import ConfigError
 from synbench.metrics.transformer_options import TransformerOptions
+from synbench.text.embeddings import model_source
 
 
 class FineTune(pl.LightningModule):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 
 @dataclass

@@ -17,7 +17,7 @@ Every row carries its baselines, all computed here:
   would (over label sets, so it is not the empty set for multi-label tasks).
 - `real_f1`: the same classifier trained on real data, the upper bound. It is
   the same for every generator and epsilon of a sweep, so it is kept on disk
-  under `cache_dir`, in a file named by a keyed hash (`synbench.resume`) of
+  under `cache_dir`, in a file named by a keyed hash (`synbench.job.resume`) of
   mode, data, config and seed: the name is no digest of the private data.
 
 Where the real data for the last two comes from is `baselines`:
@@ -55,12 +55,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from synbench import __version__, registry
-from synbench.base import Classifier, Metric, MetricContext
-from synbench.corpus import Corpus, Labels
-from synbench.errors import ConfigError
-from synbench.files import write_json_atomic
-from synbench.resume import resume_key
+from synbench import __version__
+from synbench.core import registry
+from synbench.core.base import Classifier, Metric, MetricContext
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.files import write_json_atomic
+from synbench.job.resume import resume_key
 
 # The dtype of every 0/1 label matrix. It must hold any column index: scikit-learn (1.9's `label_binarize`, inside
 # OneVsRestClassifier) casts the class indices 0..L-1 to the label matrix's integer dtype, so int8 wrapped at 128

@@ -41,8 +41,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, log_ndtr
 
-from synbench.base import ModelAttack, ModelSignals
-from synbench.errors import ConfigError
+from synbench.core.base import ModelAttack, ModelSignals
+from synbench.core.errors import ConfigError
 
 TINY = 1e-30  # floor of a probability before its log: keeps phi finite (|phi| <= 69) for saturated models
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from synbench.core.errors import ConfigError
 from synbench.dp.settings import DPSGDSettings
-from synbench.errors import ConfigError
 
 
 @dataclass(frozen=True)

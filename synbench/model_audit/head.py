@@ -5,7 +5,7 @@ DP-SGD only protects what it trains. A TF-IDF vocabulary (or any feature
 map fitted on the training texts) is a function of the private data that
 no noise covers, so the features here are fitted on nothing private: the
 job's public sentence encoder (`features: embeddings`, MiniLM offline by
-default, cached by `synbench.embeddings`) or a `HashingVectorizer` over
+default, cached by `synbench.text.embeddings`) or a `HashingVectorizer` over
 word unigrams and bigrams (`features: hashing`, a fixed hash, no vocabulary).
 
 Training goes through the shared core (`synbench.dp`: Poisson sampling,
@@ -24,12 +24,12 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from synbench.core.privacy import PrivacySpec
 from synbench.dp import accounting
 from synbench.dp.job import JobBudget
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, fit_module
 from synbench.dp.poisson import PoissonPlan
 from synbench.model_audit.config import HeadSettings
-from synbench.privacy import PrivacySpec
 
 QUIET_LOGGERS = ("pytorch_lightning", "lightning.pytorch", "lightning_fabric", "synbench.dp.module")
 

@@ -27,17 +27,17 @@ from typing import Any, Mapping
 import numpy as np
 
 from synbench.audit.design import AuditDesign
-from synbench.base import Classifier, ModelAttack
-from synbench.corpus import Corpus
-from synbench.job import JobSpec, derive_seed
+from synbench.core.base import Classifier, ModelAttack
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import PrivacySpec
+from synbench.core.progress import Meter
+from synbench.job.run import GeneratorRun, RunRecord, Timing
+from synbench.job.spec import JobSpec, derive_seed
 from synbench.metrics.utility import indicator
 from synbench.model_audit.attacks import logit_confidence
 from synbench.model_audit.config import REGIMES, ModelAuditConfig
 from synbench.model_audit.head import LogisticHead
 from synbench.model_audit.summary import model_signals, summarise_regime
-from synbench.privacy import PrivacySpec
-from synbench.progress import Meter
-from synbench.run import GeneratorRun, RunRecord, Timing
 
 log = logging.getLogger(__name__)
 RUNS_DIR = "model_audit_runs"

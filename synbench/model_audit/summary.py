@@ -15,7 +15,7 @@ import numpy as np
 
 from synbench.audit.epsilon import empirical_epsilon_curve, empirical_epsilon_lower_bound
 from synbench.audit.roc import RocCurve
-from synbench.base import ModelAttack, ModelSignals
+from synbench.core.base import ModelAttack, ModelSignals
 from synbench.model_audit.config import ModelAuditConfig
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from synbench.files import write_text_atomic
+from synbench.core.files import write_text_atomic
 from synbench.report.audit import TASK as AUDIT
 from synbench.report.audit import (
     attack_note,

@@ -13,11 +13,11 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from synbench.job.results import RESULTS_FILE, read_job
 from synbench.report.load import COMPLETE, SECTION
 from synbench.report.render import Block, Heading, Text
 from synbench.report.stats import MISSING, estimate, format_eps, format_number
 from synbench.report.table import Cell, Table
-from synbench.results import RESULTS_FILE, read_job
 
 TASK = "contamination"
 DETECTORS = (("exact", "exact n-gram (infini-gram)"), ("mink", "Min-K%"), ("minkpp", "Min-K%++"))

@@ -32,7 +32,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from synbench.results import UNREADABLE, job_files, number, read_job
+from synbench.job.results import UNREADABLE, job_files, number, read_job
 
 METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit", "disclosure")
 # Descriptive (non-numeric) result keys kept as columns.

@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from synbench.release import control_results
+from synbench.job.release import control_results
+from synbench.job.results import number
 from synbench.report.stats import format_job_eps, macro_f1_leads
-from synbench.results import number
 
 # (section, key, label, reference keys as (label, section.key)) of the figures a person reads first.
 F1_MICRO = (

@@ -13,7 +13,7 @@ from typing import Callable, Literal, Sequence
 
 import pandas as pd
 
-from synbench.release import CONTROL_NOISE
+from synbench.job.release import CONTROL_NOISE
 from synbench.report.load import COMPLETE
 from synbench.report.stats import MISSING, Estimate, estimate, format_eps
 

@@ -7,8 +7,8 @@ and one entry point; nothing here lists them.
 
 from __future__ import annotations
 
-from synbench import registry
-from synbench.errors import PluginError
+from synbench.core import registry
+from synbench.core.errors import PluginError
 from synbench.tasks.base import Task
 
 

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from synbench import release, schema
 from synbench.audit.attacks import attacks_from_node
 from synbench.audit.config import AuditConfig
 from synbench.audit.disclosure import SECTION as DISCLOSURE
@@ -32,14 +31,16 @@ from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summa
 from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
 from synbench.audit.summary import summarise
 from synbench.audit.targets import listed_targets, select_targets
-from synbench.base import EncoderSpec
-from synbench.corpus import Corpus
-from synbench.embeddings import EmbeddingCache
-from synbench.files import save_arrays_atomic
-from synbench.job import JobConfig, derive_seed
-from synbench.lifecycle import JobRun
-from synbench.run import GeneratorRun
+from synbench.core import schema
+from synbench.core.base import EncoderSpec
+from synbench.core.corpus import Corpus
+from synbench.core.files import save_arrays_atomic
+from synbench.job import release
+from synbench.job.lifecycle import JobRun
+from synbench.job.run import GeneratorRun
+from synbench.job.spec import JobConfig, derive_seed
 from synbench.tasks.base import Task
+from synbench.text.embeddings import EmbeddingCache
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "audit_design.npz"

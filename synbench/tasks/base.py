@@ -18,7 +18,7 @@ A job task implements `body(job)`, which `run` wraps in the task wrapper
 (resume, tracking, timing, status, results). A task that writes no
 `results.json` (a listing, a scaffold, the report) sets `writes_results =
 False` and overrides `run`. Either way the task receives one typed
-`JobConfig` (built by the app, `synbench.job`), never Hydra's raw config.
+`JobConfig` (built by the app, `synbench.job.spec`), never Hydra's raw config.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synbench.base import Plugin
-from synbench.errors import PluginError
-from synbench.job import JobConfig
-from synbench.lifecycle import JobRun, run_job
+from synbench.core.base import Plugin
+from synbench.core.errors import PluginError
+from synbench.job.lifecycle import JobRun, run_job
+from synbench.job.spec import JobConfig
 from synbench.report.summary import summary
 
 REPORT_SECTION = "report_section"  # the results.json field a job's report section goes to

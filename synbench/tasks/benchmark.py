@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import logging
 
-from synbench import registry, release, schema
 from synbench.audit.config import AuditConfig
 from synbench.audit.disclosure import SECTION as DISCLOSURE
 from synbench.audit.disclosure import disclosure_counts, disclosure_test, record_disclosure
-from synbench.base import EncoderSpec, Metric, MetricContext
-from synbench.corpus import Corpus
-from synbench.errors import PluginError
+from synbench.core import registry, schema
+from synbench.core.base import EncoderSpec, Metric, MetricContext
+from synbench.core.corpus import Corpus
+from synbench.core.errors import PluginError
+from synbench.core.progress import progress
 from synbench.filters import SUFFIX as FILTERED
 from synbench.filters import apply_filter
-from synbench.lifecycle import JobRun
-from synbench.progress import progress
-from synbench.run import GeneratorRun
+from synbench.job import release
+from synbench.job.lifecycle import JobRun
+from synbench.job.run import GeneratorRun
 from synbench.tasks.base import Task
 from synbench.tasks.options import BenchmarkOptions
 

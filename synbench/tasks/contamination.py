@@ -24,8 +24,6 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from synbench import registry, schema
-from synbench.base import Metric, MetricContext, Splits
 from synbench.contamination.ablation import run_ablation
 from synbench.contamination.config import ContaminationConfig, PlantedConfig
 from synbench.contamination.detect import exact_section, mink_sections
@@ -37,19 +35,21 @@ from synbench.contamination.planted import (
     plant_corpus,
     public_paragraphs,
 )
-from synbench.corpus import Corpus
-from synbench.errors import ConfigError
-from synbench.files import save_arrays_atomic, write_json_atomic
+from synbench.core import registry, schema
+from synbench.core.base import Metric, MetricContext, Splits
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.files import save_arrays_atomic, write_json_atomic
+from synbench.core.privacy import PrivacySpec
 from synbench.generators.dpgen.data import DocumentDataset
 from synbench.generators.dpgen.generator import DPGenGenerator
 from synbench.generators.dpgen.settings import DPGenSettings
-from synbench.lifecycle import JobRun
+from synbench.job.lifecycle import JobRun
+from synbench.job.run import GeneratorRun
 from synbench.lm.backends import load_shared
 from synbench.lm.folders import gguf_to_folder
 from synbench.lm.models import is_complete_folder
-from synbench.privacy import PrivacySpec
 from synbench.report.stats import estimate
-from synbench.run import GeneratorRun
 from synbench.tasks.base import Task
 
 log = logging.getLogger(__name__)

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from synbench import results, schema
-from synbench.errors import ConfigError
-from synbench.files import atomic_path
-from synbench.job import JobConfig
+from synbench.core import schema
+from synbench.core.errors import ConfigError
+from synbench.core.files import atomic_path
+from synbench.job import results
+from synbench.job.spec import JobConfig
 from synbench.tasks.base import Task
 from synbench.tasks.options import ExportOptions
 

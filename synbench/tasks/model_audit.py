@@ -22,22 +22,22 @@ from pathlib import Path
 
 import numpy as np
 
-from synbench import registry, schema
 from synbench.audit.config import AuditConfig
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.targets import select_targets
-from synbench.base import Classifier, EncoderSpec, ModelAttack
-from synbench.corpus import Corpus
-from synbench.embeddings import EmbeddingCache
-from synbench.errors import ConfigError
-from synbench.files import save_arrays_atomic
-from synbench.job import JobConfig
-from synbench.lifecycle import JobRun
+from synbench.core import registry, schema
+from synbench.core.base import Classifier, EncoderSpec, ModelAttack
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.files import save_arrays_atomic
+from synbench.job.lifecycle import JobRun
+from synbench.job.run import GeneratorRun
+from synbench.job.spec import JobConfig
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
 from synbench.model_audit.head import LogisticHead
 from synbench.model_audit.runs import ModelRunner
-from synbench.run import GeneratorRun
 from synbench.tasks.base import Task
+from synbench.text.embeddings import EmbeddingCache
 
 log = logging.getLogger(__name__)
 DESIGN_FILE = "model_audit_design.npz"

@@ -23,10 +23,10 @@ from typing import Iterator
 
 import yaml
 
-from synbench import registry, schema
-from synbench.base import Plugin
-from synbench.errors import ConfigError
-from synbench.job import JobConfig
+from synbench.core import registry, schema
+from synbench.core.base import Plugin
+from synbench.core.errors import ConfigError
+from synbench.job.spec import JobConfig
 from synbench.tasks.base import Task
 from synbench.tasks.options import PluginScaffold
 

@@ -5,7 +5,7 @@ conf/task/<name>.yaml names its node first in its defaults list, so the YAML
 holds only what differs and every value is typed on merge: a
 `task.save_synthetic=no` is False, a `task.n_synthetic=abc` a one-line error.
 The checks a type cannot express are in the dataclass's `__post_init__`
-(or `synbench.job` for `n_synthetic`), one place per setting, so a value is
+(or `synbench.job.spec` for `n_synthetic`), one place per setting, so a value is
 refused before the task looks for a sweep's files, and a sweep refuses it for
 every point before its first job (`check_task_options`).
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Mapping, Optional
 
-from synbench import schema
 from synbench.audit.config import DisclosureConfig
-from synbench.errors import ConfigError
-from synbench.tracking import WandbOptions
+from synbench.core import schema
+from synbench.core.errors import ConfigError
+from synbench.job.tracking import WandbOptions
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
 EXPORT_FORMATS = ("csv", "parquet")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import synbench.filters.base  # noqa: F401  (the one built-in kind whose base is not in synbench.base or tasks.base)
+import synbench.filters.base  # noqa: F401  (the one built-in kind whose base is not in synbench.core.base or tasks.base)
 from hydra_plugins.synbench_searchpath.plugin import config_folders
-from synbench import registry
-from synbench.job import JobConfig
+from synbench.core import registry
+from synbench.job.spec import JobConfig
 from synbench.tasks.base import Task
 
 

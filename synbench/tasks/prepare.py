@@ -18,11 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from synbench import registry, schema
-from synbench.base import DatasetLoader, Splits
-from synbench.corpus import Corpus
-from synbench.files import write_corpus_jsonl, write_json_atomic
-from synbench.job import JobConfig
+from synbench.core import registry, schema
+from synbench.core.base import DatasetLoader, Splits
+from synbench.core.corpus import Corpus
+from synbench.core.files import write_corpus_jsonl, write_json_atomic
+from synbench.job.spec import JobConfig
 from synbench.tasks.base import Task
 from synbench.tasks.options import PrepareOptions
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synbench import schema
-from synbench.errors import ConfigError
-from synbench.job import JobConfig
+from synbench.core import schema
+from synbench.core.errors import ConfigError
+from synbench.job.results import RESULTS_FILE
+from synbench.job.spec import JobConfig
 from synbench.report.build import write_report
-from synbench.results import RESULTS_FILE
 from synbench.tasks.base import Task
 from synbench.tasks.options import ReportOptions
 

@@ -1,6 +1,6 @@
 """`task=wandb_workspace`: a saved W&B view of a sweep, built with the `wandb-workspaces` library.
 
-One job is one W&B run, grouped by its sweep (`synbench.tracking`); every
+One job is one W&B run, grouped by its sweep (`synbench.job.tracking`); every
 figure a job logs goes in one history row beside its nominal `eps`, so a
 line plot with `eps` as its x-axis has one point per job, and with the runs
 grouped by generator, one line per generator (the mean over seeds, min-max
@@ -24,10 +24,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from synbench import schema
-from synbench.errors import ConfigError
-from synbench.files import write_text_atomic
-from synbench.job import JobConfig
+from synbench.core import schema
+from synbench.core.errors import ConfigError
+from synbench.core.files import write_text_atomic
+from synbench.job.spec import JobConfig
 from synbench.tasks.base import Task
 from synbench.tasks.options import WandbWorkspaceOptions
 

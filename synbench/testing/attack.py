@@ -1,4 +1,4 @@
-"""`check_attack`: the contracts of a `synbench.base.Attack`, checked from outside.
+"""`check_attack`: the contracts of a `synbench.core.base.Attack`, checked from outside.
 
 The audit stacks one score per target and run into a matrix and reads ROC
 curves off it, so the kit checks that scores are one finite number per
@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from synbench.base import Attack, ModelAttack
-from synbench.corpus import Corpus
+from synbench.core.base import Attack, ModelAttack
+from synbench.core.corpus import Corpus
 from synbench.testing.checks import Checks, begin, checked_scores, describe
 from synbench.testing.corpora import public_corpus
 

@@ -33,7 +33,7 @@ from synbench.audit.config import AuditConfig
 from synbench.audit.design import make_design
 from synbench.audit.ngram import NgramAttack
 from synbench.audit.summary import summarise
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
 from synbench.testing.corpora import public_corpus
 
 AUDIT_CANARIES = 1000  # about 500 members: a verbatim copier of half its documents is bounded above eps 3

@@ -16,7 +16,7 @@ from typing import Callable, Iterator, NoReturn, TypeVar
 
 import numpy as np
 
-from synbench.errors import PluginError
+from synbench.core.errors import PluginError
 
 P = TypeVar("P")
 
@@ -109,8 +109,8 @@ def begin(kind: str, factory: Callable[[], P], base: type) -> tuple[P, Checks]:
     if not isinstance(first, base):
         checks.stop(
             "subclass",
-            f"factory() returned a {type(first).__name__}, not a synbench.base.{base.__name__}",
-            f"subclass synbench.base.{base.__name__} and pass the class (or a function building a fresh instance)",
+            f"factory() returned a {type(first).__name__}, not a synbench.core.base.{base.__name__}",
+            f"subclass synbench.core.base.{base.__name__} and pass the class (or a function building a fresh instance)",
         )
     declared = getattr(type(first), "check_plugin_class", None)
     if declared is not None:

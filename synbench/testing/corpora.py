@@ -19,7 +19,7 @@ from itertools import product
 
 import numpy as np
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
 
 LABELS = ("relief", "side_effect", "no_effect")
 _SUBJECTS = ("the new dose", "this tablet", "the evening pill", "my inhaler", "the cream", "the syrup")

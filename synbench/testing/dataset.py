@@ -1,4 +1,4 @@
-"""`check_dataset`: the contracts of a `synbench.base.DatasetLoader`, checked from outside.
+"""`check_dataset`: the contracts of a `synbench.core.base.DatasetLoader`, checked from outside.
 
 Every task starts from `load(seed)`: the generator fits on `train`, metrics
 score against `eval`, and the classifier of the utility metric maps both onto
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from synbench.base import DatasetLoader, Splits
-from synbench.corpus import Corpus
+from synbench.core.base import DatasetLoader, Splits
+from synbench.core.corpus import Corpus
 from synbench.testing.checks import begin
 
 
@@ -21,7 +21,7 @@ def check_dataset(factory: Callable[[], DatasetLoader], *, seed: int = 0) -> Non
     first, checks = begin("dataset", factory, DatasetLoader)
     with checks.running("load", f"load(seed={seed})"):
         splits = first.load(seed)
-    fix = "return synbench.base.Splits(train=<Corpus>, eval=<Corpus>) with documents in both"
+    fix = "return synbench.core.base.Splits(train=<Corpus>, eval=<Corpus>) with documents in both"
     if not isinstance(splits, Splits) or not all(isinstance(c, Corpus) for c in (splits.train, splits.eval)):
         checks.stop(
             "splits", f"load(seed={seed}) returned a {type(splits).__name__}, not Splits of two Corpus objects", fix
@@ -46,7 +46,7 @@ def check_dataset(factory: Callable[[], DatasetLoader], *, seed: int = 0) -> Non
                 f"{name} has documents with no label or with labels outside its label space "
                 f"({len(outside)} such label(s))",
                 "label every document from the label space, or reject "
-                "the record with a synbench.errors.DataError naming its file and line",
+                "the record with a synbench.core.errors.DataError naming its file and line",
             )
     with checks.running("deterministic", f"a second load(seed={seed})"):
         again = factory().load(seed)

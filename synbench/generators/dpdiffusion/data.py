@@ -28,13 +28,13 @@ from typing import Any, NamedTuple, Sequence
 import torch
 from torch.utils.data import Dataset
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import NoiseSource
 from synbench.dp.document_noise import DocumentNoise, document_key
 from synbench.dp.label_sets import label_sets, positions
 from synbench.dp.module import Batch, PerSampleLoss
-from synbench.embeddings import model_source
-from synbench.errors import ConfigError
-from synbench.privacy import NoiseSource
+from synbench.text.embeddings import model_source
 
 
 def public_model_path() -> str:

@@ -17,13 +17,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets
 from synbench.dp.job import DPSGD_DETAILS, JobBudget
 from synbench.dp.module import DPSGDModule, fit_module
 from synbench.dp.poisson import PoissonPlan
-from synbench.errors import ConfigError
 from synbench.generators.dpdiffusion.data import MaskedDiffusionLoss, SequenceDataset, collate, public_tokenizer
 from synbench.generators.dpdiffusion.model import (
     Denoiser,
@@ -34,7 +35,6 @@ from synbench.generators.dpdiffusion.model import (
 )
 from synbench.generators.dpdiffusion.sampling import generate
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
-from synbench.privacy import PrivacySpec
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from synbench.errors import ConfigError
+from synbench.core.errors import ConfigError
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
 
 

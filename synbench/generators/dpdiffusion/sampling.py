@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import torch
 
-from synbench.corpus import Labels
+from synbench.core.corpus import Labels
 from synbench.generators.dpdiffusion.data import forbidden_ids, label_codes, layout
 
 

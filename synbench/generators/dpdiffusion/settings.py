@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from synbench.core.errors import ConfigError
 from synbench.dp.settings import DPSGDSettings, at_least_one
-from synbench.errors import ConfigError
 
 INITS = ("pretrained", "scratch")
 SAMPLE_LENGTHS = ("full", "model")

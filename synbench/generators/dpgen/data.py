@@ -22,9 +22,9 @@ from typing import Any, NamedTuple, Sequence
 import torch
 from torch.utils.data import Dataset
 
-from synbench.corpus import Corpus
+from synbench.core.corpus import Corpus
+from synbench.core.errors import ConfigError
 from synbench.dp.label_sets import label_sets
-from synbench.errors import ConfigError
 from synbench.generators.dpgen.settings import DPGenSettings
 
 IGNORE = -100  # label id that cross-entropy skips

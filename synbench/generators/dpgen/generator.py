@@ -18,21 +18,21 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import torch
 
-from synbench.base import FitReport, Generator
-from synbench.corpus import Corpus, Labels
+from synbench.core.base import FitReport, Generator
+from synbench.core.corpus import Corpus, Labels
+from synbench.core.errors import ConfigError
+from synbench.core.files import atomic_folder
+from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.dp import label_sets
 from synbench.dp.job import DPSGD_DETAILS, JobBudget
 from synbench.dp.poisson import PoissonPlan
-from synbench.errors import ConfigError
-from synbench.files import atomic_folder
 from synbench.generators.dpgen import weights
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
 from synbench.generators.dpgen.settings import DPGenOptions, DPGenSettings
 from synbench.generators.dpgen.trunk import CachedCollator, CachedDocuments, decoder_span, trunk_states
+from synbench.job.resume import resume_key
 from synbench.lm.generation import generate, memory_batch_size
 from synbench.lm.models import DTYPES, load_causal_lm
-from synbench.privacy import NoiseSource, PrivacySpec
-from synbench.resume import resume_key
 
 log = logging.getLogger(__name__)
 

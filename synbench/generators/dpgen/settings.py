@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from synbench.core.errors import ConfigError
+from synbench.core.privacy import PrivacySpec
 from synbench.data.common import LONG_DOCUMENTS
 from synbench.dp.settings import DPSGDSettings, at_least_one
-from synbench.errors import ConfigError
 from synbench.lm.settings import DTYPES, TRANSFORMERS_TOP_K
-from synbench.privacy import PrivacySpec
 
 if TYPE_CHECKING:
     from synbench.dp.module import TrainConfig

@@ -2,7 +2,7 @@
 
 The checkpoint (`<workdir>/dpgen/`) holds only what training changed (the
 LoRA adapter in peft's format, or the trained tensors) plus `dpgen.json`
-with the accounting of the run and its resume key (`synbench.resume`: keyed
+with the accounting of the run and its resume key (`synbench.job.resume`: keyed
 by a secret outside the job folder, so it is no digest of the data). A later
 `fit` of the same job on the same private data finds it and samples again
 without re-training; the released numbers (epsilon spent, noise) come from
@@ -17,8 +17,8 @@ from typing import Any, Mapping
 
 from torch import nn
 
-from synbench.errors import ConfigError
-from synbench.files import write_json_atomic
+from synbench.core.errors import ConfigError
+from synbench.core.files import write_json_atomic
 
 STATE_FILE = "dpgen.json"
 # generator.lora's keys (top_layers: adapters on the last N decoder layers only; null = all)
