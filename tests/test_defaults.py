@@ -36,7 +36,6 @@ ALLOWED = {
     "the job's delta, that task=audit resolves before it calls them",
     ("make_design", "n_canaries"): "the canaries the design draws: AuditConfig.canaries, 0 with audit.targets=outliers",
     ("Admission", "addenda"): "a MIMIC admission's addendum notes, not dataset.addenda (the policy for them)",
-    ("tokenize", "model"): "the spaCy pipeline's name, not the `model` group",
     ("NoiseSource", "seed"): "privacy.noise_seed (null = secret OS entropy), not the job's seed",
 }
 
