@@ -156,6 +156,7 @@ def test_verdict_violation_consistent_and_no_claim() -> None:
     quiet = one_run_audit(2000, 1.0, 0.0)  # a design that could show eps = 1, and scores that show nothing
     assert quiet["verdict"] == "consistent" and quiet["eps_emp_lower"] <= 1.0 < quiet["eps_ceiling"]
     assert quiet["n_needed"] is None and quiet["verdict_line"].startswith("consistent: ")
+    assert quiet["p_value_floor"] <= 0.05  # the report's test of the same thing: a perfect attack would reject
     unclaimed = one_run_audit(324, math.inf, 10.0)
     assert unclaimed["verdict"] == "no claim" and unclaimed["n_needed"] is None
 
@@ -173,6 +174,7 @@ def test_an_inconclusive_verdict_names_a_design_that_would_certify(copier: dict[
     needed = found["n_needed"]
     assert found["verdict"] == "inconclusive" and found["eps_emp_lower"] <= found["eps_ceiling"] <= 8.0
     assert found["n_needed_unit"] == "targets" and 10_000 < needed < 40_000
+    assert found["p_value_floor"] > 0.05  # not even a perfect attack would reject eps = 8
     evidence = eps_evidence(ONE_RUN, 1e-6, 8.0)
     assert ceiling(evidence, *one_run_design(needed, ONE_RUN.select_share))["eps_ceiling"] > 8.0
     assert ceiling(evidence, *one_run_design(needed - needed // 64, ONE_RUN.select_share))["eps_ceiling"] <= 8.0
