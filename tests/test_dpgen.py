@@ -416,7 +416,8 @@ def test_lora_top_layers_is_set_from_the_command_line() -> None:
 def test_config_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="grad_sample_mode"):
         generator(tiny_model, grad_sample_mode="functorch")
-    with pytest.raises(PluginError, match="generator plugin 'dpgen' does not take 'epoch'; it takes: epochs, "):
+    typo = r"generator plugin 'dpgen' does not take 'epoch' \(did you mean epochs\?\); it takes: epochs, "
+    with pytest.raises(PluginError, match=typo):
         registry.create(Generator, {"_plugin_": "dpgen", "model": tiny_model, "epoch": 3})
     with pytest.raises(ConfigError, match="label_prior"):
         generator(tiny_model, label_prior="histogram")

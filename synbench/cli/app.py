@@ -8,11 +8,11 @@ then Hydra composes the config and runs the job.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import logging
 import math
 import os
 import re
+import shutil
 import signal
 import sys
 from contextlib import contextmanager
@@ -35,7 +35,7 @@ from omegaconf import BooleanNode, DictConfig, FloatNode, OmegaConf
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
 from synbench.core import registry
-from synbench.core.errors import ConfigError
+from synbench.core.errors import ConfigError, did_you_mean
 from synbench.core.schema import SynBenchConfig, check_bool, node_at
 from synbench.job import failures, lock
 from synbench.job.lifecycle import error_record
@@ -230,10 +230,8 @@ def check_command_line(args: Sequence[str]) -> None:
         key = override.key_or_group
         top = re.split(r"[.@/]", key, maxsplit=1)[0]
         if top not in known:
-            close = difflib.get_close_matches(top, sorted(known), n=1, cutoff=0.5)
-            hint = f" (did you mean {close[0]}?)" if close else ""
             raise ConfigError(
-                f"'{arg.partition('=')[0]}' is not a config key{hint}; the top-level keys are "
+                f"'{arg.partition('=')[0]}' is not a config key{did_you_mean(top, known)}; the top-level keys are "
                 f"{', '.join(sorted(known - {'hydra'}))} (and hydra.*)"
             )
         if key in seen:
@@ -310,10 +308,9 @@ def check_group_options(group: str, override: Override, options: frozenset[str])
     for value in override_values(override):
         if value in options or value == "null" or override.value_type in (ValueType.GLOB_CHOICE_SWEEP,):
             continue
-        close = difflib.get_close_matches(value, sorted(options), n=1, cutoff=0.5)
-        hint = f" (did you mean {close[0]}?)" if close else ""
         raise ConfigError(
-            f"{group}={value} is not an option of the config group '{group}'{hint}; its options are "
+            f"{group}={value} is not an option of the config group '{group}'{did_you_mean(value, options)}; its "
+            "options are "
             f"{', '.join(sorted(options))}"
         )
 
@@ -396,6 +393,7 @@ def hydra_app(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     job_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    started = False  # whether the task began: a failure before it is the checks refusing the job
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
         check_config_files(cfg, hydra_cfg.job.config_name, hydra_cfg.overrides.task)
@@ -406,6 +404,7 @@ def hydra_app(cfg: DictConfig) -> None:
             return
         check_inside_output_root(job_dir, Path(config.output_root))
         with lock.claim(job_dir, config.spec.key, config.lock_wait_s) as job_dir:
+            started = True
             task.run(config, job_dir)
     except lock.JobLocked as locked:
         # not a failure of the job: another process runs it, and nothing of this one is written into its folder
@@ -415,7 +414,8 @@ def hydra_app(cfg: DictConfig) -> None:
         log.warning("job %s is already running in another process: %s", job_dir, locked)
     except Exception as raised:
         exc = failures.config_error(raised) or raised
-        if writes_results(OmegaConf.select(cfg, "task.name")):
+        refused_run = not started and not multirun
+        if writes_results(OmegaConf.select(cfg, "task.name")) and not (refused_run and remove_fresh_folder(job_dir)):
             record_failure(job_dir, exc)
         failures.print_debug_traceback(exc)  # stderr only, and only when asked for: never app.log
         line = failures.describe(exc).message
@@ -434,6 +434,21 @@ def check_inside_output_root(job_dir: Path, output_root: Path) -> None:
             f"the job folder {job_dir} is not inside output_root={output_root}; keep sweep a relative name and "
             "hydra.run.dir / hydra.sweep.dir below ${output_root}, or set output_root to where jobs should go"
         )
+
+
+def remove_fresh_folder(job_dir: Path) -> bool:
+    """Remove the folder of a single job the checks refused before it started, when it holds only what Hydra wrote
+    there before the app ran (its copy of the config, the job's log): the one-line error is the whole answer, and
+    no folder of a job that never ran is left to be taken for a result. True when removed; a folder holding anything
+    else (an earlier run's results or lock) is kept. In a sweep the refused job keeps its failed results.json
+    instead, which the sweep's table names and a re-run retries."""
+    hydra_cfg = HydraConfig.get()
+    log_file = OmegaConf.select(hydra_cfg, "job_logging.handlers.file.filename", default=None)
+    hydra_written = {hydra_cfg.output_subdir, Path(str(log_file)).name if log_file else None} - {None}
+    if not job_dir.is_dir() or not {path.name for path in job_dir.iterdir()} <= hydra_written:
+        return False
+    shutil.rmtree(job_dir)
+    return True
 
 
 def record_failure(job_dir: Path, exc: BaseException) -> None:

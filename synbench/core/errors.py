@@ -7,7 +7,15 @@ traceback. Messages never quote private document text.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Iterable, Mapping
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """The ` (did you mean X?)` an error message puts after a name it does not know: the nearest of `choices`, or
+    nothing when none is near, so a typo (`generator=cpy`, `generator.epoch`) is answered with the fix."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 class SynBenchError(Exception):

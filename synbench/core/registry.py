@@ -33,7 +33,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 
 from synbench.core import schema
 from synbench.core.base import Plugin
-from synbench.core.errors import ConfigError, PluginError
+from synbench.core.errors import ConfigError, PluginError, did_you_mean
 
 PLUGIN_KEY = schema.PLUGIN_KEY
 LOCAL_PACKAGE = "(plugins: key)"  # the `package` of a plugin registered by a module the config names
@@ -266,7 +266,8 @@ def typed_node(base: type, node: Mapping[str, Any], extra: Collection[str]) -> t
     unknown = sorted(set(params) - set(accepted)) if accepted is not None else []
     if unknown:
         raise PluginError(
-            f"{kind} plugin '{name}' does not take {', '.join(map(repr, unknown))}; "
+            f"{kind} plugin '{name}' does not take {', '.join(map(repr, unknown))}"
+            f"{did_you_mean(unknown[0], accepted or [])}; "
             f"it takes: {', '.join(accepted or []) or '(nothing)'}"
         )
     # typed on the plugin's options dataclass (values converted or refused, checks run)

@@ -26,6 +26,7 @@ from types import FrameType, TracebackType
 from typing import Callable, Iterator
 
 from hydra.errors import HydraException
+from omegaconf import DictConfig
 from omegaconf.errors import (
     ConfigAttributeError,
     ConfigKeyError,
@@ -35,12 +36,14 @@ from omegaconf.errors import (
 )
 
 from synbench.core import registry
-from synbench.core.errors import ConfigError, PluginError, SynBenchError
+from synbench.core.errors import ConfigError, PluginError, SynBenchError, did_you_mean
 
 DEBUG_ENV = "SYNBENCH_DEBUG"
 INTERRUPTED = "interrupted; the same command resumes"
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C, and the polite stop of a scheduler or `kill`
 HIDDEN = "its message is not shown, as it may quote a record"
+# Hydra's error for a comma list (a sweep) in a single run
+AMBIGUOUS = re.compile(r"^Ambiguous value for argument '(.+)'$")
 
 
 @dataclass(frozen=True)
@@ -102,15 +105,33 @@ def config_error(exc: BaseException) -> ConfigError | None:
 
 def hydra_message(exc: HydraException) -> str:
     """Hydra's error (an override it cannot apply, a config it cannot compose) as one line: its first line, and the
-    first line of the OmegaConf error under it (a value of the wrong type)."""
+    first line of the OmegaConf error under it (a value of the wrong type; a key the node does not have, with the
+    nearest one it has). A comma list without `-m`, which Hydra calls ambiguous, says to add `-m`."""
     text = str(exc).strip().splitlines()
-    lines = [text[0] if text else type(exc).__name__]
-    if lines[0].endswith(":") and len(text) > 1:  # "... raised while composing config:" then what was raised
-        lines[0] = f"{lines[0]} {text[1].strip()}"
+    first = text[0] if text else type(exc).__name__
+    ambiguous = AMBIGUOUS.match(first)
+    if ambiguous:
+        override = ambiguous.group(1)
+        return (
+            f"{override} gives several values, which only a sweep runs (one job each): add -m first, python -m "
+            f"synbench -m {override}; a single value that is a list is written in brackets, key=[a,b]"
+        )
+    if first.endswith(":") and len(text) > 1:  # "... raised while composing config:" then what was raised
+        first = f"{first} {text[1].strip()}"
+    lines = [first.rstrip(".")]
     cause = exc.__cause__
     if isinstance(cause, OmegaConfBaseException) and str(cause).strip():
-        lines.append(str(cause).strip().splitlines()[0])
+        lines.append(str(cause).strip().splitlines()[0].rstrip(".") + nearest_key(cause))
     return "; ".join(lines) + "; fix the override (python -m synbench --help lists the config groups)"
+
+
+def nearest_key(error: OmegaConfBaseException) -> str:
+    """` (did you mean epochs?)` for a key a config node does not have (`generator.epoch`): the nearest of the
+    node's keys; nothing for any other error."""
+    node = getattr(error, "parent_node", None)
+    if not isinstance(error, (ConfigAttributeError, ConfigKeyError)) or not isinstance(node, DictConfig):
+        return ""
+    return did_you_mean(str(error.key), (str(key) for key in node.keys()))
 
 
 def describe(exc: BaseException) -> Failure:
