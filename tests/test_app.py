@@ -148,13 +148,14 @@ def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str])
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml")))
 def test_experiment_configs_compose(name: str) -> None:
-    """Every experiment composes as `+experiment=<name>`, names its sweep after itself, and its grid (if any) is
+    """Every experiment composes as `+experiment=<name>`, names its sweep after itself (or, a companion such as
+    `demo_baselines`, after the experiment whose sweep it adds to: `<sweep>_<part>`), and its grid (if any) is
     valid."""
     from hydra import compose, initialize_config_module
 
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"+experiment={name}"], return_hydra_config=True)
-        assert cfg.sweep == name
+        assert cfg.sweep == name or name.startswith(f"{cfg.sweep}_")
         params = dict(cfg.hydra.sweeper.params or {})  # empty: a single job (`+experiment=<name>` without -m)
         for key, values in params.items():  # every swept value composes as an override of its own
             for value in str(values).split(","):
