@@ -188,12 +188,14 @@ def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
 
 
 def test_a_sweep_survives_a_failing_job_reports_it_and_reruns_only_it(tmp_path: Path, tiny_dataset: list[str]) -> None:
-    missing = tmp_path / "missing.jsonl"
+    # a file that exists (the sweep's pre-check of each dataset's source passes) but does not parse: the job fails
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n")
     train = next(o for o in tiny_dataset if o.startswith("dataset.train=")).split("=", 1)[1]
     args = [
         "-m",
         *[o for o in tiny_dataset if not o.startswith("dataset.train=")],
-        f"dataset.train={train},{missing}",
+        f"dataset.train={train},{broken}",
         "generator=copy",
         "eps=inf",
         "tracking=none",
@@ -203,7 +205,7 @@ def test_a_sweep_survives_a_failing_job_reports_it_and_reruns_only_it(tmp_path: 
     ]
     first = run_cli(args, cwd=tmp_path, check=False)
     assert first.returncode != 0 and "1 of 2 job(s) did not complete" in first.stderr
-    assert "FAILED benchmark/" in first.stdout and "missing.jsonl" in first.stdout  # one line per failed job
+    assert "FAILED benchmark/" in first.stdout and "broken.jsonl" in first.stdout  # one line per failed job
     results = {p.parent.name: json.loads(p.read_text()) for p in (tmp_path / "out" / "faults").rglob("results.json")}
     assert sorted(r["status"] for r in results.values()) == ["complete", "failed"]
     failed = next(r for r in results.values() if r["status"] == "failed")
