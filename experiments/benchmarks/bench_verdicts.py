@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PROGRAMS = REPO / "tests" / "fixtures" / "command"
 ROWS_FILE = HERE / "results" / "bench_verdicts.rows.jsonl"
+MARKDOWN_FILE = HERE / "results" / "bench_verdicts.section.md"  # shown in bench.md
 KEPT_GRID = REPO / "experiments" / "results" / "demo" / "benchmark"
 DISCLOSURE = ("private_reappear", "n_private", "unseen_reappear", "n_unseen", "n_shared", "p_value", "flagged")
 AUDIT = ("verdict", "eps_emp_lower", "eps_ceiling", "n_needed", "n_needed_unit", "auc", "n_targets")
@@ -117,7 +118,7 @@ def main() -> dict[str, Any]:
     grid = kept_grid_eps1()
     copiers = {k: v for k, v in jobs.items() if k.startswith(("copier", "paraphraser"))}
     honest = {**{k: v for k, v in jobs.items() if k.startswith("example")}, **grid}
-    return {
+    found = {
         "jobs": jobs,
         "grid_eps1": grid,
         "every_copier_flagged_by_disclosure": all(v.get("disclosure.flagged") is True for v in copiers.values()),
@@ -127,6 +128,53 @@ def main() -> dict[str, Any]:
         "no_honest_job_flagged": all(v.get("disclosure.flagged") is False for v in honest.values()),
         "honest_jobs_checked": len(honest),
     }
+    MARKDOWN_FILE.write_text(markdown(found))
+    return found
+
+
+def needed(row: dict[str, Any]) -> str:
+    """The size a perfect attack would need, with its unit; empty where the audit did not say."""
+    return f"{row['audit.n_needed']} {row.get('audit.n_needed_unit', '')}" if row.get("audit.n_needed") else ""
+
+
+def cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return "" if value is None else str(value)
+
+
+def markdown(figures: dict[str, Any]) -> str:
+    """The section bench.md shows: every job's disclosure counts and test, and the audits' verdicts."""
+    head = (
+        "| job | private reappear | unseen reappear | p | flagged | audit verdict | eps_emp_lower | ceiling | needed |"
+    )
+    lines = [
+        "## bench_verdicts: copiers and honest generators through the disclosure check and the audit's verdict",
+        "",
+        "Copiers run through `generator=command` and claim the job's eps; the honest rows are the example plugin and "
+        "the kept demo grid's generators at eps=1. Disclosure: private documents (of those the generator saw) its "
+        "release reproduces (near-)verbatim, against unseen real ones, one-sided Fisher exact test.",
+        "",
+        head,
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in {**figures["jobs"], **figures["grid_eps1"]}.items():
+        lines.append(
+            f"| {name} | {cell(row.get('disclosure.private_reappear'))} of {cell(row.get('disclosure.n_private'))} "
+            f"| {cell(row.get('disclosure.unseen_reappear'))} of {cell(row.get('disclosure.n_unseen'))} "
+            f"| {cell(row.get('disclosure.p_value'))} | {cell(row.get('disclosure.flagged'))} "
+            f"| {cell(row.get('audit.verdict'))} | {cell(row.get('audit.eps_emp_lower'))} "
+            f"| {cell(row.get('audit.eps_ceiling'))} "
+            f"| {needed(row)} |"
+        )
+    targets = (
+        ("every copier job flagged by the disclosure check", "every_copier_flagged_by_disclosure"),
+        ("no copier audit passes (inconclusive or violation)", "no_copier_audit_passes"),
+        (f"no honest job flagged ({figures['honest_jobs_checked']} jobs)", "no_honest_job_flagged"),
+    )
+    lines += ["", "| target (issue 50) | met |", "|---|---|"]
+    lines += [f"| {label} | {'yes' if figures[key] else '**no**'} |" for label, key in targets]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
