@@ -224,7 +224,8 @@ def test_an_honest_program_is_not_flagged_and_the_check_can_be_turned_off(tmp_pa
 
 
 def test_a_copier_is_flagged_by_the_one_run_audit_at_eps_4_and_8(tmp_path: Path) -> None:
-    """Whatever the audit's bound can certify (its ceiling lies below eps=8 at this size), the check flags the copy."""
+    """Whatever the audit's bound can certify (its ceiling lies below eps=4 at this size: inconclusive, never a pass),
+    the check flags the copy."""
     small = ["task=audit", "audit.mode=one_run", "audit.targets=canaries", "audit.n_canaries=50"]
     run_cli(["-m", *command(LEAKY, tmp_path), *small, "eps=4,8"], cwd=tmp_path)
     results = sweep_results(tmp_path, "audit")
@@ -234,3 +235,7 @@ def test_a_copier_is_flagged_by_the_one_run_audit_at_eps_4_and_8(tmp_path: Path)
         assert disclosure["flagged"] and disclosure["private_reappear"] == disclosure["n_private"] > 50, disclosure
         assert disclosure["unseen_reappear"] == 0 and disclosure["n_shared"] > 0, disclosure  # canaries and sources
         assert found["non_dp_outputs"] == sorted(f"disclosure.{k}" for k in disclosure)
+        # the audit itself never passes it: at 50 canaries its ceiling lies below both claims (issue 50)
+        audit = found["audit"]
+        assert audit["verdict"] == "inconclusive" and audit["eps_ceiling"] <= found["epsilon"], audit
+        assert audit["verdict_line"].startswith("inconclusive: ") and "ceiling" in audit["verdict_line"]
