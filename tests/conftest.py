@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import DictConfig
@@ -261,3 +262,33 @@ def llama3_folder() -> Path:
     from model_folders import llama3_tiny_folder
 
     return llama3_tiny_folder()
+
+
+@pytest.fixture
+def reviews(tmp_path: Path) -> list[str]:
+    """Overrides for a 60-document, two-label `dataset=files` dataset of short reviews with one unique word each."""
+    rng = np.random.default_rng(3)
+    words = "good bad dose pain sleep tablet headache better worse night day week".split()
+    rows = [
+        {"text": f"{' '.join(rng.choice(words, size=10))} w{i:03d}x", "label": ["pos" if i % 2 else "neg"]}
+        for i in range(80)
+    ]
+    train, test = write_jsonl(tmp_path / "train.jsonl", rows[:60]), write_jsonl(tmp_path / "test.jsonl", rows[60:])
+    return [
+        "dataset=files",
+        f"dataset.train={train}",
+        f"dataset.eval={test}",
+        "dataset.name=reviews",
+        "dataset.label_space=[neg,pos]",
+    ]
+
+
+def command_overrides(script: Path, tmp_path: Path) -> list[str]:
+    """Overrides that run `script` through `generator=command`, its logs and outputs under `tmp_path`."""
+    return [
+        "generator=command",
+        f"generator.command=[{sys.executable},{script},'{{spec}}','{{out}}']",
+        f"generator.log_dir={tmp_path / 'logs'}",
+        "tracking=none",
+        f"output_root={tmp_path / 'out'}",
+    ]

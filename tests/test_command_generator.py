@@ -7,10 +7,9 @@ import stat
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from conftest import FIXTURES, compose_config, write_jsonl
+from conftest import FIXTURES, command_overrides, compose_config
 from synbench.core.errors import ConfigError, SynBenchError
 from synbench.core.privacy import PrivacySpec
 from synbench.generators.command import CommandGenerator
@@ -163,35 +162,6 @@ def test_bad_command_configs_are_refused(tmp_path: Path) -> None:
         missing.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
     with pytest.raises(ConfigError, match="sample\\(\\) called before fit\\(\\)"):
         CommandGenerator(["x", "{spec}"]).sample(1)
-
-
-@pytest.fixture
-def reviews(tmp_path: Path) -> list[str]:
-    """A 60-document, two-label dataset of short reviews with one unique word each."""
-    rng = np.random.default_rng(3)
-    words = "good bad dose pain sleep tablet headache better worse night day week".split()
-    rows = [
-        {"text": f"{' '.join(rng.choice(words, size=10))} w{i:03d}x", "label": ["pos" if i % 2 else "neg"]}
-        for i in range(80)
-    ]
-    train, test = write_jsonl(tmp_path / "train.jsonl", rows[:60]), write_jsonl(tmp_path / "test.jsonl", rows[60:])
-    return [
-        "dataset=files",
-        f"dataset.train={train}",
-        f"dataset.eval={test}",
-        "dataset.name=reviews",
-        "dataset.label_space=[neg,pos]",
-    ]
-
-
-def command_overrides(script: Path, tmp_path: Path) -> list[str]:
-    return [
-        "generator=command",
-        f"generator.command=[{sys.executable},{script},'{{spec}}','{{out}}']",
-        f"generator.log_dir={tmp_path / 'logs'}",
-        "tracking=none",
-        f"output_root={tmp_path / 'out'}",
-    ]
 
 
 def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: list[str]) -> None:

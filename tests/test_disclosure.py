@@ -6,14 +6,13 @@ import importlib.util
 import json
 import math
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from conftest import FIXTURES, compose_config, run_cli
+from conftest import FIXTURES, command_overrides, compose_config, run_cli
 from synbench.audit.config import AuditConfig, DisclosureConfig
 from synbench.audit.design import make_design
 from synbench.audit.disclosure import (
@@ -181,16 +180,6 @@ def test_the_rule_is_typed_and_checked_in_both_tasks() -> None:
         DisclosureConfig(run_words=0)
 
 
-def command(script: Path, tmp_path: Path) -> list[str]:
-    return [
-        "generator=command",
-        f"generator.command=[{sys.executable},{script},'{{spec}}','{{out}}']",
-        f"generator.log_dir={tmp_path / 'logs'}",
-        "tracking=none",
-        f"output_root={tmp_path / 'out'}",
-    ]
-
-
 def sweep_results(tmp_path: Path, task: str) -> dict[float, dict[str, Any]]:
     """Each job's results.json of the sweep under `tmp_path`, by its epsilon."""
     paths = (tmp_path / "out" / "default" / task).glob("*/results.json")
@@ -201,7 +190,7 @@ def sweep_results(tmp_path: Path, task: str) -> dict[float, dict[str, Any]]:
 def test_a_copier_is_flagged_by_the_benchmark_at_eps_4_and_8(tmp_path: Path, script: Path) -> None:
     """Through the CLI on the default dataset: a program that copies (or paraphrases) its private documents and
     claims eps=4 or 8 is flagged in results.json, which names the section an operator's diagnostic."""
-    run_cli(["-m", *command(script, tmp_path), "metrics=[]", "eps=4,8"], cwd=tmp_path)
+    run_cli(["-m", *command_overrides(script, tmp_path), "metrics=[]", "eps=4,8"], cwd=tmp_path)
     results = sweep_results(tmp_path, "benchmark")
     assert sorted(results) == [4.0, 8.0]
     for found in results.values():
@@ -215,7 +204,7 @@ def test_a_copier_is_flagged_by_the_benchmark_at_eps_4_and_8(tmp_path: Path, scr
 def test_an_honest_program_is_not_flagged_and_the_check_can_be_turned_off(tmp_path: Path) -> None:
     from synbench.tasks import benchmark
 
-    overrides = [*command(HONEST, tmp_path), "metrics=[]", "eps=4"]
+    overrides = [*command_overrides(HONEST, tmp_path), "metrics=[]", "eps=4"]
     found = benchmark.run(JobConfig.from_config(compose_config(overrides)), tmp_path / "honest")["disclosure"]
     assert not found["flagged"] and found["n_private"] > 200 and found["n_unseen"] > 100, found
     off = compose_config([*overrides, "task.disclosure.enabled=false"])
@@ -227,7 +216,7 @@ def test_a_copier_is_flagged_by_the_one_run_audit_at_eps_4_and_8(tmp_path: Path)
     """Whatever the audit's bound can certify (its ceiling lies below eps=4 at this size: inconclusive, never a pass),
     the check flags the copy."""
     small = ["task=audit", "audit.mode=one_run", "audit.targets=canaries", "audit.n_canaries=50"]
-    run_cli(["-m", *command(LEAKY, tmp_path), *small, "eps=4,8"], cwd=tmp_path)
+    run_cli(["-m", *command_overrides(LEAKY, tmp_path), *small, "eps=4,8"], cwd=tmp_path)
     results = sweep_results(tmp_path, "audit")
     assert sorted(results) == [4.0, 8.0]
     for found in results.values():
