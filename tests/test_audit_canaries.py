@@ -144,7 +144,8 @@ def test_report_detail_table_has_a_row_per_target_kind_and_the_repeats_interval(
         "1.200",
         "0.700",
         "1.500",
-        "– (not measured)",  # claim ε, p-value: results written before the audit reported them
+        "– (not measured)",  # eps_ceiling, claim ε, p-value: results written before the audit reported them
+        "– (not measured)",
         "– (not measured)",
         "– (not measured)",  # the pooled-ROC bound: k_subsets only
         "1.40 [1.10, 1.70] (3 audits)",
