@@ -239,6 +239,13 @@ def quality(sweep_dir: Path) -> dict[str, Any]:
     return table
 
 
+def row_key(table: dict[str, Any], generator: str, eps: str) -> str:
+    """The table's key of a generator family at eps: the grid's variant (`dpgen_grid`, as the report names what
+    ran) where it ran, else the family's own name (a grid run with `BENCH_DEMO_GRID_GENERATORS=dpgen,...`)."""
+    variant = f"{generator}_grid eps={eps}"
+    return variant if variant in table else f"{generator} eps={eps}"
+
+
 def difference(table: dict[str, Any], a: str, b: str) -> dict[str, Any] | None:
     """Mean macro F1 of row a minus row b, and that difference in standard errors (of the difference)."""
     if a not in table or b not in table:
@@ -259,14 +266,14 @@ def checks(table: dict[str, Any], grid_wall_s: float | None) -> dict[str, Any]:
 
     for generator in ("dpgen", "augpe", "dpdiffusion"):
         for eps, bar in (("inf", BAR_INF), ("4", BAR_EPS4)):
-            value = mean(f"{generator} eps={eps}")
+            value = mean(row_key(table, generator, eps))
             ok = None if value is None or majority is None else value >= majority + bar
             out[f"{generator} eps={eps} >= majority+{bar}"] = ok
-    dpgen = difference(table, "dpgen eps=inf", "dpgen eps=1")
+    dpgen = difference(table, row_key(table, "dpgen", "inf"), row_key(table, "dpgen", "1"))
     out["dpgen eps=inf > eps=1 by > 2 SE"] = (
         None if dpgen is None or dpgen["gap_in_se"] is None else dpgen["gap_in_se"] > 2
     )
-    diffusion = difference(table, "dpdiffusion eps=inf", "dpdiffusion eps=1")
+    diffusion = difference(table, row_key(table, "dpdiffusion", "inf"), row_key(table, "dpdiffusion", "1"))
     out["dpdiffusion eps=inf > eps=1"] = None if diffusion is None else diffusion["gap"] > 0
     return out
 
@@ -275,7 +282,7 @@ def paper_pattern(table: dict[str, Any]) -> dict[str, Any]:
     """The paper's Table 1 orderings: what the paper shows, and whether this grid shows it (None: rows missing)."""
 
     def mean(generator: str, eps: str) -> float | None:
-        return table.get(f"{generator} eps={eps}", {}).get("f1_macro_mean")
+        return table.get(row_key(table, generator, eps), {}).get("f1_macro_mean")
 
     majority = table.get("majority", {}).get("f1_macro_mean")
     at_inf = [mean(g, "inf") for g in ("dpgen", "augpe", "dpdiffusion")]
@@ -410,7 +417,8 @@ def main() -> dict[str, Any]:
         "attempts": {str(i): {k: v for k, v in a.items() if k != "output_root"} for i, a in enumerate(attempts, 1)},
     }
     figures["quality"] = quality(output_root / "demo")
-    figures["dpgen_inf_minus_eps1"] = difference(figures["quality"], "dpgen eps=inf", "dpgen eps=1")
+    table = figures["quality"]
+    figures["dpgen_inf_minus_eps1"] = difference(table, row_key(table, "dpgen", "inf"), row_key(table, "dpgen", "1"))
     figures["paper_pattern"] = paper_pattern(figures["quality"])
     figures["checks"] = checks(figures["quality"], figures["grid_wall_s"])
     MARKDOWN_FILE.write_text(markdown(figures))
