@@ -16,17 +16,21 @@ from synbench.report.verdicts import summary_lines
 from test_public_baselines import ALPHA_EPS1, DATASET, PUBLIC, TEMPLATE, job
 
 
-def audit_job(generator: str, verdict: str, lower: float, ceiling: float, needed: float | None) -> dict:
+def audit_job(generator: str, lower: float, ceiling: float, p: float, floor: float, needed: float | None) -> dict:
+    """A one-run audit job at eps=1: its bound, ceiling, p-value of the claim and the perfect attack's."""
     return {
         **job(generator, 1.0, 0, None, 1.0),
         "task": "audit",
         "report_section": "audit",
         "status": "complete",
-        "audit.verdict": verdict,
+        "audit.mode": "one_run",
+        "audit.confidence": 0.95,
+        "audit.claim_epsilon": 1.0,
         "audit.eps_emp_lower": lower,
         "audit.eps_ceiling": ceiling,
+        "audit.p_value": p,
+        "audit.p_value_floor": floor,
         "audit.n_needed": needed if needed is not None else math.nan,
-        "audit.n_needed_unit": "targets",
     }
 
 
@@ -46,7 +50,8 @@ def frame() -> pd.DataFrame:
     rows += [job("alpha", 1.0, s, f1, 0.98, **disclosure(s, 1, False)) for s, f1 in enumerate(ALPHA_EPS1)]
     # the copier's macro F1 sits below the majority baseline's 0.2 (job() sets it)
     rows += [job("copier", 1.0, s, 0.15, 1.0, **disclosure(232 if s else 3, 0, s > 0)) for s in range(3)]
-    rows += [audit_job("alpha", "inconclusive", 0.0, 0.73, 412.0), audit_job("copier", "violation", 2.1, 3.9, None)]
+    # alpha's design could not have rejected eps=1 (perfect attack's p 0.2): inconclusive; the copier's p 1e-6 rejects
+    rows += [audit_job("alpha", 0.0, 0.73, 0.9, 0.2, 412.0), audit_job("copier", 2.1, 3.9, 1e-6, 1e-9, None)]
     return pd.DataFrame(rows)
 
 
@@ -63,7 +68,7 @@ def test_each_line_says_what_its_figures_are_compared_with() -> None:
     assert (
         "disclosure 3 of 696 private documents reappear (near-)verbatim, 3 of 444 unseen ones do: not flagged" in alpha
     )
-    assert "audit inconclusive (eps_emp_lower 0, ceiling 0.730; needs ≥ 412 targets)" in alpha
+    assert "audit inconclusive (ceiling 0.73 ≤ ε 1; needs 412 targets) (eps_emp_lower 0, ceiling 0.730)" in alpha
     # the copier: below random and majority, flagged in two of its three seeds, a violation
     assert "f1 macro 0.150 ± 0.000 (NOT above random, NOT above majority)" in copier
     assert "FLAGGED in 2 of 3 jobs" in copier and "audit VIOLATION (eps_emp_lower 2.100, ceiling 3.900)" in copier

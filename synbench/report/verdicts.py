@@ -10,9 +10,9 @@ have seen:
 - disclosure: private documents the releases reproduce (near-)verbatim
   against unseen real ones, summed over seeds, flagged if any seed's exact
   test flagged it (`synbench.audit.disclosure`);
-- audit: the verdict of every audit job of the row (violation, consistent,
-  inconclusive) with its bound, its ceiling and, when inconclusive, the size
-  a perfect attack would need (`synbench.audit.ceiling`).
+- audit: the row's verdict as the audit table gives it (violation,
+  consistent, inconclusive with the size a perfect attack would need), beside
+  its bound and its ceiling (`synbench.audit.ceiling`).
 
 Intervals follow the page's one convention (`interval_note`).
 """
@@ -23,11 +23,13 @@ import math
 
 import pandas as pd
 
+from synbench.report.audit import CEILING, LOWER, verdict
 from synbench.report.audit import TASK as AUDIT
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.benchmark import is_public_baseline, lead, public_baselines, public_gains
 from synbench.report.load import COMPLETE, task_jobs
 from synbench.report.stats import estimate, format_eps, format_number
+from synbench.report.table import Group
 
 DISCLOSURE = "disclosure."
 
@@ -62,25 +64,18 @@ def disclosure_words(jobs: pd.DataFrame) -> str | None:
     return f"disclosure {k} of {n} private documents reappear (near-)verbatim, {j} of {m} unseen ones do: {verdict}"
 
 
-def audit_words(jobs: pd.DataFrame) -> str | None:
-    """Every audit job's verdict with its bound and ceiling (and the size needed when inconclusive)."""
+def audit_words(jobs: pd.DataFrame, eps: float) -> str | None:
+    """The row's audit verdict as the audit table gives it (`report.audit.verdict`: every seed's test at the row's
+    level, consistent or inconclusive by the perfect attack's), beside the largest bound and ceiling."""
     if jobs.empty:
         return None
-    parts = []
-    for _, job in jobs.sort_values("seed").iterrows():
-        verdict = job.get("audit.verdict")
-        if not isinstance(verdict, str):
-            parts.append(f"seed {job['seed']}: no verdict recorded (re-run the audit)")
-            continue
-        bound = f"eps_emp_lower {format_number(float(job['audit.eps_emp_lower']))}"
-        ceiling = job.get("audit.eps_ceiling")
-        if isinstance(ceiling, float) and not math.isnan(ceiling):
-            bound += f", ceiling {format_number(ceiling)}"
-        needed = job.get("audit.n_needed")
-        if verdict == "inconclusive" and isinstance(needed, float) and not math.isnan(needed):
-            bound += f"; needs ≥ {int(needed)} {job.get('audit.n_needed_unit', 'targets')}"
-        parts.append(f"{verdict.upper() if verdict == 'violation' else verdict} ({bound})")
-    return "audit " + "; ".join(parts)
+    cell, _ = verdict(Group(jobs, jobs.iloc[0:0]), eps)
+    figures = [
+        f"{label} {format_number(float(jobs[column].max()))}"
+        for label, column in (("eps_emp_lower", LOWER), ("ceiling", CEILING))
+        if column in jobs and jobs[column].notna().any()
+    ]
+    return f"audit {cell.text}" + (f" ({', '.join(figures)})" if figures else "")
 
 
 def row_jobs(jobs: pd.DataFrame, generator: str, eps: float) -> pd.DataFrame:
@@ -122,7 +117,7 @@ def summary_lines(frame: pd.DataFrame, confidence: float) -> list[str]:
             words.append(f"gain over public {gain}" if gain is not None else None)
             words += [
                 disclosure_words(jobs),
-                audit_words(row_jobs(audits[audits["dataset"] == dataset], generator, eps)),
+                audit_words(row_jobs(audits[audits["dataset"] == dataset], generator, eps), eps),
             ]
             shown = [w for w in words if w]
             if shown:
