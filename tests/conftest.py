@@ -273,6 +273,11 @@ def reviews(tmp_path: Path) -> list[str]:
         {"text": f"{' '.join(rng.choice(words, size=10))} w{i:03d}x", "label": ["pos" if i % 2 else "neg"]}
         for i in range(80)
     ]
+    return reviews_dataset(tmp_path, rows)
+
+
+def reviews_dataset(tmp_path: Path, rows: list[dict]) -> list[str]:
+    """Overrides for `dataset=files` over `rows` (80 of labels neg/pos): the first 60 train, the rest eval."""
     train, test = write_jsonl(tmp_path / "train.jsonl", rows[:60]), write_jsonl(tmp_path / "test.jsonl", rows[60:])
     return [
         "dataset=files",

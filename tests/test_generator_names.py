@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-from conftest import FIXTURES, run_app, write_jsonl
+from conftest import FIXTURES, reviews_dataset, run_app
 from synbench.core.errors import ConfigError
 from synbench.generators.command import CommandGenerator, program_name
 from synbench.job.results import new_results
@@ -96,13 +96,8 @@ def reviews(tmp_path: Path) -> list[str]:
         {"text": " ".join(words[(i + k) % 12] for k in range(8)), "label": ["pos" if i % 2 else "neg"]}
         for i in range(80)
     ]
-    train, test = write_jsonl(tmp_path / "train.jsonl", rows[:60]), write_jsonl(tmp_path / "test.jsonl", rows[60:])
     return [
-        "dataset=files",
-        f"dataset.train={train}",
-        f"dataset.eval={test}",
-        "dataset.name=reviews",
-        "dataset.label_space=[neg,pos]",
+        *reviews_dataset(tmp_path, rows),
         "metrics=[utility]",
         "tracking=none",
         "sweep=names",
