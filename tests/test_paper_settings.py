@@ -25,6 +25,8 @@ from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from conftest import REPO, run_cli
+from synbench.cli.app import check_config_files
+from synbench.core.errors import ConfigError
 
 PAGE = REPO / "docs" / "paper-settings.md"
 COMPOSED = re.compile(r"^Composed as: `([^`]+)`$")
@@ -223,6 +225,9 @@ dataset:
 """
 
 
+TOY_WORDS = {"toy_a": ("calm", "dizzy"), "toy_b": ("rested", "tired")}
+
+
 def write_toy_dataset(root: Path, name: str, words: tuple[str, str]) -> None:
     folder = root / name
     folder.mkdir(parents=True)
@@ -233,6 +238,33 @@ def write_toy_dataset(root: Path, name: str, words: tuple[str, str]) -> None:
         (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+def toy_searchpath(root: Path) -> str:
+    """The toy datasets under root/data and their paper_dataset configs under root/conf, and the override that
+    adds that folder to the search path, as a user adds their own datasets to the grid."""
+    conf = root / "conf" / "paper_dataset"
+    conf.mkdir(parents=True)
+    for name, words in TOY_WORDS.items():
+        write_toy_dataset(root / "data", name, words)
+        (conf / f"{name}.yaml").write_text(TOY_DATASET.format(name=name, root=root / "data", labels=list(words)))
+    return f"hydra.searchpath=[file://{root / 'conf'}]"
+
+
+def test_a_searchpath_folders_files_are_checked_as_the_job_composed_them(tmp_path: Path) -> None:
+    """The job's check of its YAML files as written (`check_config_files`) finds a group option that only a
+    `hydra.searchpath` folder has: it used Hydra's global config loader, whose repository never holds that
+    override's folders (Hydra adds them to a copy per composition), so every job of the shrunk grid failed with
+    "Could not find 'paper_dataset/toy_a'", with submitit's launcher or without. The file is read, not skipped:
+    a value it writes as `1e400` is refused naming it."""
+    job = [*GRID[:1], toy_searchpath(tmp_path), "+paper_dataset=toy_a", "+paper_generator=dpgen"]
+    composed = compose_job(job)
+    assert composed.dataset.name == "toy_a"
+    check_config_files(composed, composed.hydra)
+    toy_a = tmp_path / "conf" / "paper_dataset" / "toy_a.yaml"
+    toy_a.write_text(f"{toy_a.read_text()}eps: 1e400\n")
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(toy_a))} line \d+: eps: 1e400 is too large for a float"):
+        check_config_files(composed, composed.hydra)
+
+
 @pytest.mark.slow
 def test_a_shrunk_table1_runs_through_submitit_local(tmp_path: Path) -> None:
     """paper_table1 with two toy JSONL datasets, DP-Gen on SmolLM2 at the paper's lr and LoRA, eps {1, inf}, one seed,
@@ -240,11 +272,7 @@ def test_a_shrunk_table1_runs_through_submitit_local(tmp_path: Path) -> None:
     pytest.importorskip(
         "hydra_plugins.hydra_submitit_launcher", reason="pip install '.[test]' (hydra-submitit-launcher)"
     )
-    conf = tmp_path / "conf" / "paper_dataset"
-    conf.mkdir(parents=True)
-    for name, words in (("toy_a", ("calm", "dizzy")), ("toy_b", ("rested", "tired"))):
-        write_toy_dataset(tmp_path / "data", name, words)
-        (conf / f"{name}.yaml").write_text(TOY_DATASET.format(name=name, root=tmp_path / "data", labels=list(words)))
+    searchpath = toy_searchpath(tmp_path)
     out = tmp_path / "out"
     started = time.monotonic()
     proc = run_cli(
@@ -252,7 +280,7 @@ def test_a_shrunk_table1_runs_through_submitit_local(tmp_path: Path) -> None:
             "-m",
             *GRID[:1],
             f"data_root={tmp_path / 'data'}",
-            f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+            searchpath,
             "hydra/launcher=submitit_local",
             "hydra.launcher.timeout_min=30",
             "hydra.launcher.cpus_per_task=1",
@@ -276,7 +304,7 @@ def test_a_shrunk_table1_runs_through_submitit_local(tmp_path: Path) -> None:
         ],
         cwd=tmp_path,
         timeout=1800,
-    )  # measured: 579 s on 2 cores at load 11-14 (idle: far less)
+    )  # measured: 79 s on 2 shared cores, 579 s at load 11-14
     wall = time.monotonic() - started
     results = [json.loads(p.read_text()) for p in (out / "paper_table1").rglob("results.json")]
     assert sorted((r["dataset"], str(r["epsilon"])) for r in results) == [

@@ -22,8 +22,9 @@ from typing import Iterator, NoReturn, Sequence
 
 import hydra
 import yaml
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra._internal.config_search_path_impl import ConfigSearchPathImpl
 from hydra._internal.utils import get_args_parser
-from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, ValueType
@@ -337,13 +338,22 @@ def config_groups(extra: tuple[Path, ...] = ()) -> dict[str, frozenset[str]]:
     return {group: frozenset(options) for group, options in groups.items()}
 
 
-def check_config_files(cfg: DictConfig, config_name: str, overrides: Sequence[str]) -> None:
+def check_config_files(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     """The bool and float values of every YAML file the job composed, as written: the command line's checks
     (`check_no_overflow`, `check_bool`) for the values a user's own config files give (`--config-dir`,
     `hydra.searchpath`, a plugin's conf), where Hydra has already read `eps: 1e400` as inf (no DP at all) and
-    `secure_mode: 2` as true by the time the job sees them."""
-    loader = GlobalHydra.instance().config_loader()
-    for entry in loader.compute_defaults_list(config_name, list(overrides), RunMode.RUN).defaults:
+    `secure_mode: 2` as true by the time the job sees them.
+
+    The files are looked up on the search path the job was composed with (`hydra.runtime.config_sources`), not
+    on the global config loader's: Hydra adds a `hydra.searchpath` override's folders to a copy of the loader's
+    repository for each composition only, so on the global one a group option from such a folder is not found.
+    """
+    search_path = ConfigSearchPathImpl()
+    for source in hydra_cfg.runtime.config_sources:
+        search_path.append(provider=source.provider, path=f"{source.schema}://{source.path}")
+    loader = ConfigLoaderImpl(config_search_path=search_path)
+    defaults = loader.compute_defaults_list(hydra_cfg.job.config_name, list(hydra_cfg.overrides.task), RunMode.RUN)
+    for entry in defaults.defaults:
         if entry.config_path is None or entry.config_path.split("/")[0] == "hydra":
             continue
         found = loader.repository.load_config(entry.config_path)
@@ -396,7 +406,7 @@ def hydra_app(cfg: DictConfig) -> None:
     started = False  # whether the task began: a failure before it is the checks refusing the job
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
-        check_config_files(cfg, hydra_cfg.job.config_name, hydra_cfg.overrides.task)
+        check_config_files(cfg, hydra_cfg)
         config = JobConfig.from_config(cfg, hydra_cfg.overrides.task, hydra_cfg.runtime.choices)
         task = get_task(config.spec.task)
         if not task.writes_results:
