@@ -1,92 +1,84 @@
 """SynBench's config groups (package data), and the schema nodes of the built-in plugins they extend.
 
 Hydra imports this package before it reads a config from it (`pkg://synbench.conf`), so the schema nodes are in
-the ConfigStore when a group YAML's defaults list names them (`- /schema/dataset/files@_here_`). A plugin package
-does the same in its own config package (docs/config.md).
+the ConfigStore when a group YAML's defaults list names them (`- /schema/dataset/files@_here_`). Each is registered
+by where its options are (`module:name`) and imported when Hydra first loads it (`schema.LazyGroup`): a start-up
+imports only the options of the groups it composes, and `--help` or a refused override none of the plugins. A plugin
+package does the same in its own config package (docs/config.md).
 """
 
-from synbench.audit.config import AuditConfig
-from synbench.audit.holdout import HoldoutAttack, RareEchoAttack
-from synbench.audit.ngram import NgramAttack
-from synbench.audit.similarity import SimilarityAttack
-from synbench.contamination.config import ContaminationConfig
 from synbench.core import schema
-from synbench.core.base import EncoderSpec
-from synbench.data.drugreview import DrugReviewDataset
-from synbench.data.files import FileDataset
-from synbench.data.hub import HuggingFaceDataset
-from synbench.data.mimic import MimicDataset
-from synbench.data.n2c2 import N2C2ObesityDataset
-from synbench.data.psytar import PsyTARDataset
-from synbench.filters.base import NoFilter
-from synbench.filters.settings import PYesPNoConfig
-from synbench.generators.augpe.settings import AugPEOptions
-from synbench.generators.command import CommandGenerator
-from synbench.generators.copy import CopyGenerator
-from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
-from synbench.generators.dpgen.settings import DPGenOptions
-from synbench.generators.public import PublicGenerator
-from synbench.generators.template import TemplateOptions
-from synbench.job.tracking import WandbOptions
-from synbench.lm.prompts import Prompts
-from synbench.lm.settings import LocalBackendOptions, ModelSpec, OpenAIBackendOptions
-from synbench.metrics.classifiers import TfidfClassifier
-from synbench.metrics.entities import EntitiesMetric
-from synbench.metrics.labels import LabelsMetric
-from synbench.metrics.length import LengthMetric
-from synbench.metrics.mauve import MauveMetric
-from synbench.metrics.transformer_options import TransformerOptions
-from synbench.metrics.utility import UtilityMetric
-from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack
-from synbench.model_audit.config import ModelAuditConfig
-from synbench.tasks.options import OPTIONS, PluginScaffold
+from synbench.tasks.options import OPTIONS
 
-schema.store_plugin("dataset", "files", FileDataset)
-schema.store_plugin("dataset", "huggingface", HuggingFaceDataset)
-schema.store_plugin("dataset", "drugreview", DrugReviewDataset)
-schema.store_plugin("dataset", "mimic", MimicDataset)
-schema.store_plugin("dataset", "psytar", PsyTARDataset)
-schema.store_plugin("dataset", "n2c2_2008", N2C2ObesityDataset)
-schema.store_plugin("generator", "dpgen", DPGenOptions)
-schema.store_plugin("generator", "dpdiffusion", DPDiffusionSettings)
-schema.store_plugin("generator", "augpe", AugPEOptions)
-schema.store_plugin("generator", "template", TemplateOptions)
-schema.store_plugin("generator/backend", "local", LocalBackendOptions)
-schema.store_plugin("generator/backend", "openai", OpenAIBackendOptions)
-schema.store_plugin("classifier", "transformer", TransformerOptions)
-schema.store_plugin("filter", "pyes_pno", PYesPNoConfig)
-# plugins without an options dataclass: the schema of their constructor's typed keywords (schema.options_of)
-for group, name, cls in (
-    ("generator", "copy", CopyGenerator),
-    ("generator", "public", PublicGenerator),
-    ("generator", "command", CommandGenerator),
-    ("attack", "ngram", NgramAttack),
-    ("attack", "similarity", SimilarityAttack),
-    ("attack", "holdout", HoldoutAttack),
-    ("attack", "rare_echo", RareEchoAttack),
-    ("filter", "none", NoFilter),
-    ("classifier", "tfidf", TfidfClassifier),
-    ("metrics", "utility", UtilityMetric),
-    ("metrics", "mauve", MauveMetric),
-    ("metrics", "entities", EntitiesMetric),
-    ("metrics", "length", LengthMetric),
-    ("metrics", "labels", LabelsMetric),
-    ("model_attacks", "logits", LogitAttack),
-    ("model_attacks", "lira", LiraAttack),
-    ("model_attacks", "rmia", RmiaAttack),
-):
-    options = schema.options_of(cls)
-    assert options is not None, f"{cls.__name__} takes **kwargs: give it an options dataclass"
-    schema.store_plugin(group, name, options)
-schema.store_plugin("tracking", "wandb", WandbOptions, schema.TrackingOptions)
+# each built-in plugin: its options dataclass, or (a class without one) the plugin class, whose constructor's typed
+# keywords are its options (schema.options_of)
+PLUGINS = {
+    "dataset": {
+        "files": "synbench.data.files:FileDataset",
+        "huggingface": "synbench.data.hub:HuggingFaceDataset",
+        "drugreview": "synbench.data.drugreview:DrugReviewDataset",
+        "mimic": "synbench.data.mimic:MimicDataset",
+        "psytar": "synbench.data.psytar:PsyTARDataset",
+        "n2c2_2008": "synbench.data.n2c2:N2C2ObesityDataset",
+    },
+    "generator": {
+        "dpgen": "synbench.generators.dpgen.settings:DPGenOptions",
+        "dpdiffusion": "synbench.generators.dpdiffusion.settings:DPDiffusionSettings",
+        "augpe": "synbench.generators.augpe.settings:AugPEOptions",
+        "template": "synbench.generators.template:TemplateOptions",
+        "copy": "synbench.generators.copy:CopyGenerator",
+        "public": "synbench.generators.public:PublicGenerator",
+        "command": "synbench.generators.command:CommandGenerator",
+    },
+    "generator/backend": {
+        "local": "synbench.lm.settings:LocalBackendOptions",
+        "openai": "synbench.lm.settings:OpenAIBackendOptions",
+    },
+    "classifier": {
+        "transformer": "synbench.metrics.transformer_options:TransformerOptions",
+        "tfidf": "synbench.metrics.classifiers:TfidfClassifier",
+    },
+    "filter": {
+        "pyes_pno": "synbench.filters.settings:PYesPNoConfig",
+        "none": "synbench.filters.base:NoFilter",
+    },
+    "attack": {
+        "ngram": "synbench.audit.ngram:NgramAttack",
+        "similarity": "synbench.audit.similarity:SimilarityAttack",
+        "holdout": "synbench.audit.holdout:HoldoutAttack",
+        "rare_echo": "synbench.audit.holdout:RareEchoAttack",
+    },
+    "metrics": {
+        "utility": "synbench.metrics.utility:UtilityMetric",
+        "mauve": "synbench.metrics.mauve:MauveMetric",
+        "entities": "synbench.metrics.entities:EntitiesMetric",
+        "length": "synbench.metrics.length:LengthMetric",
+        "labels": "synbench.metrics.labels:LabelsMetric",
+    },
+    "model_attacks": {
+        "logits": "synbench.model_audit.attacks:LogitAttack",
+        "lira": "synbench.model_audit.attacks:LiraAttack",
+        "rmia": "synbench.model_audit.attacks:RmiaAttack",
+    },
+}
+# nodes that name no plugin: the plain groups and the tasks' sections
+CONFIGS = {
+    "model": "synbench.lm.settings:ModelSpec",
+    "encoder": "synbench.core.base:EncoderSpec",
+    "prompts": "synbench.lm.prompts:Prompts",
+    "audit": "synbench.audit.config:AuditConfig",
+    "contamination": "synbench.contamination.config:ContaminationConfig",
+    "model_audit": "synbench.model_audit.config:ModelAuditConfig",
+    "plugin": "synbench.tasks.options:PluginScaffold",
+}
+
+for group, plugins in PLUGINS.items():
+    for name, options in plugins.items():
+        schema.store_plugin(group, name, options)
+# a tracking node also holds the core's `log_private_stats`
+schema.store_plugin("tracking", "wandb", "synbench.job.tracking:WandbOptions", schema.TrackingOptions)
 schema.store_plugin("tracking", "none", schema.TrackingOptions)
-# nodes that name no plugin: the plain groups, the tasks' options and their sections
-schema.store_config("model", ModelSpec)
-schema.store_config("encoder", EncoderSpec)
-schema.store_config("prompts", Prompts)
+for path, options in CONFIGS.items():
+    schema.store_config(path, options)
 for task, options in OPTIONS.items():
     schema.store_config(f"task/{task}", options)
-schema.store_config("audit", AuditConfig)
-schema.store_config("contamination", ContaminationConfig)
-schema.store_config("model_audit", ModelAuditConfig)
-schema.store_config("plugin", PluginScaffold)

@@ -114,8 +114,9 @@ def schema_sections(modules: list[types.ModuleType]) -> tuple[Sections, set[type
 
 
 def stored_nodes(repo: dict[str, Any]) -> Iterator[Any]:
-    """The config nodes of a ConfigStore repository (a tree of dicts of ConfigNodes)."""
-    for entry in repo.values():
+    """The config nodes of a ConfigStore repository (a tree of dicts of ConfigNodes), each looked up as Hydra does,
+    so a lazily registered node is built (schema.LazyGroup)."""
+    for entry in (repo[key] for key in repo):
         if isinstance(entry, dict):
             yield from stored_nodes(entry)
         else:

@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
+from synbench.audit.config import SUFFIXES
 from synbench.audit.similarity import word_set
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
 
 CANARY_STREAM = 0xCA9A27
-SUFFIXES = ("uniform", "rare")  # audit.canary_suffix: uniform public words | the rarest ones D_aux never uses
 
 
 @lru_cache(maxsize=1)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from synbench.audit.canaries import SUFFIXES
-from synbench.audit.crossfit import CROSSFIT_RULES
 from synbench.audit.design import MODES
 from synbench.core.errors import ConfigError
 
 TARGET_KINDS = ("outliers", "canaries", "both")
+CROSSFIT_RULES = ("lower_bound", "estimate")  # how the cross-fit chooses its rule on the choosing fold
+SUFFIXES = ("uniform", "rare")  # audit.canary_suffix: uniform public words | the rarest ones D_aux never uses
 DISCLOSURE_KEYS = "task.disclosure in task=benchmark, audit.disclosure in task=audit"
 GRIDS = ("fpr_grid", "recall_grid", "eps_grid", "guess_fractions")
 

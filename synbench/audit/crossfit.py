@@ -29,10 +29,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from synbench.audit.config import CROSSFIT_RULES
 from synbench.audit.epsilon import epsilon_lower_bounds_from_counts
 from synbench.audit.roc import RocCurve
 
-CROSSFIT_RULES = ("lower_bound", "estimate")  # how the cross-fit chooses its rule on the choosing fold
 CountsBound = Callable[
     [np.ndarray, np.ndarray, int, int, float], np.ndarray
 ]  # (tp, fp, n_pos, n_neg, alpha) -> per threshold

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
@@ -206,6 +204,8 @@ def _as_float(value: object, key: str) -> float:
 
 def gdp_delta(epsilon: float, mu: float) -> float:
     """delta(eps) of a mu-GDP mechanism."""
+    from scipy.special import log_ndtr, ndtr  # scipy here, not at the top: every CLI start imports this module
+
     if mu <= 0 or epsilon == math.inf:
         return 0.0
     a = -epsilon / mu + mu / 2
@@ -222,6 +222,8 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     hi = 1.0
     while gdp_delta(epsilon, hi) < delta:
         hi *= 2.0
+    from scipy.optimize import brentq
+
     lo = hi / 2
     while gdp_delta(epsilon, lo) > delta:  # a tiny epsilon puts mu far below 1
         lo /= 2.0
@@ -237,6 +239,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         return math.inf
     if gdp_delta(0.0, mu) <= delta:
         return 0.0
+    from scipy.optimize import brentq
+
     hi = 1.0
     while gdp_delta(hi, mu) > delta:
         hi *= 2.0

@@ -21,18 +21,19 @@ other) live in each dataclass's `__post_init__`, one place per setting.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import typing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Collection, List, Mapping, Optional, Sequence, TypeVar
 
-from hydra.core.config_store import ConfigStore
+from hydra.core.config_store import ConfigNode, ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import MISSING, BooleanNode, DictConfig, ListConfig, Node, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from synbench.core.errors import ConfigError
+from synbench.core.errors import ConfigError, PluginError
 
 PLUGIN_KEY = "_plugin_"
 SCHEMA_GROUP = "schema"  # ConfigStore group of the plugins' schema nodes: schema/<config group>/<plugin name>
@@ -266,23 +267,78 @@ def config_error(exc: BaseException, where: str = "") -> ConfigError:
     return ConfigError(f"{key or 'config'}: {message}; {fix} (docs/config.md lists each key and its type)")
 
 
-def store_plugin(group: str, name: str, options: type, *core: type) -> None:
+def store_plugin(group: str, name: str, options: type | str, *core: type) -> None:
     """Register a plugin's options as `schema/<group>/<name>`: its group YAML then starts its defaults list with
     `- /schema/<group>/<name>@_here_` and holds only the values that differ.
 
-    `core` adds dataclasses of keys the core reads from the same node (a
-    tracking node's `log_private_stats`), which the plugin is not given.
+    `options` is the options dataclass, or the plugin class whose options
+    `options_of` reads; given as `"module:name"`, it is imported only when
+    Hydra first loads the node (`LazyGroup`), so registering every built-in
+    imports none of them. `core` adds dataclasses of keys the core reads from
+    the same node (a tracking node's `log_private_stats`), which the plugin is
+    not given.
     """
-    if core:
-        options = dataclasses.make_dataclass(options.__name__, [], bases=(options, *core))
-    ConfigStore.instance().store(group=f"{SCHEMA_GROUP}/{group}", name=name, node=schema_node(options, name))
+    store(PendingNode(f"{SCHEMA_GROUP}/{group}", name, options, name, core))
 
 
-def store_config(path: str, options: type) -> None:
+def store_config(path: str, options: type | str) -> None:
     """Register a node that names no plugin as `schema/<path>`: a task's section (`audit`, named `@audit` by the
-    task's YAML), a task's options (`task/benchmark`) or a plain group's node (`model`, `encoder`)."""
+    task's YAML), a task's options (`task/benchmark`) or a plain group's node (`model`, `encoder`); `options` as in
+    `store_plugin`."""
     group, _, name = f"{SCHEMA_GROUP}/{path}".rpartition("/")
-    ConfigStore.instance().store(group=group, name=name, node=schema_node(options))
+    store(PendingNode(group, name, options))
+
+
+@dataclass(frozen=True)
+class PendingNode:
+    """A schema node as registered: built from its options when Hydra first loads it (`LazyGroup`)."""
+
+    group: str
+    name: str
+    options: type | str  # the dataclass or plugin class, or where it is: "module:name"
+    plugin: str | None = None  # the node's `_plugin_`; None for a node that names no plugin
+    core: tuple[type, ...] = ()
+
+    def build(self) -> ConfigNode:
+        """The node Hydra reads: the options dataclass (imported now when given by name) as a typed node."""
+        found = self.options
+        if isinstance(found, str):
+            module, _, attribute = found.partition(":")
+            found = getattr(importlib.import_module(module), attribute)
+        options = options_of(found)
+        if options is None:
+            raise PluginError(f"{found.__qualname__} takes **kwargs: give it an options dataclass (docs/config.md)")
+        if self.core:
+            options = dataclasses.make_dataclass(options.__name__, [], bases=(options, *self.core))
+        node = schema_node(options, self.plugin)
+        return ConfigNode(name=f"{self.name}.yaml", node=node, group=self.group, package=None, provider=None)
+
+
+class LazyGroup(dict):
+    """A ConfigStore group whose schema nodes are built on first load: Hydra looks a node up by `group[name]`, so
+    a start-up that composes only the default groups, or refuses an override first, imports only their options.
+
+    ConfigStore reads its `repo` only through `in` and `[]`, and pickles it whole for a launcher's worker (a
+    pending node pickles as its fields)."""
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        if isinstance(value, PendingNode):
+            value = value.build()
+            super().__setitem__(key, value)
+        return value
+
+
+def store(pending: PendingNode) -> None:
+    """Put `pending` into the ConfigStore at its group, each folder of the path a `LazyGroup`."""
+    folder: dict[str, Any] = ConfigStore.instance().repo
+    for part in pending.group.split("/"):
+        child = dict.get(folder, part)
+        if not isinstance(child, LazyGroup):
+            child = LazyGroup(child or {})
+            dict.__setitem__(folder, part, child)
+        folder = child
+    dict.__setitem__(folder, f"{pending.name}.yaml", pending)
 
 
 ConfigStore.instance().store(name=TOP_SCHEMA, node=SynBenchConfig)

@@ -28,14 +28,15 @@ import zipfile
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import Any, Iterator
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterator
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import BaseDataset, SourceSplits
 from synbench.data.records import Row, records_to_corpus
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,8 @@ class DrugReviewDataset(BaseDataset):
         zip_path()
 
     def _split(self, archive: zipfile.ZipFile, path: Path, split: str) -> Corpus:
+        import pandas as pd  # here: the default dataset's module is read at every CLI start, pandas only to load
+
         member = MEMBERS[split]
         frame = pd.read_csv(io.BytesIO(archive.read(member)), sep="\t", index_col=0)
         labels = frame[self.label]

@@ -57,7 +57,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.special import ndtri
 
 from synbench.core.corpus import Corpus, Labels
 from synbench.core.errors import ConfigError
@@ -131,6 +130,9 @@ class LabelSetBudget:
         """tau: a set whose exact count is 1 passes with probability exactly `delta_select`."""
         if self.sigma == 0 or self.delta_select == 0:
             return -math.inf
+        # scipy here: the generators' settings, which every CLI start reads, import this module
+        from scipy.special import ndtri
+
         return 1.0 - self.sigma * float(ndtri(self.delta_select))  # Phi^-1(1 - d) = -Phi^-1(d), exact for tiny d
 
     def history(self) -> History:

@@ -1,0 +1,126 @@
+"""The CLI starts fast: registering the built-ins' schema imports none of them, and `--help` or a refused override
+loads no plugin code and no scikit-learn (issue 52; wall times in bench.md, `make bench BENCH=cli_start`)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from hydra.core.config_store import ConfigStore
+
+from synbench.core import schema
+from synbench.core.errors import PluginError
+from synbench.generators.dpgen.settings import DPGenOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("sklearn", "torch", "transformers", "pandas", "scipy")
+
+
+# Runs a command in a fresh interpreter and writes, at exit, every module it imported: `-X importtime` would miss
+# the modules imported through importlib (the lazy schema nodes, the registry), which are the ones that count here.
+PROBE = """
+import atexit, json, runpy, sys
+out, args = sys.argv[1], sys.argv[2:]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+if args[0] == "-c":
+    exec(args[1])
+else:
+    sys.argv = ["synbench", *args]
+    runpy.run_module("synbench", run_name="__main__")
+"""
+
+
+def imported_modules(tmp_path: Path, *args: str) -> tuple[set[str], str]:
+    """The modules `python -m synbench <args>` (or `python -c <code>`) imports in a fresh process, and its stderr."""
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    return set(json.loads(out.read_text())), done.stderr
+
+
+def plugin_modules() -> set[str]:
+    """The modules of SynBench's built-in plugin classes (its entry points), but the job layer's own W&B tracker,
+    which the app's job lifecycle imports (without wandb) to run any job."""
+    return {
+        ep.module
+        for group in entry_points().groups
+        if group.startswith("synbench.")
+        for ep in entry_points(group=group)
+        if ep.module.split(".")[0] == "synbench" and not ep.module.startswith("synbench.job.")
+    }
+
+
+def top_packages(modules: set[str]) -> set[str]:
+    return {module.split(".")[0] for module in modules}
+
+
+def test_plugin_modules_are_known() -> None:
+    """The check below is not vacuous: the built-ins are found by their entry points."""
+    found = plugin_modules()
+    assert "synbench.generators.copy" in found and "synbench.metrics.utility" in found and len(found) > 15
+
+
+def test_importing_the_config_package_imports_no_plugin_and_no_heavy_library(tmp_path: Path) -> None:
+    modules, _ = imported_modules(tmp_path, "-c", "import synbench.conf")
+    assert "synbench.conf" in modules
+    assert not modules & plugin_modules()
+    assert not top_packages(modules) & set(HEAVY)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["generator=cpy"], ["+epsilon=0.5"]])
+def test_help_and_a_refused_override_load_no_plugin(tmp_path: Path, args: list[str]) -> None:
+    modules, stderr = imported_modules(tmp_path, *args)
+    assert "synbench.cli.app" in modules
+    assert not modules & plugin_modules(), sorted(modules & plugin_modules())
+    assert not top_packages(modules) & set(HEAVY)
+    assert args == ["--help"] or "synbench: error:" in stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "said"), [("generator.epoch=3", "did you mean epochs?"), ("eps=1,4", "add -m first")]
+)
+def test_an_override_refused_while_composing_loads_no_heavy_library(tmp_path: Path, override: str, said: str) -> None:
+    """Hydra composes the default groups before it refuses these: their options are imported, nothing heavy, and
+    not the generator itself (DP-Gen's torch code)."""
+    modules, stderr = imported_modules(tmp_path, override)
+    assert said in stderr
+    assert "synbench.generators.dpgen.settings" in modules  # the node Hydra typed the generator's keys against
+    assert not top_packages(modules) & set(HEAVY)
+    assert "synbench.generators.dpgen.generator" not in modules
+
+
+def test_a_node_registered_by_name_is_built_when_first_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ConfigStore.instance(), "repo", {})
+    monkeypatch.delitem(sys.modules, "synbench.data.n2c2", raising=False)
+    schema.store_plugin("dataset", "lazy_probe", "synbench.data.n2c2:N2C2ObesityDataset")
+    assert "synbench.data.n2c2" not in sys.modules
+    assert ConfigStore.instance().list("schema/dataset") == ["lazy_probe.yaml"]
+    node = ConfigStore.instance().load("schema/dataset/lazy_probe.yaml").node
+    assert "synbench.data.n2c2" in sys.modules
+    assert node[schema.PLUGIN_KEY] == "lazy_probe" and "train_records" in node
+
+
+def test_a_store_pickles_with_its_pending_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A launcher (submitit, joblib) pickles Hydra's singletons, the ConfigStore included, for its workers."""
+    monkeypatch.setattr(ConfigStore.instance(), "repo", {})
+    schema.store_plugin("generator", "lazy_probe", "synbench.generators.dpgen.settings:DPGenOptions")
+    copy = pickle.loads(pickle.dumps(ConfigStore.instance().repo))
+    assert copy["schema"]["generator"]["lazy_probe.yaml"].node.epochs == DPGenOptions().epochs
+
+
+def test_a_plugin_class_without_options_is_refused_when_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ConfigStore.instance(), "repo", {})
+    schema.store_plugin("generator", "kwargs_probe", f"{__name__}:TakesAnything")
+    with pytest.raises(PluginError, match="TakesAnything takes \\*\\*kwargs"):
+        ConfigStore.instance().load("schema/generator/kwargs_probe.yaml")
+
+
+class TakesAnything:
+    def __init__(self, **options: object) -> None:
+        self.options_given = options
