@@ -71,6 +71,26 @@ class Corpus:
             name=name,
         )
 
+    @classmethod
+    def synthetic(
+        cls,
+        generator: str,
+        texts: Sequence[str],
+        labels: Sequence[Iterable[str]],
+        label_space: Sequence[str],
+        multi_label: bool,
+    ) -> "Corpus":
+        """A generator's release: documents `<generator>-<i>` in the label space of the corpus it was fitted on,
+        named `<generator>-synthetic`."""
+        return cls.build(
+            texts,
+            labels,
+            label_space,
+            ids=[f"{generator}-{i}" for i in range(len(texts))],
+            multi_label=multi_label,
+            name=f"{generator}-synthetic",
+        )
+
     def __len__(self) -> int:
         return len(self.texts)
 

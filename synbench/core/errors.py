@@ -8,7 +8,7 @@ traceback. Messages never quote private document text.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable, Mapping
+from typing import Iterable
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -32,12 +32,3 @@ class DataError(SynBenchError):
 
 class PluginError(SynBenchError):
     """A plugin name is unknown, provided twice, or cannot be built."""
-
-
-def check_keys(node: Mapping[str, Any], known: Iterable[str], where: str) -> None:
-    """Fail on a key of config node `where` that nothing reads (a typo would otherwise be ignored), naming the known
-    ones."""
-    known = list(known)
-    unknown = sorted(set(node) - set(known))
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")

@@ -71,7 +71,7 @@ class PublicGenerator(Generator):
             label_counts,
         )
         texts = self._write(plan)
-        return Corpus.build(texts, plan, self._label_space, multi_label=self._multi_label, name="public-synthetic")
+        return Corpus.synthetic("public", texts, plan, self._label_space, self._multi_label)
 
     def _write(self, plan: list[Labels]) -> list[str]:
         """One text per label set of `plan`, from the shared batched local backend (chat template, KV cache)."""

@@ -101,4 +101,4 @@ class TemplateGenerator(Generator):
             " ".join([self.template.format(label=", ".join(labels)), *(vocabulary[i] for i in row)])
             for labels, row in zip(plan, picks)
         ]
-        return Corpus.build(texts, plan, self._label_space, multi_label=self._multi_label, name="template-synthetic")
+        return Corpus.synthetic("template", texts, plan, self._label_space, self._multi_label)

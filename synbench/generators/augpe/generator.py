@@ -345,9 +345,7 @@ class AugPEGenerator(Generator):
             "sample_from_population": from_population,
             "sample_lm_s": round(self._lm_s - lm_s, 3),
         }
-        return Corpus.build(
-            texts, labels, space, ids=[f"augpe-{i}" for i in range(n)], multi_label=multi, name="augpe-synthetic"
-        )
+        return Corpus.synthetic("augpe", texts, labels, space, multi)
 
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(getattr(self, "_sampled", {}))

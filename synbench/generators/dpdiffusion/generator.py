@@ -162,14 +162,7 @@ class DPDiffusionGenerator(Generator):
             end_mark=s.sample_length == "model",
         )
         self._sampling = {**stats, "sample_length": s.sample_length, "temperature": s.temperature}
-        return Corpus.build(
-            texts,
-            plan,
-            corpus.label_space,
-            ids=[f"dpdiffusion-{i}" for i in range(len(texts))],
-            multi_label=corpus.multi_label,
-            name="dpdiffusion-synthetic",
-        )
+        return Corpus.synthetic("dpdiffusion", texts, plan, corpus.label_space, corpus.multi_label)
 
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(self._sampling)

@@ -164,14 +164,7 @@ class DPGenGenerator(Generator):
             desc="dpgen sample",
         )
         self._sampling = {**stats.as_details(), "max_new_tokens": limit, "sample_batch_size_used": batch}
-        return Corpus.build(
-            texts,
-            plan,
-            corpus.label_space,
-            ids=[f"dpgen-{i}" for i in range(len(texts))],
-            multi_label=corpus.multi_label,
-            name="dpgen-synthetic",
-        )
+        return Corpus.synthetic("dpgen", texts, plan, corpus.label_space, corpus.multi_label)
 
     def sampling_details(self) -> Mapping[str, Any]:
         return dict(self._sampling)
