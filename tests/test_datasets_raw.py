@@ -141,9 +141,9 @@ def test_bigbio_class_names_map_to_the_hoc_label_space(tmp_path: Path) -> None:
         }
     )
     rows = {
-        "document_id": ["1_0", "1_1", "2_0"],
-        "text": ["Cells grow.", "Nothing here.", "Inflamed."],
-        "label": [[0, 3], [2], [1]],
+        "document_id": ["1_0", "1_1", "2_0", "2_1"],
+        "text": ["Cells grow.", "Nothing here.", "Inflamed.", "No class at all."],
+        "label": [[0, 3], [2], [1], []],  # the hub conversion's empty list where the source said NULL
     }
     split = datasets.Dataset.from_dict(rows, features=features)
     datasets.DatasetDict({"train": split, "test": split}).save_to_disk(str(tmp_path / "hoc"))
@@ -152,7 +152,10 @@ def test_bigbio_class_names_map_to_the_hoc_label_space(tmp_path: Path) -> None:
         ("Evading growth suppressors", "Sustaining proliferative signaling"),
         ("NULL",),
         ("Tumor promoting inflammation",),
+        ("NULL",),
     )
+    with pytest.raises(DataError, match="'label' is empty .*set dataset.unlabelled_label"):
+        loader("hoc", f"dataset.path={tmp_path / 'hoc'}", "dataset.unlabelled_label=null").load(0)
 
 
 def test_a_label_space_the_release_declares_is_public_not_inferred(tmp_path: Path) -> None:

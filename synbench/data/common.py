@@ -155,6 +155,9 @@ class FieldDataset(BaseDataset):
     # a label as the source writes it -> its name in label_space (BigBIO's "none" -> "NULL", AsyLex's 0 -> reject);
     # a label not listed is kept as written
     label_map: dict[str, str] = field(default_factory=dict)
+    # the label a record without any gets (HoC's hub conversion writes an empty list where the source said NULL);
+    # null refuses such a record
+    unlabelled_label: str | None = None
 
     def label_origin(self) -> str:
         return f"field {self.label_field!r}"
@@ -182,5 +185,6 @@ class FieldDataset(BaseDataset):
             label_sep=label_sep or self.label_sep,
             label_names=label_names,
             label_map=self.label_map,
+            unlabelled_label=self.unlabelled_label,
             max_chars=self.max_chars,
         )

@@ -121,6 +121,7 @@ def records_to_corpus(
     label_sep: str | None = None,
     label_names: Sequence[str] | None = None,
     label_map: Mapping[str, str] = NO_LABEL_MAP,
+    unlabelled_label: str | None = None,
     max_chars: int = MAX_CHARS,
 ) -> Corpus:
     """Validate `rows` from `source` (a path or a description) into the corpus `<name>-<split>`.
@@ -128,7 +129,8 @@ def records_to_corpus(
     Labels may be a string (split on `label_sep` when given), an integer
     (mapped through `label_names`, the class names of a Hugging Face
     ClassLabel, when given) or a list; `label_map` then renames a label as the
-    source writes it to its label-space name. Ids come from `id_field`, else
+    source writes it to its label-space name, and a record with no label
+    gets `unlabelled_label` (refused when it is None). Ids come from `id_field`, else
     `<name>-<split>-<i>`. With `label_space=None` nothing is checked against a
     label space and the corpus gets its own sorted labels; see
     `infer_label_space` for sharing one across splits. A text longer than
@@ -146,8 +148,13 @@ def records_to_corpus(
         found = _labels(_field(record, label_field, "label_field", at), label_sep, label_names, label_field, at)
         if label_map:
             found = list(dict.fromkeys(label_map.get(label, label) for label in found))
+        if not found and unlabelled_label is not None:
+            found = [unlabelled_label]
         if not found:
-            raise DataError(f"{at}: field {label_field!r} is empty (no label); every record needs at least one label")
+            raise DataError(
+                f"{at}: field {label_field!r} is empty (no label); every record needs at least one label, or set "
+                "dataset.unlabelled_label to the label such a record means (HoC: NULL)"
+            )
         if not multi_label and len(found) > 1:
             raise DataError(
                 f"{at}: field {label_field!r} has {len(found)} labels but the dataset is single-label; keep one "
