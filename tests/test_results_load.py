@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, compose_config, run_cli
 from synbench import results
 from synbench.core.errors import ConfigError, SynBenchError
-from synbench.job.results import LEADING_COLUMNS, UNREADABLE
+from synbench.job.results import LEADING_COLUMNS, UNREADABLE, flatten
 from synbench.job.spec import JobConfig
 from synbench.tasks.export import ExportTask, export
 from test_report import SENTINEL, SWEEP, sweep  # noqa: F401  (the report's hand-written sweep, a fixture)
@@ -97,6 +97,25 @@ def test_the_kept_demo_sweep_loads_and_exports(tmp_path: Path) -> None:
         shutil.copy(path, copy / path.relative_to(DEMO))
     back = pd.read_parquet(export(copy, "parquet"))
     pd.testing.assert_series_equal(back["utility.f1_macro"], frame["utility.f1_macro"], check_dtype=False)
+
+
+def test_the_kept_demo_sweep_loads_through_the_record_as_its_files_read_as_written() -> None:
+    """Reading each kept results.json through the record type (`JobRecord`) changes no cell of the sweep's frame:
+    the frame is the one the files' own JSON, flattened, gives (the reader before the record type); only the order
+    of the columns after the leading ones follows the record's fields."""
+    files = sorted(DEMO.rglob("results.json"))
+    if not files:
+        pytest.skip("experiments/results/demo keeps no results.json yet")
+    rows = []
+    for path in files:
+        written = json.loads(path.read_text())
+        assert "error" not in written  # kept results are complete: `reason` is empty
+        rows.append({"job": path.parent.relative_to(DEMO).as_posix(), "reason": ""} | flatten(written))
+    as_written = pd.DataFrame(rows)
+    frame = results.load(DEMO)
+    assert list(frame.columns[: len(LEADING_COLUMNS)]) == list(LEADING_COLUMNS)
+    assert sorted(frame.columns) == sorted(as_written.columns)
+    pd.testing.assert_frame_equal(frame, as_written[list(frame.columns)])
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from synbench.core.errors import SynBenchError
+from synbench.job.record import HEADER
 
 if TYPE_CHECKING:
     from synbench.core.base import Generator
@@ -36,35 +37,10 @@ log = logging.getLogger(__name__)
 CONTROLS = frozenset({"synbench.generators.copy:CopyGenerator", "synbench.generators.public:PublicGenerator"})
 CONTROL_NOISE = "n/a"  # the `noise` field of a control's results: it draws no privacy noise
 
-# The header every job's results hold; a task adds the sections it declares (`Task.results_sections`), and its
-# `generation` keys are the ones it declares (`Task.generation_fields`) and its generator's `public_details`.
-RESULT_FIELDS = frozenset(
-    {
-        "task",
-        "dataset",
-        "generator",
-        "generator_name",  # what ran, as configured: the config option (dpgen_grid) or generator.name (a command's)
-        "epsilon",
-        "delta",
-        "epsilon_spent",
-        "seed",
-        "status",
-        "job_key",
-        "noise",
-        "label_space_inferred",
-        "non_dp_outputs",
-        "diagnostic_outputs",  # the part of non_dp_outputs that is the operator's reference (real-data baselines)
-        "generation",
-        "utility",
-        "fidelity",
-        "audit",
-        "timing",
-        "config",
-        "non_private_control",  # a built-in control (`is_control`) that spent inf: `copy`, at any eps (not `public`, 0)
-        "error",  # a failed job: the error's type and, for SynBench's own errors (which never quote data), its message
-        "report_section",  # the report table the job's task declares (`Task.report_section`): a constant of its class
-    }
-)
+# The header every job's results hold: the fields of the record type (`synbench.job.record.JobRecord`, where each
+# says why it is public); a task adds the sections it declares (`Task.results_sections`), and its `generation` keys
+# are the ones it declares (`Task.generation_fields`) and its generator's `public_details`.
+RESULT_FIELDS = frozenset(HEADER)
 TRACKER_PREFIX = "tracker:"  # a `non_dp_outputs` entry for a per-step curve that went to the tracker only
 
 
@@ -96,16 +72,17 @@ def warn_about_control(
     generator: "type[Generator] | Generator",
     name: str,
     epsilon: float,
-    record: Mapping[str, Any],
-    size_key: str = "task.n_synthetic",
+    non_private_control: bool,
+    n_private: int,
+    n_synthetic: int,
+    size_key: str,
 ) -> None:
     """One warning line for each way a control's job says more than it did: a finite eps that it does not apply
-    (copy releases the private set, public never reads it), and, for copy (`non_private_control` in the run's
-    `record`), more documents than the private set holds (`size_key` sets how many), each then repeated. Every task
-    that runs a generator calls it (benchmark, audit)."""
+    (copy releases the private set, public never reads it), and, for copy (`non_private_control`), more documents
+    (`n_synthetic`, set by `size_key`) than the private set of `n_private` holds, each then repeated. The release
+    step of every job that runs a generator calls it (`synbench.job.lifecycle.JobRun.record_release`)."""
     if not is_control(generator):
         return
-    n_private, n_synthetic = record["n_private"], record["n_synthetic"]
     if epsilon != float("inf"):
         log.warning(
             "generator '%s' is a control and does not apply eps=%g (copy releases the private set as it is, public "
@@ -113,7 +90,7 @@ def warn_about_control(
             name,
             epsilon,
         )
-    if record["non_private_control"] and n_synthetic > n_private:
+    if non_private_control and n_synthetic > n_private:
         log.warning(
             "%s=%d is more than the %d private documents that generator '%s' releases: each is "
             "repeated about %.0f times; set %s=%d (or null) for each document once",

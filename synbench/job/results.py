@@ -1,5 +1,7 @@
-"""A job's `results.json`: the skeleton every task fills in, the writer that enforces the release allow-list, the
-reader that tells a complete job from one to re-run, and `load`: a whole sweep as one pandas DataFrame.
+"""A job's `results.json`: the record every task fills in (`new_results`, a `synbench.job.record.JobRecord`), the
+writer that enforces the release allow-list, the one reader of a file (`read_record`, through the record type), and
+the one frame of a sweep (`sweep_rows`; `load` as a pandas DataFrame), which `task=export`, the report and the
+sweep's closing table all read.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from synbench.core.errors import SynBenchError
 from synbench.core.files import write_json_atomic
 from synbench.job import release
+from synbench.job.record import COMPLETE, NON_FINITE, JobRecord
 from synbench.job.spec import JobSpec
 
 if TYPE_CHECKING:
@@ -19,10 +22,8 @@ if TYPE_CHECKING:
     from synbench.core.base import Generator
 
 RESULTS_FILE = "results.json"
-SECTIONS = ("utility", "fidelity", "audit", "timing")
 UNREADABLE = "unreadable"  # the status of a job whose results.json cannot be parsed
-NON_FINITE = ("inf", "-inf", "nan")  # how strict JSON (`synbench.core.files.to_json`) writes non-finite numbers
-# The first columns of `load`: where the job is, how it ended, and what it ran; the rest follow in file order.
+# The first columns of `load`: where the job is, how it ended, and what it ran; the rest follow in record order.
 LEADING_COLUMNS = (
     "job",
     "status",
@@ -43,7 +44,8 @@ def write_results(
     generator: type[Generator] | None = None,
     task: release.TaskDeclarations | None = None,
 ) -> None:
-    """Write the job's `results.json` with the release allow-list enforced (`synbench.job.release`).
+    """Write the job's `results.json` (a `JobRecord`, or its JSON form) with the release allow-list enforced
+    (`synbench.job.release`).
 
     `generator` and `task` are the classes the job ran, whose declarations
     (`public_details`, `results_sections`, `generation_fields`) extend the
@@ -66,51 +68,29 @@ def write_results(
 
 
 def read_results(job_dir: Path) -> dict[str, Any] | None:
-    """The job's results, or None if there are none or the file is unreadable."""
-    path = job_dir / RESULTS_FILE
-    try:
-        return json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
+    """The job's results as written (its JSON form), or None if there are none or the file is unreadable."""
+    results, _ = read_job(job_dir / RESULTS_FILE)
+    return results
 
 
-def is_complete(job_dir: Path, spec: JobSpec) -> bool:
-    """True when `results.json` is complete and was written for this same job."""
-    results = read_results(job_dir)
-    return bool(results) and results.get("status") == "complete" and results.get("job_key") == spec.key
+def complete_record(job_dir: Path, spec: JobSpec) -> JobRecord | None:
+    """The job's record when its `results.json` is complete and was written for this same job; else None."""
+    record, _ = read_record(job_dir / RESULTS_FILE)
+    return record if record is not None and record.status == COMPLETE and record.job_key == spec.key else None
 
 
-def new_results(spec: JobSpec) -> dict[str, Any]:
-    """The results skeleton every task fills in."""
-    return {
-        "task": spec.task,
-        "dataset": spec.dataset,
-        "generator": spec.generator,
-        "generator_name": spec.generator_name,
-        "epsilon": spec.epsilon,
-        "delta": None,
-        "epsilon_spent": None,
-        "seed": spec.seed,
-        "status": "running",
-        "job_key": spec.key,
-        "noise": None,
-        "label_space_inferred": False,
-        "non_private_control": False,
-        "non_dp_outputs": [],
-        **{section: {} for section in SECTIONS},
-        "config": spec.config,
-    }
-
-
-def number(value: Any) -> float | None:
-    """A number of results.json as a float (non-finite ones are written "inf", "-inf", "nan"); None if not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and value in NON_FINITE:
-        return float(value)
-    return None
+def new_results(spec: JobSpec) -> JobRecord:
+    """The record every task fills in: the job's description, running, its sections empty."""
+    return JobRecord(
+        task=spec.task,
+        dataset=spec.dataset,
+        generator=spec.generator,
+        generator_name=spec.generator_name,
+        epsilon=spec.epsilon,
+        seed=spec.seed,
+        job_key=spec.key,
+        config=dict(spec.config),
+    )
 
 
 def job_files(sweep: Path) -> list[Path]:
@@ -125,6 +105,13 @@ def read_job(path: Path) -> tuple[dict[str, Any] | None, str]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, f"results.json unreadable ({type(exc).__name__})"
     return (results, "") if isinstance(results, dict) else (None, "results.json is not a JSON object")
+
+
+def read_record(path: Path) -> tuple[JobRecord | None, str]:
+    """A results file read through the record type (`JobRecord.from_json`, tolerant of older files), or None and
+    why it could not be read."""
+    results, problem = read_job(path)
+    return (None, problem) if results is None else (JobRecord.from_json(results), "")
 
 
 def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -145,32 +132,41 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def load(sweep: Path | str) -> "pd.DataFrame":
-    """A sweep as data: one row per job under the sweep folder (`<output_root>/<sweep>`), sorted by job folder.
+def sweep_rows(sweep: Path | str) -> list[dict[str, Any]]:
+    """A sweep as data: one flat row per job under the sweep folder (`<output_root>/<sweep>`), sorted by job folder.
 
-    Columns are the fields of results.json with nested sections flattened
-    with "." (`utility.f1_macro`, `audit.eps_emp_lower`,
-    `config.generator._plugin_`: the job description is the `config`
-    section), plus `job` (the folder, relative to the sweep) and `reason`
-    (why a job is not complete: its error, or why its file is unreadable). A
-    job whose results.json cannot be parsed is still a row, with status
-    `unreadable`. What is read is only results.json: the allow-listed
-    release, never the synthetic text or the private data beside it.
+    Each row is the job's record (`read_record`) in its JSON form with
+    nested sections flattened with "." (`utility.f1_macro`,
+    `audit.eps_emp_lower`, `config.generator._plugin_`: the job description
+    is the `config` section), plus `job` (the folder, relative to the sweep)
+    and `reason` (why a job is not complete: its error, or why its file is
+    unreadable). A job whose results.json cannot be parsed is still a row,
+    with status `unreadable`. What is read is only results.json: the
+    allow-listed release, never the synthetic text or the private data
+    beside it. `load`, the report's frame and the sweep's closing table are
+    these rows.
     """
-    import pandas as pd
-
     root = Path(sweep)
     if not root.is_dir():
         raise SynBenchError(f"{root} is not a folder; give the sweep folder (<output_root>/<sweep>)")
     rows = []
     for path in job_files(root):
-        results, problem = read_job(path)
+        record, problem = read_record(path)
         row: dict[str, Any] = {"job": path.parent.relative_to(root).as_posix()}
-        if results is None:
+        if record is None:
             rows.append(row | {"status": UNREADABLE, "reason": problem})
             continue
-        error = results.get("error")
-        reason = f"{error.get('type', 'error')}: {error.get('message', '')}" if isinstance(error, Mapping) else ""
-        rows.append(row | {"reason": reason} | flatten({k: v for k, v in results.items() if k != "error"}))
+        results = record.to_json()
+        results.pop("error", None)  # in words as `reason`
+        rows.append(row | {"reason": record.reason()} | flatten(results))
+    return rows
+
+
+def load(sweep: Path | str) -> "pd.DataFrame":
+    """A sweep as one pandas DataFrame: its rows (`sweep_rows`), the columns `LEADING_COLUMNS` first, then the rest
+    in the order of the record's fields and sections."""
+    import pandas as pd
+
+    rows = sweep_rows(sweep)
     columns = list(dict.fromkeys([*LEADING_COLUMNS, *(key for row in rows for key in row)]))
     return pd.DataFrame(rows, columns=columns)

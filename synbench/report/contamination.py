@@ -1,7 +1,8 @@
 """Report tables for contamination jobs (exposure per detector, the removal ablation) and the post-hoc filter.
 
-Read from the jobs' `results.json` only (their `contamination` and `filter`
-sections, which the flat frame of `load` does not hold), never the
+Read from the jobs' `results.json` only, through the record type (their
+`contamination` and `filter` sections, whose tables and runs the report's
+frame does not hold), never the
 per-document scores beside them. The ablation's interval is over its
 repetitions (Student t, the report's confidence level).
 """
@@ -13,7 +14,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from synbench.job.results import RESULTS_FILE, read_job
+from synbench.job.results import RESULTS_FILE, read_record
 from synbench.report.load import COMPLETE, SECTION
 from synbench.report.render import Block, Heading, Text
 from synbench.report.stats import MISSING, estimate, format_eps, format_number
@@ -25,9 +26,9 @@ DETECTORS = (("exact", "exact n-gram (infini-gram)"), ("mink", "Min-K%"), ("mink
 
 def complete_results(root: Path, frame: pd.DataFrame, task: str) -> Iterator[dict[str, Any]]:
     for job in frame.loc[(frame[SECTION] == task) & (frame["status"] == COMPLETE), "job"]:
-        results, _ = read_job(root / job / RESULTS_FILE)
-        if results is not None:
-            yield results | {"_job": job}
+        record, _ = read_record(root / job / RESULTS_FILE)
+        if record is not None:
+            yield record.to_json() | {"_job": job}
 
 
 def value(v: Any) -> Cell:

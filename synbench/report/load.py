@@ -1,8 +1,9 @@
 """A sweep's `results.json` files as the report's DataFrame, one row per job.
 
-The files are found and read as `synbench.results.load` finds and reads them
-(`job_files`, `read_job`), which gives every field; this frame keeps what the
-tables need, typed for them.
+The rows are the sweep's one frame (`synbench.job.results.sweep_rows`, the
+rows of `synbench.results.load`: each file read through the record type,
+`JobRecord`, flattened); this frame keeps what the tables need, typed for
+them.
 
 The report reads these files and nothing else a job wrote (the audit's ROC
 image aside, which `build` embeds): they are the allow-listed release, while
@@ -26,20 +27,21 @@ the plugins that ran it installed.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 
-from synbench.job.results import UNREADABLE, job_files, number, read_job
+from synbench.job.record import COMPLETE, number
+from synbench.job.results import UNREADABLE, sweep_rows
 
 METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit", "disclosure")
 # Descriptive (non-numeric) result keys kept as columns.
 TEXT_KEYS = ("audit.mode", "audit.attack_chosen", "audit.pooled.attack_chosen", "audit.verdict", "audit.n_needed_unit")
 FLAG_KEYS = ("disclosure.flagged",)  # true/false result keys kept as 1.0/0.0 columns
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
-COMPLETE = "complete"
 SECTION = "report_section"  # the column (and results.json field) of a job's report section
 DIRECTION = (
     "higher_is_better"  # results.json: `<section>.<key>` -> whether higher is better; columns `DIRECTION.<column>`
@@ -50,76 +52,70 @@ JOB_SECONDS = "job_s"
 EPSILON_SPENT = "epsilon_spent"  # 0 marks a public-knowledge baseline (synbench.report.benchmark)
 
 
-def job_seconds(timing: Any) -> float:
-    """The sum of a results.json `timing` map (seconds per step of the job); NaN when it has none."""
-    steps = [number(v) for v in timing.values()] if isinstance(timing, dict) else []
-    found = [v for v in steps if v is not None]
+def job_seconds(row: dict[str, Any]) -> float:
+    """The sum of a job's `timing.*` columns (seconds per step of the job); NaN when it has none."""
+    found = [v for k, v in row.items() if k.startswith("timing.") for v in [number(v)] if v is not None]
     return float(sum(found)) if found else math.nan
 
 
-def failure_reason(results: Mapping[str, Any]) -> str:
-    """Why a job has no final results, in words for the "Jobs not complete" table."""
-    status = results.get("status")
-    if status == "failed":
-        error = results.get("error") or {}
-        return f"{error.get('type', 'error')}: {error.get('message', 'no message recorded')}"
-    if status == "running":
-        return "still running, or stopped before it finished (no final results)"
-    return f"unexpected status {status!r}"
+def listed(cell: Any) -> list[str]:
+    """A list field of results (`non_dp_outputs`) from its flat cell, the list's JSON text."""
+    try:
+        value = json.loads(cell) if isinstance(cell, str) else []
+    except json.JSONDecodeError:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def job_row(root: Path, path: Path) -> dict[str, Any]:
-    """One job's row: its description, status, release markers and flat `<section>.<key>` metric columns."""
-    job = path.parent
-    row: dict[str, Any] = {"job": job.relative_to(root).as_posix(), "has_roc": (job / ROC_FILE).is_file()}
-    results, problem = read_job(path)
-    if results is None:
-        return row | {"task": job.parent.name, SECTION: None, "status": UNREADABLE, "reason": problem}
-    eps = number(results.get("epsilon"))
-    seed = results.get("seed")
+def job_row(root: Path, flat: dict[str, Any]) -> dict[str, Any]:
+    """One job's row from its flat row of the sweep (`sweep_rows`): its description, status, release markers and
+    `<section>.<key>` metric columns."""
+    job = root / flat["job"]
+    row: dict[str, Any] = {"job": flat["job"], "has_roc": (job / ROC_FILE).is_file()}
+    if flat["status"] == UNREADABLE:
+        return row | {"task": job.parent.name, SECTION: None, "status": UNREADABLE, "reason": flat["reason"]}
+    task = flat.get("task")
+    eps, seed = number(flat.get("epsilon")), flat.get("seed")
     row |= {
-        "task": str(results.get("task", job.parent.name)),
-        # results written before tasks declared their section were tabulated by task name, which was the section name
-        SECTION: results.get(SECTION, results.get("task", job.parent.name)),
-        "dataset": str(results.get("dataset", "?")),
-        "generator": str(results.get("generator_name") or results.get("generator", "?")),
+        "task": job.parent.name if task is None else task,
+        # a job that failed before its task ran has no task: it is listed under its folder's name
+        SECTION: job.parent.name if task is None else flat.get(SECTION),
+        "dataset": "?" if flat.get("dataset") is None else flat["dataset"],
+        "generator": flat.get("generator_name") or flat.get("generator") or "?",
         "epsilon": math.nan if eps is None else eps,
-        EPSILON_SPENT: number(results.get("epsilon_spent")),
-        "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else -1,
-        "status": str(results.get("status", "?")),
-        "job_key": results.get("job_key"),
-        "noise": results.get("noise"),
-        "delta": number(results.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
+        EPSILON_SPENT: number(flat.get("epsilon_spent")),
+        "seed": seed if isinstance(seed, int) else -1,
+        "status": flat["status"],
+        "job_key": flat.get("job_key"),
+        "noise": flat.get("noise"),
+        "delta": number(flat.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
         # the generator's release only: the operator's reference figures (diagnostic_outputs) describe the real data
         "non_dp": ", ".join(
-            str(k) for k in results.get("non_dp_outputs") or [] if k not in (results.get("diagnostic_outputs") or [])
+            k for k in listed(flat.get("non_dp_outputs")) if k not in listed(flat.get("diagnostic_outputs"))
         ),
-        "label_space_inferred": bool(results.get("label_space_inferred")),
-        "non_private_control": bool(results.get("non_private_control")),
+        "label_space_inferred": bool(flat.get("label_space_inferred")),
+        "non_private_control": bool(flat.get("non_private_control")),
         # the job's own seconds (its timing steps summed): the comparison's cost column
-        JOB_SECONDS: job_seconds(results.get("timing")),
+        JOB_SECONDS: job_seconds(flat),
+        "reason": flat["reason"],
     }
-    row["reason"] = "" if row["status"] == COMPLETE else failure_reason(results)
-    for section in METRIC_SECTIONS:
-        values = results.get(section)
-        for key, value in values.items() if isinstance(values, dict) else ():
-            column = f"{section}.{key}"
-            figure = number(value)
-            if figure is not None:
-                row[column] = figure
-            elif column in FLAG_KEYS and isinstance(value, bool):
-                row[column] = float(value)
-            elif column in TEXT_KEYS:
-                row[column] = str(value)
+    for column, value in flat.items():
+        if column.split(".", 1)[0] not in METRIC_SECTIONS or "." not in column:
+            continue
+        figure = number(value)
+        if figure is not None:
+            row[column] = figure
+        elif column in FLAG_KEYS and isinstance(value, bool):
+            row[column] = float(value)
+        elif column in TEXT_KEYS:
+            row[column] = str(value)
     for column in TEXT_KEYS:  # a failed job has no summary; its config holds the settings (the audit's mode)
-        section, _, key = column.partition(".")
-        configured = ((results.get("config") or {}).get(section) or {}).get(key)
+        configured = flat.get(f"config.{column}")
         if column not in row and configured is not None:
             row[column] = str(configured)
-    directions = results.get(DIRECTION)
-    for column, up in directions.items() if isinstance(directions, dict) else ():
-        if isinstance(up, bool):
-            row[f"{DIRECTION}.{column}"] = up
+    for column, up in flat.items():
+        if column.startswith(f"{DIRECTION}.") and isinstance(up, bool):
+            row[column] = up
     return row
 
 
@@ -153,7 +149,7 @@ def one_row_per_job(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def load_results(root: Path) -> pd.DataFrame:
     """Every `results.json` below `root`, sorted by job folder; empty (with the base columns) when there are none."""
-    rows = one_row_per_job([job_row(root, path) for path in job_files(root)])
+    rows = one_row_per_job([job_row(root, flat) for flat in sweep_rows(root)])
     base = [
         "job",
         "task",

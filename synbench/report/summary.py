@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from synbench.job.record import number
 from synbench.job.release import control_results
-from synbench.job.results import number
 from synbench.report.stats import format_job_eps, macro_f1_leads
 
 # (section, key, label, reference keys as (label, section.key)) of the figures a person reads first.

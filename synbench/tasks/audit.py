@@ -206,21 +206,9 @@ def audit_job(job: JobRun) -> None:
     summary.update(paper_reading_figures(audit, summary, spec.epsilon, first["delta"]))
     base, design = first["base"], first["design"]
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    # copy: releases private data at any eps
-    control = release.is_control(base.generator_class) and math.isinf(epsilon_spent)
-    release.warn_about_control(
-        base.generator_class,
-        spec.generator,
-        spec.epsilon,
-        {"n_private": design.planned_private_size(), "n_synthetic": base.n_synthetic, "non_private_control": control},
-        size_key="audit.n_synthetic",
-    )
     job.record_release(
         splits,
-        run=base,
-        epsilon_spent=epsilon_spent,
-        non_private_control=control,
-        generation={
+        {
             "n_runs": len(runs),
             "runs_resumed": sum(a["resumed"] for a in audits),
             "n_private": len(design.private),
@@ -231,11 +219,16 @@ def audit_job(job: JobRun) -> None:
             "n_degenerate": sum(r.get("n_degenerate", 0) for r in runs),
             "degenerate_share": float(np.mean([r.get("degenerate_share", 0.0) for r in runs])),
         },
+        run=base,
+        epsilon_spent=epsilon_spent,
+        # copy: releases private data at any eps
+        non_private_control=release.is_control(base.generator_class) and math.isinf(epsilon_spent),
+        size_key="audit.n_synthetic",
     )
-    job.results["audit"].update(summary)
+    job.results.audit.update(summary)
     if audit.disclosure.enabled:  # counts of the first run's release against its private set: the operator's check
         found = disclosure_test(runs[0][DISCLOSURE], 1 - audit.confidence, audit.disclosure)
-        job.results["non_dp_outputs"] = record_disclosure(job.results, found)
+        job.results.mark_non_dp(record_disclosure(job.results, found))
     job.tracker.log_metrics({f"audit/{k}": v for k, v in summary.items()} | {"epsilon_spent": epsilon_spent})
     job.tracker.log_image("audit/roc", job.job_dir / PLOT_FILE)
     log.info(

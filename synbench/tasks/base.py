@@ -24,15 +24,14 @@ False` and overrides `run`. Either way the task receives one typed
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from synbench.core.base import Plugin
 from synbench.core.errors import PluginError
 from synbench.job.lifecycle import JobRun, run_job
+from synbench.job.record import JobRecord
 from synbench.job.spec import JobConfig
 from synbench.report.summary import summary
-
-REPORT_SECTION = "report_section"  # the results.json field a job's report section goes to
 
 
 class Task(Plugin):
@@ -59,11 +58,11 @@ class Task(Plugin):
                 "or set writes_results = False and override run(config, job_dir)"
             )
 
-    def run(self, config: JobConfig, job_dir: Path) -> Any:
+    def run(self, config: JobConfig, job_dir: Path) -> JobRecord | None:
         """The job in `job_dir` through the task wrapper; its results.json names the report section it belongs to."""
 
         def body(job: JobRun) -> None:
-            job.results[REPORT_SECTION] = self.report_section
+            job.results.report_section = self.report_section
             self.body(job)
 
         results = run_job(config, job_dir, body, type(self))
@@ -71,5 +70,6 @@ class Task(Plugin):
         return results
 
     def body(self, job: JobRun) -> None:
-        """The task's work on `job` (splits, generator runs, scoring), filling `job.results`."""
+        """The task's work on `job` (splits, generator runs, scoring), filling its record `job.results` and calling
+        its release step `job.record_release` once the header's figures are known."""
         raise NotImplementedError

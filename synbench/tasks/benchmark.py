@@ -14,7 +14,6 @@ from synbench.core.errors import PluginError
 from synbench.core.progress import progress
 from synbench.filters import SUFFIX as FILTERED
 from synbench.filters import apply_filter
-from synbench.job import release
 from synbench.job.lifecycle import JobRun
 from synbench.job.run import GeneratorRun
 from synbench.tasks.base import Task
@@ -66,7 +65,7 @@ def score_metrics(
         )
         diagnostics = [f"{metric.section}{suffix}.{k}" for k in sorted(metric.diagnostic_keys() & set(values))]
         # named apart as well, so the report does not mark a generator's row "not DP" for the operator's reference
-        job.results["diagnostic_outputs"] = sorted({*job.results.get("diagnostic_outputs", []), *diagnostics})
+        job.results.diagnostic_outputs = sorted({*job.results.diagnostic_outputs, *diagnostics})
         non_dp += diagnostics + [f"{metric.section}{suffix}.{k}" for k in sorted(private) if opt_in]
     return non_dp
 
@@ -92,28 +91,22 @@ def benchmark(job: JobRun) -> None:
     done = run.execute(splits.train, timing=timing)  # the job's one run: results.json is its record
     generator, report, synthetic = done.generator, done.report, done.synthetic
     assert generator is not None and report is not None and synthetic is not None
-    release.warn_about_control(generator, spec.generator, privacy.epsilon, done.record)
-    private_scalars, private_curves = release.split_private_stats(report.private_stats if opt_in else {})
     health = {k: done.record[k] for k in ("n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share")}
-    job.record_release(
+    private_curves = job.record_release(
         splits,
+        {"n_private": len(splits.train), "n_eval": len(splits.eval), **health},
         run=run,
         epsilon_spent=report.epsilon_spent,
         non_private_control=done.record["non_private_control"],
-        generation={
-            "n_private": len(splits.train),
-            "n_eval": len(splits.eval),
-            **health,
-            **release.public_details(generator, spec.generator, {**report.details, **generator.sampling_details()}),
-            **private_scalars,
-        },
+        fit=done,
+        size_key="task.n_synthetic",
     )
-    non_dp = [f"generation.{k}" for k in private_scalars] + [f"{release.TRACKER_PREFIX}fit/{k}" for k in private_curves]
     if options.disclosure.enabled:  # the operator's check of copies, at the audit's default level
         with timing("disclosure"):
             counts = disclosure_counts(splits.train.texts, splits.eval.texts, synthetic.texts, options.disclosure)
-        non_dp += record_disclosure(results, disclosure_test(counts, 1 - AuditConfig.confidence, options.disclosure))
-    results["non_dp_outputs"] = sorted(non_dp)
+        results.mark_non_dp(
+            record_disclosure(results, disclosure_test(counts, 1 - AuditConfig.confidence, options.disclosure))
+        )
     job.save()
     ctx = MetricContext(
         seed=spec.seed,
@@ -122,7 +115,7 @@ def benchmark(job: JobRun) -> None:
         cache_dir=config.cache_dir,
         encoder=EncoderSpec(**config.encoder) if config.encoder else None,
     )
-    non_dp += score_metrics(job, splits.eval, synthetic, ctx, opt_in)
+    non_dp = score_metrics(job, splits.eval, synthetic, ctx, opt_in)
     non_dp += apply_filter(
         config.filter or {},
         synthetic,
@@ -130,7 +123,7 @@ def benchmark(job: JobRun) -> None:
         results,
         lambda kept: score_metrics(job, splits.eval, kept, ctx, opt_in, suffix=FILTERED),
     )
-    results["non_dp_outputs"] = sorted(non_dp)
+    results.mark_non_dp(non_dp)
     job.tracker.log_metrics(
         {f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results[s].items()}
         | {"epsilon_spent": report.epsilon_spent}

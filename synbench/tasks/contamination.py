@@ -251,9 +251,9 @@ def contamination_job(job: JobRun) -> None:
         }
     if cc.save_scores:  # per-document scores stay in the job folder: never logged, tracked or put in results
         save_arrays_atomic(job.job_dir / SCORES_FILE, **arrays)
-    job.record_release(splits, {"n_private": len(splits.train), "n_eval": len(splits.eval)})
-    job.results["non_dp_outputs"] = [k for k in NON_DP if k.split(".")[1] in section]
+    job.results.mark_non_dp([k for k in NON_DP if k.split(".")[1] in section])
     job.results["contamination"] = section
+    job.record_release(splits, {"n_private": len(splits.train), "n_eval": len(splits.eval)})
     job.save()
     for name in ("exact", "mink", "minkpp"):
         if name in section:
@@ -271,7 +271,7 @@ def contamination_job(job: JobRun) -> None:
             )
         with timing("ablation"):
             section["ablation"] = ablation_section(job, splits, cc, arrays[flag_key], model)
-        job.results["non_dp_outputs"] = [k for k in NON_DP if k.split(".")[1] in section]
+        job.results.mark_non_dp([k for k in NON_DP if k.split(".")[1] in section])
         for row in section["ablation"]["table"]:
             log.info(
                 "ablation %-7s %4.0f%% removed (%d docs): F1 %.4f ± %.4f over %d reps",

@@ -191,10 +191,7 @@ def model_audit_job(job: JobRun) -> None:
     job.results["model_audit"] = results
     job.record_release(
         splits,
-        run=runner.base,
-        epsilon_spent=max(dp_spent) if dp_spent else math.inf,
-        non_private_control=any(r.get("non_private_control", False) for r in records),
-        generation={
+        {
             "n_models": len(records),
             "models_resumed": resumed,
             "n_pool": len(pool),
@@ -205,5 +202,8 @@ def model_audit_job(job: JobRun) -> None:
             "n_empty": sum(r["n_empty"] for r in synthetic),
             "n_degenerate": sum(r.get("n_degenerate", 0) for r in synthetic),
         },
+        run=runner.base,
+        epsilon_spent=max(dp_spent) if dp_spent else math.inf,
+        non_private_control=any(r.get("non_private_control", False) for r in records),
     )
     job.tracker.log_metrics({f"model_audit/{k}": v for k, v in results.items() if isinstance(v, (int, float))})
