@@ -7,13 +7,17 @@ is the same file (nothing lost, nothing added), and the record the task held is 
 from __future__ import annotations
 
 import json
+import os
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
+from omegaconf import OmegaConf
 
 from conftest import compose_config, model_overrides
+from synbench.cli.sweeps import SweepCallback, run_rows
 from synbench.core.errors import DataError
 from synbench.job import lifecycle
 from synbench.job.record import FAILED, HEADER, READERS, RUNNING, JobRecord
@@ -151,3 +155,25 @@ def test_a_failed_job_round_trips_and_a_config_failure_reads_through_the_record(
     assert a["reason"] == record.reason() and a["config.generator._plugin_"] == "copy"
     assert b["status"] == FAILED and b["reason"] == "ConfigError: no message recorded" and b["task"] is None
     assert b["non_dp_outputs"] == "[]" and b["label_space_inferred"] is False
+
+
+def test_the_sweeps_closing_table_lists_the_jobs_this_run_touched_with_their_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sweep = tmp_path / "sweep"
+    earlier = JobRecord(task="benchmark", dataset="other", generator="copy", epsilon=1.0, seed=0, status="complete")
+    now = JobRecord(task="benchmark", dataset="tiny", generator="copy", epsilon=2.0, seed=0, status=FAILED)
+    now.error = {"type": "DataError", "message": "train.jsonl line 3: no text"}
+    write_results(sweep / "benchmark" / "eps=1", earlier)
+    old = time.time() - 3600
+    os.utime(sweep / "benchmark" / "eps=1" / RESULTS_FILE, (old, old))  # an earlier run under the same sweep name
+    callback = SweepCallback()
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}, "output_subdir": ".hydra"}})
+    callback._sweep_started = time.time() - 1
+    write_results(sweep / "benchmark" / "eps=2", now)
+    assert [row["job"] for row in run_rows(sweep, callback._sweep_started, (".hydra",))] == ["benchmark/eps=2"]
+    with pytest.raises(SystemExit, match="1 of 1 job"):
+        callback.on_multirun_end(config)
+    out = capsys.readouterr().out
+    assert "1 job(s)" in out and " tiny " in out and "other" not in out and "dataset" in out.splitlines()[2]
+    assert "FAILED benchmark/eps=2: DataError: train.jsonl line 3: no text" in out

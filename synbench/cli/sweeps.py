@@ -2,9 +2,10 @@
 
 A multirun goes on past a failing job (the app records the failure in the
 job's `results.json`); at the end this callback prints one line per job of
-the sweep folder and exits non-zero, naming each failed job, when any
-failed. Re-running the same command re-runs only failed and missing jobs
-(complete ones are skipped by their `job_key`).
+this run of the sweep (the sweep folder may also hold jobs of earlier runs
+under the same name, which it leaves out) and exits non-zero, naming each
+failed job, when any failed. Re-running the same command re-runs only failed
+and missing jobs (complete ones are skipped by their `job_key`, and listed).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from hydra import compose
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -23,13 +24,18 @@ from omegaconf import DictConfig, OmegaConf
 from synbench.core import registry
 from synbench.core.base import DatasetLoader, Generator
 from synbench.job import failures
+from synbench.job.lock import LOCK_FILE
+from synbench.job.record import COMPLETE
 from synbench.job.release import control_results
-from synbench.job.results import UNREADABLE, job_files, read_job
+from synbench.job.results import RESULTS_FILE, sweep_rows
 from synbench.job.spec import JobConfig
 from synbench.tasks.options import check_task_options
 
 log = logging.getLogger("synbench.sweep")
 SEARCHPATH = "hydra.searchpath="
+# how much earlier than the sweep's start a job's file may be stamped and still count as this run's (file times are
+# coarser than the clock, and a launcher's nodes keep their own clocks)
+MTIME_SLACK_S = 1.0
 
 # Keys a benchmark sweeps by design (and `dataset.*`, other data; `paper_generator` / `paper_dataset` choose a
 # generator / a dataset with the paper's settings; `demo_job` a (task, seed) slice of the demo grid): a sweep over
@@ -105,38 +111,48 @@ def check_sweep_points(config: DictConfig) -> None:
             registry.check_node(Generator, job.generator, extra=("job_dir",))
 
 
-def job_rows(sweep_dir: Path) -> list[dict[str, Any]]:
-    """One row per `results.json` under the sweep folder: where, what, status and the headline figure."""
-    rows = []
-    for path in job_files(sweep_dir):
-        r, _ = read_job(path)
-        if r is None:
-            rows.append({"job": str(path.parent.relative_to(sweep_dir)), "status": UNREADABLE})
-            continue
-        headline = r.get("utility", {}).get("f1_micro", r.get("audit", {}).get("eps_emp_lower"))
-        rows.append(
-            {
-                "job": str(path.parent.relative_to(sweep_dir)),
-                "task": r.get("task"),
-                "generator": r.get("generator"),
-                "eps": "control" if control_results(r) else r.get("epsilon"),
-                "seed": r.get("seed"),
-                "status": r.get("status"),
-                "eps_spent": r.get("epsilon_spent"),
-                "headline": headline,
-                "error": r.get("error"),
-            }
-        )
-    return rows
+def run_rows(sweep_dir: Path, since: float, markers: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The sweep's rows (`sweep_rows`, the one frame of a sweep) of the jobs this run of it touched: each writes its
+    claim into its folder's `.lock` (a skipped complete job too) or its `results.json` (one refused before it
+    started), and Hydra its `markers` (the `.hydra` folder), at or after `since`; an earlier run's job beside them,
+    under the same sweep name, is left out."""
+    if not sweep_dir.is_dir():
+        return []
+
+    def touched(folder: Path) -> bool:
+        paths = [folder / name for name in (LOCK_FILE, RESULTS_FILE, *markers)]
+        return any(path.exists() and path.stat().st_mtime >= since for path in paths)
+
+    return [row for row in sweep_rows(sweep_dir) if touched(sweep_dir / row["job"])]
 
 
 def _cell(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, float) else ("-" if value is None else str(value))
 
 
+# the closing table: heading, width and the row's cell, per column
+COLUMNS: tuple[tuple[str, int, Callable[[dict[str, Any]], Any]], ...] = (
+    ("task", -10, lambda row: row.get("task")),
+    ("dataset", -12, lambda row: row.get("dataset")),
+    ("generator", -12, lambda row: row.get("generator_name") or row.get("generator")),
+    ("eps", 6, lambda row: "control" if control_results(row) else row.get("epsilon")),
+    ("seed", 4, lambda row: row.get("seed")),
+    ("status", -10, lambda row: row.get("status")),
+    ("eps_spent", 9, lambda row: row.get("epsilon_spent")),
+    ("F1 / eps_lb", 11, lambda row: row.get("utility.f1_micro", row.get("audit.eps_emp_lower"))),
+)
+
+
+def table_line(cells: list[Any]) -> str:
+    """One line of the closing table: each cell left-aligned (negative width) or right-aligned in its column."""
+    aligned = (f"{_cell(cell):{'<' if width < 0 else '>'}{abs(width)}}" for cell, (_, width, _) in zip(cells, COLUMNS))
+    return " ".join(aligned)
+
+
 class SweepCallback(Callback):
     def __init__(self) -> None:
         self._job_started = 0.0
+        self._sweep_started = 0.0  # the wall-clock time the sweep's run began (0: list every job of the folder)
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         """In a sweep, a line per job (also in a log file): which job of the sweep starts, with its overrides."""
@@ -151,6 +167,7 @@ class SweepCallback(Callback):
             log.info("sweep job #%s ended after %.0f s", config.hydra.job.num, time.perf_counter() - self._job_started)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._sweep_started = time.time() - MTIME_SLACK_S
         try:
             check_sweep_points(config)
         except Exception as exc:  # Hydra turns a callback's exception into a warning, and would run the sweep
@@ -169,21 +186,15 @@ class SweepCallback(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
-        rows = job_rows(sweep_dir)
+        markers = tuple(str(name) for name in [OmegaConf.select(config, "hydra.output_subdir")] if name)
+        rows = run_rows(sweep_dir, self._sweep_started, markers)
         print(f"\nsweep {sweep_dir}: {len(rows)} job(s)")
-        print(
-            f"{'task':<10} {'generator':<12} {'eps':>6} {'seed':>4} {'status':<10} {'eps_spent':>9} {'F1 / eps_lb':>11}"
-        )
+        print(table_line([heading for heading, _, _ in COLUMNS]))
         for row in rows:
-            print(
-                f"{_cell(row.get('task')):<10} {_cell(row.get('generator')):<12} {_cell(row.get('eps')):>6} "
-                f"{_cell(row.get('seed')):>4} {_cell(row.get('status')):<10} {_cell(row.get('eps_spent')):>9} "
-                f"{_cell(row.get('headline')):>11}"
-            )
-        failed = [row for row in rows if row.get("status") != "complete"]
+            print(table_line([cell(row) for _, _, cell in COLUMNS]))
+        failed = [row for row in rows if row.get("status") != COMPLETE]
         for row in failed:
-            error = row.get("error") or {}
-            print(f"FAILED {row['job']}: {error.get('type', row.get('status'))}: {error.get('message', '')}")
+            print(f"FAILED {row['job']}: {row['reason']}")
         if failed:
             raise SystemExit(
                 f"synbench: {len(failed)} of {len(rows)} job(s) did not complete; run the same command "
