@@ -40,6 +40,7 @@ from synbench.core.errors import ConfigError, did_you_mean
 from synbench.core.schema import SynBenchConfig, check_bool, node_at
 from synbench.job import failures, lock
 from synbench.job.lifecycle import error_record
+from synbench.job.record import FAILED, JobRecord
 from synbench.job.results import read_results, write_results
 from synbench.job.spec import JobConfig, check_no_credentials, job_dirname
 from synbench.tasks import get_task, writes_results
@@ -464,7 +465,7 @@ def remove_fresh_folder(job_dir: Path) -> bool:
 def record_failure(job_dir: Path, exc: BaseException) -> None:
     """A job that failed before its task wrote results (a bad config) still leaves a failed results.json."""
     if read_results(job_dir) is None:
-        write_results(job_dir, {"status": "failed", "error": error_record(exc)})
+        write_results(job_dir, JobRecord(status=FAILED, error=error_record(exc)))
 
 
 if __name__ == "__main__":
