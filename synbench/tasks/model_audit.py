@@ -42,6 +42,9 @@ from synbench.text.embeddings import EmbeddingCache
 log = logging.getLogger(__name__)
 DESIGN_FILE = "model_audit_design.npz"
 SCORES_FILE = "model_audit_scores.npz"
+# the streams of the job seed this task draws from (numpy's seed sequence [seed, stream]), one per choice
+POOL_STREAM = 0x30DE1  # which training documents form the audit's pool
+POPULATION_STREAM = 0x909  # which eval documents are the population samples the attacks compare against
 
 
 class ModelAuditTask(Task):
@@ -88,7 +91,7 @@ def build_design(
     audit: ModelAuditConfig, train: Corpus, cache: EmbeddingCache, seed: int
 ) -> tuple[Corpus, AuditDesign]:
     """The pool (a seeded subset of the training split) and the one-run design over it."""
-    rng = np.random.default_rng([seed, 0x30DE1])
+    rng = np.random.default_rng([seed, POOL_STREAM])
     size = len(train) if audit.max_docs is None else min(audit.max_docs, len(train))
     pool = train.subset(np.sort(rng.permutation(len(train))[:size]), name=f"{train.name}-model-audit")
     if audit.n_targets >= len(pool) - 3:
@@ -139,7 +142,7 @@ def model_audit_job(job: JobRun) -> None:
             f"the design put {members.sum()} of {len(members)} targets in the audited set; an ROC needs "
             "at least 2 members and 2 non-members: raise model_audit.n_targets or change the seed"
         )
-    order = np.random.default_rng([spec.seed, 0x909]).permutation(len(splits.eval))
+    order = np.random.default_rng([spec.seed, POPULATION_STREAM]).permutation(len(splits.eval))
     population = splits.eval.subset(order[: audit.n_population])
     targets = pool.subset(design.targets)
     evaluate = Corpus.build(
@@ -151,22 +154,22 @@ def model_audit_job(job: JobRun) -> None:
     )
     utility = registry.create(Classifier, config.classifier or {}) if audit.classifier == "utility" else None
     runner = ModelRunner(
-        spec,
-        job.job_dir,
-        audit,
-        pool,
-        design,
-        evaluate,
-        GeneratorRun(
-            config.generator,
-            spec.generator,
-            config.budget(design.planned_private_size()),
-            spec.seed,
-            audit.n_synthetic or design.planned_private_size(),
+        spec=spec,
+        job_dir=job.job_dir,
+        audit=audit,
+        pool=pool,
+        design=design,
+        evaluate=evaluate,
+        base=GeneratorRun(
+            generator=config.generator,
+            name=spec.generator,
+            privacy=config.budget(design.planned_private_size()),
+            seed=spec.seed,
+            n_synthetic=audit.n_synthetic or design.planned_private_size(),
             job_dir=job.job_dir,
         ),
-        LogisticHead(audit.head, cache.embed),
-        utility,
+        head=LogisticHead(audit.head, cache.embed),
+        classifier=utility,
     )
     resumed = runner.resumable()
     log.info(
