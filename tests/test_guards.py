@@ -172,11 +172,11 @@ def test_only_copy_is_marked_a_non_private_control(monkeypatch: pytest.MonkeyPat
     from synbench.job.run import GeneratorRun
 
     docs = Corpus.build([f"doc {i}" for i in range(4)], [["a"]] * 4, ["a"], name="d")
-    monkeypatch.setattr(PublicGenerator, "__init__", lambda self, **kw: None)  # no LM: fit reads only the label space
+    # public's real constructor (its backend loads the LM only to write); only sample, which writes, is replaced. Not
+    # __init__: schema.signature_options caches the schema read from its signature for the process, so a patched one
+    # (**kw: no schema) would leave every later composition of generator=public failing
     monkeypatch.setattr(PublicGenerator, "sample", lambda self, n, label_counts=None: docs)
-    monkeypatch.setattr(PublicGenerator, "backend", type("B", (), {"name": "none"})(), raising=False)
-    # the keys public's schema requires (typed from its real constructor, whichever test first read the schema)
-    required = {"public": {"model": {}, "domain": "d"}, "copy": {}}
+    required = {"public": {"model": {"name": "public-lm"}, "domain": "d"}, "copy": {}}  # the keys public requires
     for name, marked in (("public", False), ("copy", True)):
         run = GeneratorRun({"_plugin_": name, **required[name]}, name, PrivacySpec(4.0, 1e-3), seed=0, n_synthetic=4)
         assert run.execute(docs).record["non_private_control"] is marked, name
