@@ -16,11 +16,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
 from conftest import OFFLINE_ENV, SENTINEL, compose_config, run_app, write_jsonl, written_bytes
+from synbench.job import lock
 from synbench.job.lock import ALREADY_RUNNING_EXIT
 
 # A generator that raises with a document's text in its message, as a careless plugin would; SLEEP_S makes fit slow.
@@ -124,13 +125,24 @@ def test_a_sweep_point_is_the_same_job_as_the_single_run_and_the_report_counts_d
     assert len(rows) == 2 and all(pair == ["control (1 not applied)", "2"] for pair in cells), rows
 
 
-def test_a_job_waits_for_its_lock_then_runs(job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_job_waits_for_its_lock_then_runs(
+    job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run_app([*job, "eps=1"], capfd).code == 0
     [done] = list((tmp_path / "out").rglob("results.json"))
     done.unlink()
     held = (done.parent / ".lock").open("r+")
     fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-    threading.Timer(1.0, held.close).start()  # the other job ends after a second
+    try_lock, ending = lock._try_lock, threading.Timer(1.0, held.close)
+
+    def other_job_ends_once_refused(handle: IO[str]) -> bool:
+        # the other job ends a second after this one first finds the folder locked, however long start-up took
+        got = try_lock(handle)
+        if not got and not ending.is_alive() and not held.closed:
+            ending.start()
+        return got
+
+    monkeypatch.setattr(lock, "_try_lock", other_job_ends_once_refused)
     outcome = run_app([*job, "eps=1", "lock_wait_s=30"], capfd)
     assert outcome.code == 0 and "waiting up to 30 s" in outcome.stdout + outcome.stderr
     assert json.loads(done.read_text())["status"] == "complete"
