@@ -11,40 +11,33 @@ Names are imported from their modules on first use (PEP 562), so `synbench.audit
 reads at every CLI start, does not pull in scikit-learn and scipy with the attacks.
 """
 
-from __future__ import annotations
+from synbench.core.exports import lazy_exports
 
-import importlib
-from typing import Any
-
-# each public name and the module of this package that defines it
+# each public name and the module that defines it
 EXPORTS = {
-    "AuditConfig": "config",
-    "AuditDesign": "design",
-    "RocCurve": "roc",
-    "bonferroni_epsilon_lower_bound": "epsilon",
-    "clopper_pearson_upper": "epsilon",
-    "cross_fitted_epsilon": "crossfit",
-    "empirical_epsilon": "epsilon",
-    "empirical_epsilon_curve": "epsilon",
-    "empirical_epsilon_lower_bound": "epsilon",
-    "epsilon_lower_bounds_from_counts": "epsilon",
-    "gdp_mu_lower_bounds_from_counts": "fdp",
-    "holdout_lower_bound": "crossfit",
-    "make_design": "design",
-    "one_run_epsilon_lower_bound": "one_run",
-    "one_run_epsilon_lower_bounds": "one_run",
-    "one_run_gdp_mu_lower_bound": "fdp",
-    "one_run_gdp_mu_lower_bounds": "fdp",
-    "one_run_guesses": "one_run",
-    "one_run_p_value": "one_run",
-    "select_targets": "targets",
-    "summarise": "summary",
-    "target_folds": "crossfit",
+    "AuditConfig": "synbench.audit.config",
+    "AuditDesign": "synbench.audit.design",
+    "RocCurve": "synbench.audit.roc",
+    "bonferroni_epsilon_lower_bound": "synbench.audit.epsilon",
+    "clopper_pearson_upper": "synbench.audit.epsilon",
+    "cross_fitted_epsilon": "synbench.audit.crossfit",
+    "empirical_epsilon": "synbench.audit.epsilon",
+    "empirical_epsilon_curve": "synbench.audit.epsilon",
+    "empirical_epsilon_lower_bound": "synbench.audit.epsilon",
+    "epsilon_lower_bounds_from_counts": "synbench.audit.epsilon",
+    "gdp_mu_lower_bounds_from_counts": "synbench.audit.fdp",
+    "holdout_lower_bound": "synbench.audit.crossfit",
+    "make_design": "synbench.audit.design",
+    "one_run_epsilon_lower_bound": "synbench.audit.one_run",
+    "one_run_epsilon_lower_bounds": "synbench.audit.one_run",
+    "one_run_gdp_mu_lower_bound": "synbench.audit.fdp",
+    "one_run_gdp_mu_lower_bounds": "synbench.audit.fdp",
+    "one_run_guesses": "synbench.audit.one_run",
+    "one_run_p_value": "synbench.audit.one_run",
+    "select_targets": "synbench.audit.targets",
+    "summarise": "synbench.audit.summary",
+    "target_folds": "synbench.audit.crossfit",
 }
 __all__ = sorted(EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{EXPORTS[name]}"), name)
+__getattr__ = lazy_exports(__name__, EXPORTS)

@@ -9,8 +9,7 @@
   of the `model` config group (`local`) and an OpenAI-compatible API (`openai`, `openai_compat`).
 """
 
-from importlib import import_module
-from typing import Any
+from synbench.core.exports import lazy_exports
 
 # each public name and the module it lives in: imported on first use (PEP 562), so that the schema reads
 # `synbench.lm.settings` without importing torch
@@ -33,8 +32,4 @@ _HOME = {
 }
 __all__ = sorted(_HOME)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'synbench.lm' has no attribute {name!r}")
-    return getattr(import_module(_HOME[name]), name)
+__getattr__ = lazy_exports(__name__, _HOME)

@@ -1,14 +1,7 @@
 """DP-Gen: DP-SGD fine-tuning of a causal LM, then label-conditioned sampling (see `generator`)."""
 
-from typing import Any
+from synbench.core.exports import lazy_exports
 
+# the generator on first use: the schema imports `settings` from this package without torch
 __all__ = ["DPGenGenerator"]
-
-
-def __getattr__(name: str) -> Any:
-    """`DPGenGenerator` on first use (PEP 562): the schema imports `settings` from this package without torch."""
-    if name == "DPGenGenerator":
-        from synbench.generators.dpgen.generator import DPGenGenerator
-
-        return DPGenGenerator
-    raise AttributeError(name)
+__getattr__ = lazy_exports(__name__, {"DPGenGenerator": "synbench.generators.dpgen.generator"})
