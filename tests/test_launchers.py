@@ -1,9 +1,11 @@
 """A sweep on Hydra's own Ray launcher (`hydra/launcher=ray`, the `[ray]` extra) over a local Ray instance.
 
 Three copy-control jobs on three small private sets run as Ray
-tasks, two at a time. One set's file is not there at first, so that job
-fails: the other two still finish, the sweep exits non-zero naming it, and
-the same command run again (the file now in place) redoes that job only.
+tasks, two at a time. One set's file holds a record without a label at
+first, so that job fails when it reads it (a missing file would be refused
+for the whole sweep before any job starts): the other two still finish, the
+sweep exits non-zero naming it, and the same command run again (the file now
+fixed) redoes that job only.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def test_ray_sweep_keeps_going_past_a_failed_job_and_redoes_only_it(tmp_path: Pa
     data = tmp_path / "data"
     data.mkdir()
     write_set(data / "set0.jsonl", 0), write_set(data / "set2.jsonl", 200)
+    write_jsonl(data / "set1.jsonl", [{"text": "a record whose label list is empty", "label": []}])
     write_set(data / "eval.jsonl", 1000)
     out = tmp_path / "out"
     args = [
