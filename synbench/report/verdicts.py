@@ -66,14 +66,15 @@ def disclosure_words(jobs: pd.DataFrame) -> str | None:
 
 def audit_words(jobs: pd.DataFrame, eps: float) -> str | None:
     """The row's audit verdict as the audit table gives it (`report.audit.verdict`: every seed's test at the row's
-    level, consistent or inconclusive by the perfect attack's), beside the largest bound and ceiling."""
+    level, consistent or inconclusive by the perfect attack's), beside the largest bound and ceiling (the ceiling
+    once: an inconclusive verdict already names it)."""
     if jobs.empty:
         return None
     cell, _ = verdict(Group(jobs, jobs.iloc[0:0]), eps)
     figures = [
         f"{label} {format_number(float(jobs[column].max()))}"
         for label, column in (("eps_emp_lower", LOWER), ("ceiling", CEILING))
-        if column in jobs and jobs[column].notna().any()
+        if column in jobs and jobs[column].notna().any() and label not in cell.text
     ]
     return f"audit {cell.text}" + (f" ({', '.join(figures)})" if figures else "")
 
