@@ -176,6 +176,106 @@ def test_a_label_space_the_release_declares_is_public_not_inferred(tmp_path: Pat
     assert splits.train.labels == (("100163",), ("100163", "100169"))
 
 
+def lc37fnd_article(text: str, ticker: str, sentiment: object) -> dict[str, object]:
+    """A made-up article with the fields of the release's README (FelixDrinkall/financial-news-dataset), a price
+    field per mentioned ticker, and `sentiment` as given."""
+    return {
+        "authors": [],
+        "date_publish": "2017-03-21 13:42:32",
+        "description": f"{text} In short.",
+        "language": "en",
+        "maintext": text,
+        "source_domain": "finance.yahoo.com",
+        "title": text[:20],
+        "url": "http://finance.yahoo.com/news/made-up.html",
+        "mentioned_companies": [ticker],
+        "industries": [7375],
+        f"prev_day_price_{ticker}": 100.5,
+        f"curr_day_price_{ticker}": 101.0,
+        f"next_day_price_{ticker}": 99.25,
+        "sentiment": sentiment,
+        "emotion": {"neutral": 0.9, "joy": 0.1},
+        "news_outlet": "finance.yahoo.com",
+    }
+
+
+def write_lc37fnd(folder: Path, years: dict[str, list[dict[str, object]]]) -> Path:
+    """The release's layout (`<year>_processed.json.xz`, one JSON array per year) read into the save_to_disk folder
+    docs/datasets.md describes: each year on its own (their per-ticker price columns differ), maintext + sentiment."""
+    import lzma
+
+    import datasets
+
+    parts = []
+    for year, articles in years.items():
+        path = folder / "release" / f"{year}_processed.json.xz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with lzma.open(path, "wt", encoding="utf-8") as handle:
+            json.dump(articles, handle)
+        year_data = datasets.load_dataset("json", data_files=str(path), split="train")
+        parts.append(year_data.select_columns(["maintext", "sentiment"]))
+    datasets.concatenate_datasets(parts).save_to_disk(str(folder / "lc37fnd"))
+    return folder / "lc37fnd"
+
+
+def scores(negative: float, neutral: float, positive: float) -> dict[str, float]:
+    return {"negative": negative, "neutral": neutral, "positive": positive}
+
+
+def test_lc37fnd_labels_each_article_with_its_largest_sentiment_score(tmp_path: Path) -> None:
+    """Our rule (the paper states none): the class with the largest score, a tie going to the first in label_space
+    whatever order the scores are written in."""
+    positive_first = {"positive": 0.4, "neutral": 0.4, "negative": 0.2}  # the keys in the reverse of label_space
+    folder = write_lc37fnd(
+        tmp_path,
+        {
+            "2017": [
+                lc37fnd_article("Shares soar on record profit.", "GOOGL", scores(0.01, 0.38, 0.61)),
+                lc37fnd_article("Bank misses estimates badly.", "JPM", scores(0.7, 0.2, 0.1)),
+                lc37fnd_article("Board meets on Tuesday.", "GOOGL", scores(0.05, 0.9, 0.05)),
+            ],
+            "2018": [
+                lc37fnd_article("Mixed quarter for retailer.", "WMT", positive_first),
+                lc37fnd_article("Even odds for the merger.", "MSFT", scores(0.5, 0.0, 0.5)),
+            ],
+        },
+    )
+    splits = same_eval_for_every_seed(loader("lc37fnd", f"dataset.path={folder}"))
+    assert splits.train.label_space == ("negative", "neutral", "positive") and not splits.label_space_inferred
+    labelled = {text: labels for text, labels in by_id(splits).values()}
+    assert labelled == {
+        "Shares soar on record profit.": ("positive",),
+        "Bank misses estimates badly.": ("negative",),
+        "Board meets on Tuesday.": ("neutral",),
+        "Mixed quarter for retailer.": ("neutral",),  # tie with positive: neutral comes first in label_space
+        "Even odds for the merger.": ("negative",),  # tie with positive: negative comes first
+    }
+
+
+@pytest.mark.parametrize(
+    ("sentiment", "refusal"),
+    [
+        ("positive", "holds a value of type str, not a mapping of class -> score .*label_from_scores=false"),
+        ({"negative": "high", "neutral": "low", "positive": "low"}, "holds a class score that is not a number"),
+        (None, "is empty"),  # the README: a value is null when unavailable
+    ],
+)
+def test_lc37fnd_refuses_a_sentiment_that_is_not_scores(sentiment: object, refusal: str, tmp_path: Path) -> None:
+    import datasets
+
+    texts = ["Secret merger talks.", "Shares soar on record profit."]
+    rows = {"maintext": texts, "sentiment": [sentiment, sentiment]}  # one type per column, as arrow stores it
+    datasets.Dataset.from_dict(rows).save_to_disk(str(tmp_path / "lc37fnd"))
+    with pytest.raises(DataError, match=f"split 'train' row 0: field 'sentiment' {refusal}") as caught:
+        loader("lc37fnd", f"dataset.path={tmp_path / 'lc37fnd'}").load(0)
+    assert "Secret" not in str(caught.value) and "high" not in str(caught.value)
+
+
+def test_a_score_rule_is_refused_on_a_multi_label_dataset() -> None:
+    with pytest.raises(ConfigError, match="label_from_scores=true .* and multi_label=true"):
+        loader("lc37fnd", "dataset.multi_label=true")
+
+
 # --- MIMIC-III from its PhysioNet folder ----------------------------------------------------------------------
 
 CHAPTERS = [str(label) for label in compose_config(["dataset=mimic"]).dataset.label_space]

@@ -158,6 +158,19 @@ class FieldDataset(BaseDataset):
     # the label a record without any gets (HoC's hub conversion writes an empty list where the source said NULL);
     # null refuses such a record
     unlabelled_label: str | None = None
+    # true: label_field holds a mapping of class -> score (LC37FND's sentiment probabilities) and the label is the
+    # class with the largest score, ties going to the first in label_space; label_map renames the classes
+    label_from_scores: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse a score rule on a multi-label dataset: it gives each record its one top class."""
+        super().__post_init__()
+        if self.label_from_scores and self.multi_label:
+            raise ConfigError(
+                f"dataset '{self.name}' sets label_from_scores=true (one label: the class with the largest score) "
+                "and multi_label=true; set dataset.multi_label=false, or label_from_scores=false for a field that "
+                "holds the labels themselves"
+            )
 
     def label_origin(self) -> str:
         return f"field {self.label_field!r}"
@@ -187,4 +200,5 @@ class FieldDataset(BaseDataset):
             label_map=self.label_map,
             unlabelled_label=self.unlabelled_label,
             max_chars=self.max_chars,
+            label_from_scores=self.label_from_scores,
         )

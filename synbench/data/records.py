@@ -82,6 +82,42 @@ def _labels(
     return list(dict.fromkeys(label for label in labels if label))
 
 
+def _top_scored(
+    value: Any, label_map: Mapping[str, str], space: Sequence[str] | None, label_field: str, at: str
+) -> list[str]:
+    """The class with the largest score of a class -> score mapping, as the source names it ([] when missing).
+
+    For a release that scores every class rather than naming one (LC37FND's
+    `sentiment`: negative / neutral / positive probabilities). A tie goes to
+    the class first in `space` (after `label_map`; the sorted names when no
+    space is configured, the order an inferred space has), so the rule does
+    not depend on the order the source wrote its keys in.
+    """
+    if _missing(value):
+        return []
+    if not isinstance(value, Mapping):
+        raise DataError(
+            f"{at}: field {label_field!r} holds a value of type {type(value).__name__}, not a mapping of class -> "
+            "score (dataset.label_from_scores=true); check that dataset.label_field names the scores field, or set "
+            "dataset.label_from_scores=false for a field that holds the label itself"
+        )
+    scores: dict[str, float] = {}
+    for key, score in value.items():
+        if isinstance(score, bool) or not isinstance(score, numbers.Real) or math.isnan(score):
+            raise DataError(
+                f"{at}: field {label_field!r} holds a class score that is not a number (dataset.label_from_scores="
+                "true reads the class with the largest score); fix the record"
+            )
+        scores[str(key)] = float(score)
+    if not scores:
+        return []
+    order = space if space is not None else sorted({label_map.get(key, key) for key in scores})
+    position = {label: i for i, label in enumerate(order)}
+    # in label-space order (a class outside it last), so max, which keeps the first of equal scores, breaks ties
+    ranked = sorted(scores, key=lambda key: position.get(label_map.get(key, key), len(position)))
+    return [max(ranked, key=scores.__getitem__)]
+
+
 # The longest document a dataset accepts by default (`dataset.max_chars`): a long clinical note or court ruling is
 # well under it; a 50 MB line would crash the tokenizer (an abort at about 7 GB RSS).
 MAX_CHARS = 1_000_000
@@ -123,6 +159,7 @@ def records_to_corpus(
     label_map: Mapping[str, str] = NO_LABEL_MAP,
     unlabelled_label: str | None = None,
     max_chars: int = MAX_CHARS,
+    label_from_scores: bool = False,
 ) -> Corpus:
     """Validate `rows` from `source` (a path or a description) into the corpus `<name>-<split>`.
 
@@ -135,6 +172,9 @@ def records_to_corpus(
     label space and the corpus gets its own sorted labels; see
     `infer_label_space` for sharing one across splits. A text longer than
     `max_chars` characters is refused before anything (a tokenizer) reads it.
+    With `label_from_scores` the label field holds a mapping of class ->
+    score and the label is the class with the largest score (ties: the first
+    in the label space), then renamed by `label_map` like any label.
     """
     space = [str(s) for s in label_space] if label_space is not None else None
     allowed = set(space) if space is not None else None
@@ -145,7 +185,11 @@ def records_to_corpus(
     for i, (where, record) in enumerate(rows):
         at = f"{source} {where}"
         text = _text(_field(record, text_field, "text_field", at), text_field, at, max_chars)
-        found = _labels(_field(record, label_field, "label_field", at), label_sep, label_names, label_field, at)
+        value = _field(record, label_field, "label_field", at)
+        if label_from_scores:
+            found = _top_scored(value, label_map, space, label_field, at)
+        else:
+            found = _labels(value, label_sep, label_names, label_field, at)
         if label_map:
             found = list(dict.fromkeys(label_map.get(label, label) for label in found))
         if not found and unlabelled_label is not None:
