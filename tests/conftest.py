@@ -276,15 +276,19 @@ def reviews(tmp_path: Path) -> list[str]:
     return reviews_dataset(tmp_path, rows)
 
 
-def reviews_dataset(tmp_path: Path, rows: list[dict]) -> list[str]:
-    """Overrides for `dataset=files` over `rows` (80 of labels neg/pos): the first 60 train, the rest eval."""
-    train, test = write_jsonl(tmp_path / "train.jsonl", rows[:60]), write_jsonl(tmp_path / "test.jsonl", rows[60:])
+def reviews_dataset(
+    tmp_path: Path, rows: list[dict], n_train: int = 60, label_space: tuple[str, ...] = ("neg", "pos")
+) -> list[str]:
+    """Overrides for `dataset=files` over `rows` of the labels `label_space`: the first `n_train` train, the rest
+    eval."""
+    train = write_jsonl(tmp_path / "train.jsonl", rows[:n_train])
+    test = write_jsonl(tmp_path / "test.jsonl", rows[n_train:])
     return [
         "dataset=files",
         f"dataset.train={train}",
         f"dataset.eval={test}",
         "dataset.name=reviews",
-        "dataset.label_space=[neg,pos]",
+        f"dataset.label_space=[{','.join(label_space)}]",
     ]
 
 
@@ -297,3 +301,25 @@ def command_overrides(script: Path, tmp_path: Path) -> list[str]:
         "tracking=none",
         f"output_root={tmp_path / 'out'}",
     ]
+
+
+def write_audit_results(
+    root: Path, name: str, generator: str, eps: float, seed: int, delta: float, audit: dict[str, Any]
+) -> None:
+    """A complete task=audit job's results.json at `<root>/audit/<name>`, with the given `audit` section, as the
+    report's readers find it (the audit-table tests write their known answers through it)."""
+    job = root / "audit" / name
+    job.mkdir(parents=True)
+    results = {
+        "task": "audit",
+        "dataset": "toyset",
+        "generator": generator,
+        "epsilon": eps,
+        "seed": seed,
+        "status": "complete",
+        "delta": delta,
+        "noise": "secure",
+        "non_dp_outputs": [],
+        "audit": audit,
+    }
+    (job / "results.json").write_text(json.dumps(results))

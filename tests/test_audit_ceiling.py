@@ -11,7 +11,6 @@ attack); the pair game of a k-subset audit halves it.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 from scipy.special import expit, logit
 from scipy.stats import binom
 
+from conftest import write_audit_results
 from synbench.audit.ceiling import (
     MAX_TRIALS,
     UNITS,
@@ -207,21 +207,7 @@ def test_canary_groups_are_judged_against_the_group_claim() -> None:
 
 
 def write_job(root: Path, name: str, eps: float, seed: int, audit: dict[str, Any]) -> None:
-    job = root / "audit" / name
-    job.mkdir(parents=True)
-    results = {
-        "task": "audit",
-        "dataset": "toyset",
-        "generator": name.split(",")[0],
-        "epsilon": eps,
-        "seed": seed,
-        "status": "complete",
-        "delta": 1e-6,
-        "noise": "secure",
-        "non_dp_outputs": [],
-        "audit": audit,
-    }
-    (job / "results.json").write_text(json.dumps(results))
+    write_audit_results(root, name, name.split(",")[0], eps, seed, 1e-6, audit)
 
 
 def test_the_report_never_says_no_for_an_audit_that_could_not_have_seen(tmp_path: Path, copier: dict[str, Any]) -> None:

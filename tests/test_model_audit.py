@@ -12,7 +12,7 @@ import pytest
 from scipy.special import expit
 from scipy.stats import norm
 
-from conftest import compose_config, run_cli, write_jsonl
+from conftest import compose_config, reviews_dataset, run_cli
 from synbench.audit import RocCurve, empirical_epsilon_lower_bound
 from synbench.core import schema
 from synbench.core.base import ModelSignals
@@ -294,14 +294,7 @@ def reviews(tmp_path: Path) -> list[str]:
     """
     rng = np.random.default_rng(0)
     rows = [review(rng, int(rng.integers(3))) for _ in range(140)]
-    train, test = write_jsonl(tmp_path / "train.jsonl", rows[:100]), write_jsonl(tmp_path / "test.jsonl", rows[100:])
-    return [
-        "dataset=files",
-        f"dataset.train={train}",
-        f"dataset.eval={test}",
-        "dataset.name=reviews",
-        "dataset.label_space=[negative,neutral,positive]",
-    ]
+    return reviews_dataset(tmp_path, rows, n_train=100, label_space=("negative", "neutral", "positive"))
 
 
 TINY = [

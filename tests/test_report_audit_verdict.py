@@ -3,7 +3,6 @@ that rejects nothing is consistent or inconclusive by what a perfect attack coul
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
+from conftest import write_audit_results
 from synbench.audit import AuditConfig
 from synbench.audit.crossfit import target_folds
 from synbench.audit.evidence import game_evidence
@@ -20,21 +20,8 @@ from synbench.report.load import load_results
 
 
 def write_audit(root: Path, name: str, eps: float, seed: int, audit: dict[str, Any]) -> None:
-    job = root / "audit" / name
-    job.mkdir(parents=True)
-    results = {
-        "task": "audit",
-        "dataset": "toyset",
-        "generator": "gen",
-        "epsilon": eps,
-        "seed": seed,
-        "status": "complete",
-        "delta": 1e-5,
-        "noise": "secure",
-        "non_dp_outputs": [],
-        "audit": {"mode": "one_run", "auc": 0.7, "eps_emp": 0.5, "confidence": 0.95, **audit},
-    }
-    (job / "results.json").write_text(json.dumps(results))
+    summary = {"mode": "one_run", "auc": 0.7, "eps_emp": 0.5, "confidence": 0.95, **audit}
+    write_audit_results(root, name, "gen", eps, seed, 1e-5, summary)
 
 
 def test_three_seeds_are_tested_at_alpha_over_three_not_any_seed_exceeds(tmp_path: Path) -> None:
