@@ -303,13 +303,19 @@ def command_overrides(script: Path, tmp_path: Path) -> list[str]:
     ]
 
 
+def write_job_results(root: Path, name: str, results: dict[str, Any]) -> Path:
+    """A job's results.json at `<root>/<task>/<name>`, as the report's readers find it (the report tests write their
+    known answers through it); returns the job's folder."""
+    job = root / str(results["task"]) / name
+    job.mkdir(parents=True)
+    (job / "results.json").write_text(json.dumps(results))
+    return job
+
+
 def write_audit_results(
     root: Path, name: str, generator: str, eps: float, seed: int, delta: float, audit: dict[str, Any]
 ) -> None:
-    """A complete task=audit job's results.json at `<root>/audit/<name>`, with the given `audit` section, as the
-    report's readers find it (the audit-table tests write their known answers through it)."""
-    job = root / "audit" / name
-    job.mkdir(parents=True)
+    """A complete task=audit job's results.json at `<root>/audit/<name>`, with the given `audit` section."""
     results = {
         "task": "audit",
         "dataset": "toyset",
@@ -322,4 +328,4 @@ def write_audit_results(
         "non_dp_outputs": [],
         "audit": audit,
     }
-    (job / "results.json").write_text(json.dumps(results))
+    write_job_results(root, name, results)

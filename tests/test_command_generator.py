@@ -183,6 +183,41 @@ def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: 
         assert (found["eps_emp_lower"] > 1.0) is leaks and (found["auc"] > 0.9) is leaks, found
 
 
+def test_a_withheld_program_never_gets_the_private_set_and_is_a_public_baseline(
+    tmp_path: Path, reviews: list[str]
+) -> None:
+    """`generator.withhold_private=true`: no private JSONL is written anywhere the program can see (its spec's
+    private_path is null, its working folder holds the spec alone) and the job records reads_private false; the same
+    program without the switch is given the set and is no baseline, though it reports spending nothing."""
+    from synbench.tasks import benchmark
+
+    seen = tmp_path / "seen.jsonl"
+    script = tmp_path / "zero_claim.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "spec = json.load(open(sys.argv[1]))\n"
+        "work = os.path.dirname(sys.argv[1])\n"
+        "files = sorted(os.path.relpath(os.path.join(d, f), work) for d, _, fs in os.walk(work) for f in fs)\n"
+        "seen = {'private_path': spec['private_path'], 'files': files}\n"
+        f"open({str(seen)!r}, 'a').write(json.dumps(seen) + '\\n')\n"
+        "with open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w') as out:\n"
+        "    for i in range(spec['n_synthetic']):\n"
+        "        label = spec['label_space'][i % len(spec['label_space'])]\n"
+        "        out.write(json.dumps({'text': f'a public sentence about {label}', 'label': [label]}) + '\\n')\n"
+        "json.dump({'epsilon_spent': 0}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n"
+    )
+    base = [*reviews, *command_overrides(script, tmp_path), "eps=1", "metrics=[utility]"]
+    withheld = benchmark.run(
+        JobConfig.from_config(compose_config([*base, "generator.withhold_private=true"])), tmp_path / "a"
+    )
+    given = benchmark.run(JobConfig.from_config(compose_config(base)), tmp_path / "b")
+    first, second = (json.loads(line) for line in seen.read_text().splitlines())
+    assert first == {"private_path": None, "files": ["spec.json"]}  # nothing but the spec, and no path to a set
+    assert second["private_path"] is not None and "private.jsonl" in second["files"]
+    assert (withheld["status"], withheld["reads_private"], withheld["epsilon_spent"]) == ("complete", False, 0.0)
+    assert (given["status"], given["reads_private"], given["epsilon_spent"]) == ("complete", True, 0.0)
+
+
 def test_a_program_is_model_audited(tmp_path: Path, reviews: list[str]) -> None:
     from synbench.tasks.model_audit import run
 

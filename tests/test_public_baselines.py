@@ -1,27 +1,39 @@
 """Utility against public knowledge in the report: public baselines as baseline rows, and each generator's gain.
 
-A results frame with known numbers (the columns `synbench.report.load` gives a sweep's results.json files, with
-`epsilon_spent`): three seeds of a `public` and a `template` job (both spent 0), generator `alpha` at eps=1 (every
-seed) and eps=inf (seed 2 failed), `beta` on a seed no baseline ran, and the `copy` control. Then the demo grid's
-baselines experiment, composed as Hydra composes it.
+A results frame with known numbers (the columns `synbench.report.load` gives a sweep's results.json files: whether
+the job gave its generator no private document, `public_knowledge`, and its `setup`): three seeds of a `public` and a
+`template` job, generator `alpha` at eps=1 (every seed) and eps=inf (seed 2 failed), `beta` on a seed no baseline
+ran, and the `copy` control. Then a sweep written as results.json files, where a program that was given the private
+set reports spending nothing, and the demo grid's baselines experiment, composed as Hydra composes it.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_module
 
+from conftest import write_job_results
+from synbench.core.corpus import Corpus
+from synbench.core.privacy import PrivacySpec
+from synbench.generators.public import PublicGenerator
+from synbench.generators.template import TemplateGenerator
+from synbench.job.run import GeneratorRun
 from synbench.report.benchmark import (
+    NO_CLAIM,
     NOT_ABOVE_PUBLIC,
     PRIVATE_LEARNING,
     benchmark_tables,
+    is_public_baseline,
     public_gains,
 )
+from synbench.report.build import write_report
 from synbench.report.comparison import comparison_rows, comparison_table
+from synbench.report.load import load_results
 from synbench.report.table import Table
 
 DATASET = "toyset"
@@ -50,6 +62,8 @@ def job(generator: str, eps: float, seed: int, f1_macro: float | None, spent: fl
         "non_dp": "",
         "label_space_inferred": False,
         "non_private_control": False,
+        "public_knowledge": generator in ("public", "template"),  # given no private document (`reads_private`)
+        "setup": f"{generator}-{eps}",  # one config per generator and eps
         "epsilon_spent": spent,
         "job_s": 30.0 + seed,
         "utility.f1_macro": f1_macro,
@@ -74,6 +88,11 @@ def frame() -> pd.DataFrame:
     rows += [job("beta", 4.0, 7, 0.7, 3.9)]
     rows += [job("copy", math.inf, s, 0.8, math.inf, non_private_control=True, noise="n/a") for s in range(3)]
     return pd.DataFrame(rows)
+
+
+def row(generator: str, eps: float) -> tuple[str, str, float, str]:
+    """A generator row's key in `public_gains`: dataset, generator, nominal eps and setup."""
+    return (DATASET, generator, eps, f"{generator}-{eps}")
 
 
 def by_label(table: Table) -> dict[str, list[str]]:
@@ -104,22 +123,24 @@ def test_public_baselines_are_baseline_rows_and_every_generator_row_gets_its_gai
 def test_public_gains_per_dataset_generator_and_eps(frame: pd.DataFrame) -> None:
     """The lead's summary reads these: the same estimates and flags as the table, rows without a pairing left out."""
     gains = public_gains(frame, 0.95)
-    assert set(gains) == {(DATASET, "alpha", 1.0), (DATASET, "alpha", math.inf), (DATASET, "copy", math.inf)}
-    eps1 = gains[(DATASET, "alpha", 1.0)]
+    assert set(gains) == {row("alpha", 1.0), row("alpha", math.inf), row("copy", math.inf)}
+    eps1 = gains[row("alpha", 1.0)]
     assert (eps1.baseline, eps1.column, eps1.estimate.n) == ("template", "utility.f1_macro", 3)
     assert eps1.estimate.mean == pytest.approx(0.12) and eps1.estimate.half_width == pytest.approx(0.049683, abs=1e-5)
-    assert eps1.flag == PRIVATE_LEARNING and gains[(DATASET, "alpha", math.inf)].flag == NOT_ABOVE_PUBLIC
+    assert eps1.flag == PRIVATE_LEARNING and gains[row("alpha", math.inf)].flag == NOT_ABOVE_PUBLIC
     # a 99.9% interval is wide enough to reach 0: the flag follows the interval, not the mean
-    assert public_gains(frame, 0.999)[(DATASET, "alpha", 1.0)].flag == NOT_ABOVE_PUBLIC
+    assert public_gains(frame, 0.999)[row("alpha", 1.0)].flag == NOT_ABOVE_PUBLIC
 
 
 def test_one_seed_gives_no_interval_and_no_claim_of_private_learning(frame: pd.DataFrame) -> None:
     one = frame[frame["seed"] == 0]
-    gain = public_gains(one, 0.95)[(DATASET, "alpha", 1.0)]
+    gain = public_gains(one, 0.95)[row("alpha", 1.0)]
     # on seed 0 alone public (0.46) is the best baseline: 0.51 - 0.46
     assert gain.baseline == "public" and gain.estimate.mean == pytest.approx(0.05)
     assert math.isnan(gain.estimate.half_width)
-    assert gain.flag == NOT_ABOVE_PUBLIC
+    assert gain.flag == NO_CLAIM == "no claim (1 seed)" and str(gain) == "0.050: no claim (1 seed)"
+    ((table,),) = [[t.main for t in benchmark_tables(one, 0.95)]]
+    assert by_label(table)["alpha 1"][-1] == "0.050: no claim (1 seed)"
 
 
 def test_the_comparison_gives_the_gain_as_mean_and_standard_error_and_the_public_rows_their_cost(
@@ -194,3 +215,137 @@ def test_the_baselines_sweep_passes_its_sweep_point_check(monkeypatch: pytest.Mo
         )
         assert {o for point in sweep_points(config) for o in point} >= {"generator=public", "generator=template"}
         check_sweep_points(config)
+
+
+def test_a_generator_in_two_setups_at_one_eps_is_two_rows_named_apart(frame: pd.DataFrame) -> None:
+    """Two configs of one generator at one eps are never pooled: each is its own row with its own gain."""
+    again = pd.DataFrame([job("alpha", 1.0, s, f1 + 0.2, 0.98, setup="alpha-B") for s, f1 in enumerate(ALPHA_EPS1)])
+    ((found,),) = [[t.main for t in benchmark_tables(pd.concat([frame, again]), 0.95)]]
+    rows = by_label(found)
+    assert rows["alpha [setup alpha-1.0] 1"][-1] == f"0.120 ± 0.050 ({PRIVATE_LEARNING})"
+    assert rows["alpha [setup alpha-B] 1"][-1] == f"0.320 ± 0.050 ({PRIVATE_LEARNING})"
+    assert rows["alpha ∞"][2] == "2 (+1 failed)"  # one setup at eps=inf: named as before
+
+
+def benchmark_job(generator: str, eps: float | str, seed: int, f1: float, **fields: Any) -> dict[str, Any]:
+    """A complete benchmark job's results.json with imbalanced labels (macro F1 leads) and its description."""
+    return {
+        "task": "benchmark",
+        "dataset": DATASET,
+        "generator": generator,
+        "epsilon": eps,
+        "seed": seed,
+        "status": "complete",
+        "noise": "secure",
+        "config": {"eps": eps, "seed": seed, "generator": {"_plugin_": generator}},
+        "utility": {
+            "f1_macro": f1,
+            "f1_micro": f1 + 0.1,
+            "random_f1": 0.3,
+            "random_f1_macro": 0.25,
+            "majority_f1": 0.6,
+            "majority_f1_macro": 0.2,
+        },
+        "higher_is_better": {"utility.f1_macro": True, "utility.f1_micro": True},
+        **fields,
+    }
+
+
+def program(name: str, eps: float, seed: int, f1: float, given: bool | None, **fields: Any) -> dict[str, Any]:
+    """A `generator=command` program's job that reports spending nothing; `given`: its `reads_private` (None: a file
+    written before the field)."""
+    found = benchmark_job("command", eps, seed, f1, generator_name=name, epsilon_spent=0.0, **fields)
+    found["config"]["generator"]["name"] = name
+    return found | ({} if given is None else {"reads_private": given})
+
+
+def copies(private: int, unseen: int, p_value: float) -> dict[str, Any]:
+    """A disclosure section: `private` of 229 private documents and `unseen` of 148 unseen ones reappear."""
+    counts = {"private_reappear": private, "n_private": 229, "unseen_reappear": unseen, "n_unseen": 148}
+    return {"disclosure": {**counts, "p_value": p_value, "flagged": p_value < 0.05}}
+
+
+@pytest.fixture
+def copier_sweep(tmp_path: Path) -> Path:
+    """public (reads_private false) and template (a file from before the field) on seeds 0-2; a copier that was
+    given the private set, reports epsilon_spent 0 and reproduces all 229 private documents; a withheld program
+    (reads_private false) at eps=1 and eps=8; a withheld program that the disclosure check flagged anyway; an older
+    program's file that reports spending nothing; and the copier's audit, flagged too."""
+    root = tmp_path / "sweep"
+    for s in range(3):
+        public = benchmark_job("public", "inf", s, PUBLIC[s], epsilon_spent=0.0, noise="n/a", reads_private=False)
+        write_job_results(root, f"public-{s}", public)
+        write_job_results(root, f"template-{s}", benchmark_job("template", "inf", s, TEMPLATE[s], epsilon_spent=0.0))
+        copier = program("zero_claim_copier", 1.0, s, 0.61, True, **copies(229, 0, 1e-60))
+        write_job_results(root, f"copier-{s}", copier)
+        for eps, f1 in ((1.0, 0.30), (8.0, 0.36)):
+            write_job_results(root, f"withheld-{eps}-{s}", program("withheld", eps, s, f1 + s / 100, False))
+        write_job_results(root, f"old-{s}", program("old_program", 1.0, s, 0.2, None))
+    write_job_results(root, "leaky", program("leaky_public", 1.0, 0, 0.5, False, **copies(30, 0, 1e-9)))
+    audit = benchmark_job("command", 1.0, 0, 0.61, generator_name="zero_claim_copier", **copies(229, 0, 1e-60))
+    audit |= {"task": "audit", "audit": {"mode": "one_run", "eps_emp_lower": 0.5, "p_value": 0.4}}
+    write_job_results(root, "copier-audit", audit)
+    return root
+
+
+def test_a_program_that_reports_spending_nothing_is_no_baseline_and_its_flag_shows_beside_it(
+    copier_sweep: Path,
+) -> None:
+    frame = load_results(copier_sweep)
+    baselines = set(frame.loc[is_public_baseline(frame), "generator"])
+    assert baselines == {"public", "template", "withheld"}  # not the copier, the flagged one, nor the older program
+    markdown, page = write_report(copier_sweep)
+    text = markdown.read_text()
+    # the public line names what read nothing: the copier's 0.610 is not there, and the gain is over template
+    assert (
+        f"{DATASET}: public knowledge alone (no private document given): f1_macro public 0.420 ± 0.086, "
+        "template 0.450 ± 0.099, withheld ε=1 0.310 ± 0.025, withheld ε=8 0.370 ± 0.025." in text
+    )
+    assert "gain over public (template)" in text and "gain over public (zero_claim_copier)" not in text
+    flag = "687/687 private, 0/444 unseen†: FLAGGED (seeds 0, 1, 2: p below α/3)"  # 229 of 229 on each of 3 seeds
+    row = next(line for line in text.splitlines() if line.startswith("| zero_claim_copier | 1 | 3 |"))
+    assert row.endswith(f"| **⚠ {flag}** |")  # beside its row, in the utility table (marked)
+    audit_row = next(line for line in text.splitlines() if line.startswith(f"| {DATASET} | zero_claim_copier |"))
+    assert audit_row.endswith("| **⚠ 229/229 private, 0/148 unseen†: FLAGGED (seed 0: p below α)** |")
+    summary = next(line for line in text.splitlines() if f"{DATASET}, zero_claim_copier, ε = 1:" in line)
+    assert (
+        "disclosure† 687 of 687 private documents reappear (near-)verbatim, 0 of 444 unseen ones do: FLAGGED "
+        "(seeds 0, 1, 2: p below α/3)" in summary
+    )
+    # why each job that could pass for a baseline is none
+    assert (
+        "zero_claim_copier at ε = 1 (seed 0, 1, 2) is no public baseline: given the private documents (results' "
+        "reads_private), whatever it reports spending (epsilon_spent 0)" in text
+    )
+    assert "old_program at ε = 1 (seed 0, 1, 2) is no public baseline: given the private documents" in text
+    assert (
+        "leaky_public at ε = 1 (seed 0) is no public baseline: flagged by the disclosure check, though given no "
+        "private document" in text
+    )
+    assert "† not DP: statistics of private data without noise" in text
+    html = page.read_text()
+    assert "FLAGGED (seeds 0, 1, 2: p below α/3)" in html and "is no public baseline" in html
+
+
+def test_one_program_at_two_eps_is_two_baseline_rows(copier_sweep: Path) -> None:
+    ((found,),) = [[t.main for t in benchmark_tables(load_results(copier_sweep), 0.95)]]
+    rows = by_label(found)
+    # seeds 0.30, 0.31, 0.32 at eps=1 and 0.36, 0.37, 0.38 at eps=8: never one cell of six
+    assert rows["withheld ε=1"][2:4] == ["3", "0.310 ± 0.025"] and rows["withheld ε=8"][2:4] == ["3", "0.370 ± 0.025"]
+    assert [row[0].kind for row in found.rows if row[0].text.startswith("withheld")] == ["baseline", "baseline"]
+
+
+def test_the_job_withholds_the_private_documents_from_public_and_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their fit gets the label space and no document, whatever it would do with them."""
+    private = Corpus.build([f"private note {i}" for i in range(12)], [("a",), ("b",)] * 6, ("a", "b"))
+    seen: list[int] = []
+    fit = TemplateGenerator.fit
+    monkeypatch.setattr(
+        TemplateGenerator, "fit", lambda self, corpus, *a: seen.append(len(corpus)) or fit(self, corpus, *a)
+    )
+    run = GeneratorRun({"_plugin_": "template"}, "template", PrivacySpec(1.0, 1e-5), seed=0, n_synthetic=8)
+    assert run.execute(private).synthetic is not None and seen == [0] and not run.reads_private
+    assert (
+        not PublicGenerator.reads_private({})
+        and GeneratorRun({"_plugin_": "copy"}, "copy", PrivacySpec(1.0, 1e-5), seed=0, n_synthetic=8).reads_private
+    )

@@ -41,6 +41,7 @@ def disclosure(private: int, unseen: int, flagged: bool) -> dict:
         "disclosure.unseen_reappear": unseen,
         "disclosure.n_unseen": 148,
         "disclosure.flagged": float(flagged),
+        "disclosure.p_value": 1e-30 if flagged else 0.5,
     }
 
 
@@ -58,7 +59,7 @@ def frame() -> pd.DataFrame:
 def test_each_line_says_what_its_figures_are_compared_with() -> None:
     lines = summary_lines(frame(), 0.95)
     assert (
-        lines[0] == f"{DATASET}: public knowledge alone (no private document read): f1_macro public 0.420 ± 0.086, "
+        lines[0] == f"{DATASET}: public knowledge alone (no private document given): f1_macro public 0.420 ± 0.086, "
         "template 0.450 ± 0.099."
     )
     alpha, copier = (next(line for line in lines if f", {name}, " in line) for name in ("alpha", "copier"))
@@ -66,12 +67,14 @@ def test_each_line_says_what_its_figures_are_compared_with() -> None:
     assert alpha.startswith(f"{DATASET}, alpha, ε = 1: f1 macro 0.570 ± 0.149; gain over public 0.120 ± 0.050")
     assert "private learning" in alpha and "NOT above" not in alpha
     assert (
-        "disclosure 3 of 696 private documents reappear (near-)verbatim, 3 of 444 unseen ones do: not flagged" in alpha
+        "disclosure† 3 of 696 private documents reappear (near-)verbatim, 3 of 444 unseen ones do: not flagged "
+        "(3 seeds, each at α/3)" in alpha
     )
     assert "audit inconclusive (ceiling 0.73 ≤ ε 1; needs 412 targets) (eps_emp_lower 0)." in alpha  # the ceiling once
     # the copier: below random and majority, flagged in two of its three seeds, a violation
     assert "f1 macro 0.150 ± 0.000 (NOT above random, NOT above majority)" in copier
-    assert "FLAGGED in 2 of 3 jobs" in copier and "audit VIOLATION (eps_emp_lower 2.100, ceiling 3.900)" in copier
+    assert "FLAGGED (seeds 1, 2: p below α/3)" in copier  # seed 1 and 2 (p 1e-30) below 0.05 / 3
+    assert "audit VIOLATION (eps_emp_lower 2.100, ceiling 3.900)" in copier
     assert not any(", public, " in line or ", template, " in line for line in lines)  # baselines are not rows
     assert not any(" no " in f" {line} " for line in lines)
 

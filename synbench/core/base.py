@@ -126,6 +126,19 @@ class Generator(Plugin):
         if not isinstance(cls.public_details, frozenset) or not all(isinstance(k, str) for k in cls.public_details):
             raise PluginError(f"generator plugin '{name}': `public_details` must be a frozenset of detail names")
 
+    @classmethod
+    def reads_private(cls, options: Mapping[str, Any]) -> bool:
+        """Whether the job hands `fit` the private documents, for a generator of this class built from `options`.
+
+        A generator that writes from public knowledge alone (`public`,
+        `template`) returns False; the job then gives `fit` the corpus without
+        its documents (its public label space only: `GeneratorRun.execute`), so
+        its release cannot depend on them whatever the class does, and the job
+        records it (`reads_private` in results.json) as a public baseline. What
+        a generator reports it spent never decides that.
+        """
+        return True
+
     def expect_samples(self, n: int) -> None:
         """Told before `fit` how many documents the run will `sample`; most generators ignore it.
 

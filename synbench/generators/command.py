@@ -14,14 +14,23 @@ wrote:
 - `{out}/spent.json`: `{"epsilon_spent": <number or "inf">}` and optionally
   `"delta"` (default: the spec's delta, which the program was given).
 
-The spec holds `private_path`, `epsilon` (a number, or `"inf"` for no DP),
-`delta`, `accountant`, `n_synthetic` (documents to write), `label_space`,
+The spec holds `private_path` (null when the private set is withheld,
+below), `epsilon` (a number, or `"inf"` for no DP), `delta`, `accountant`,
+`n_synthetic` (documents to write), `label_space`,
 `multi_label`, `label_prior` (the label plan: `dp`, a label mix the program
 releases with DP inside its budget, or `uniform`, the public prior), the
 public `seed` (decoding, subsampling) and `noise_seed`: the seed of the
 program's privacy noise, drawn from the job's secret noise source (fresh OS
 entropy, or reproducible under a replication `privacy.noise_seed`), so it is
 never a function of the published seed.
+
+`generator.withhold_private=true` runs the program without the private
+set: the job never writes it (the spec's `private_path` is null and the
+working folder holds no private JSONL; `Generator.reads_private`), so what the
+program writes is public knowledge alone, and the job is recorded as a public
+baseline (`reads_private: false` in results.json) beside `public` and
+`template`. That is the only way a program becomes a baseline: what it
+writes in `spent.json` (an `epsilon_spent` of 0 included) never makes it one.
 
 `generator.name` names the run in results.json (`generator_name`), the
 report and the program's log file; its default is the program's file name
@@ -117,6 +126,7 @@ class CommandGenerator(Generator):
         log_dir: str | None = None,
         workdir: str | None = None,
         name: str | None = None,
+        withhold_private: bool = False,
     ) -> None:
         if isinstance(command, str) or not command or not all(isinstance(a, str) and a for a in command):
             raise ConfigError(
@@ -146,25 +156,33 @@ class CommandGenerator(Generator):
         self.label_prior = label_prior
         self.log_dir = Path(log_dir) if log_dir else Path(tempfile.gettempdir()) / "synbench-command-logs"
         self.workdir = workdir
+        self.withhold_private = bool(withhold_private)
         self._expected: int | None = None
         self._written: Corpus | None = None
         self._rng = np.random.default_rng(0)
         self.log_path: Path | None = None
 
+    @classmethod
+    def reads_private(cls, options: Mapping[str, Any]) -> bool:
+        """Unless `generator.withhold_private` is set: then the job gives `fit` no private document."""
+        return not options.get("withhold_private", False)
+
     def expect_samples(self, n: int) -> None:
         self._expected = int(n)
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
-        """Write the private set and the spec, run the program once, read back its documents and its spend."""
+        """Write the private set (unless withheld) and the spec, run the program once, read back its documents and
+        its spend."""
         n = max(self.n_synthetic or 0, self._expected or 0) or len(corpus)
         with tempfile.TemporaryDirectory(prefix="synbench-command-") as tmp:  # mkdtemp: mode 0700
             work = Path(tmp)
             out = work / "out"
             out.mkdir(mode=FOLDER_MODE)
-            private_path = work / "private.jsonl"
-            write_corpus_jsonl(private_path, corpus)
+            private_path = None if self.withhold_private else work / "private.jsonl"
+            if private_path is not None:
+                write_corpus_jsonl(private_path, corpus)
             spec = {
-                "private_path": str(private_path),
+                "private_path": None if private_path is None else str(private_path),
                 "epsilon": privacy.epsilon if privacy.is_private else "inf",
                 "delta": privacy.delta,
                 "accountant": privacy.accountant,
@@ -274,7 +292,7 @@ def _too_few(written: int, asked: int, private: int, configured: int | None, log
     """
     line = f"{NAME}: the program wrote {written} documents to {{out}}/{SYNTHETIC_FILE} but the spec asked for "
     line += f"n_synthetic={asked}"
-    if written <= private < asked:
+    if 0 < private and written <= private < asked:
         key = (
             "generator.n_synthetic"
             if configured == asked

@@ -54,6 +54,11 @@ class PublicGenerator(Generator):
         self._multi_label = False
         self._seed = 0
 
+    @classmethod
+    def reads_private(cls, options: Mapping[str, Any]) -> bool:
+        """Never: the job withholds the private documents, so its results are a public baseline."""
+        return False
+
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         """Keep the public label space (and whether the task is multi-label) and the seed; no document is read."""
         self._label_space, self._multi_label, self._seed = corpus.label_space, corpus.multi_label, seed

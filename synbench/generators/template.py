@@ -16,9 +16,11 @@ so the release is (0, 0)-DP with respect to the private set and
 `epsilon_spent = 0` at any eps. Its randomness may therefore come from the
 job seed: nothing private is hidden by it. It is not a control
 (`synbench.job.release.CONTROLS`): it meets every budget it is given, as any
-private generator must. The report shows a job that spent 0 as a public
-baseline beside random and majority, and every generator's gain over the
-best such baseline (docs/generators/template.md).
+private generator must. Its class says it `reads_private` never, so the job
+gives `fit` the label space without a document and records the job as a
+public baseline, which the report shows beside random and majority, with
+every generator's gain over the best such baseline
+(docs/generators/template.md).
 """
 
 from __future__ import annotations
@@ -77,6 +79,11 @@ class TemplateGenerator(Generator):
         self._label_space: tuple[str, ...] | None = None
         self._multi_label = False
         self._seed = 0
+
+    @classmethod
+    def reads_private(cls, options: Mapping[str, Any]) -> bool:
+        """Never: the job withholds the private documents, so its results are a public baseline."""
+        return False
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
         """Keep the public label space, whether the task is multi-label, and the seed; no document is read."""

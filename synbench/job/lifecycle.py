@@ -92,7 +92,9 @@ class JobRun:
         they derive from): its budget's delta (resolved once for the job) and
         noise mode are the ones reported, beside the largest `epsilon_spent`
         of the runs, and its generator class is the one the release check
-        reads. A task that runs no generator leaves them unset. A task that
+        reads, and whether the job gave it the private documents
+        (`reads_private`: False makes the job a public baseline). A task
+        that runs no generator leaves them unset. A task that
         releases the run's output names the option that sizes it
         (`size_key`), and a control's job then warns about what it does not
         apply: its eps, and for copy a size above the private set
@@ -113,6 +115,7 @@ class JobRun:
             record.delta = run.privacy.delta
             record.epsilon_spent = epsilon_spent
             record.noise = release.noise_mode(self.generator, run.privacy.noise.mode)
+            record.reads_private = run.reads_private
         if run is not None and size_key is not None:
             n_private = int(generation.get("planned_private_size", generation["n_private"]))
             release.warn_about_control(

@@ -54,6 +54,10 @@ class JobRecord(MutableMapping[str, Any]):
     noise: str | None = None  # the noise source's mode (secure, seeded), or "n/a" for a control
     label_space_inferred: bool = False  # the label space came from the data rather than the dataset's config
     non_private_control: bool = False  # a built-in control (`is_control`) that spent inf: `copy`, at any eps
+    # whether the job gave its generator the private documents, decided by the job from the generator's class and
+    # config before it ran (`GeneratorRun.reads_private`; public: a plan value); False makes the job a public
+    # baseline. None: no generator ran, or the file was written before the field
+    reads_private: bool | None = None
     non_dp_outputs: list[str] = field(default_factory=list)  # fields (and tracker curves) that are not DP
     utility: dict[str, Any] = field(default_factory=dict)
     fidelity: dict[str, Any] = field(default_factory=dict)
@@ -152,6 +156,7 @@ READERS: dict[str, Callable[[Any], Any]] = {
     "float | None": number,
     "int | None": _whole,
     "bool": bool,
+    "bool | None": lambda value: value if isinstance(value, bool) else None,
     "list[str]": lambda value: [str(v) for v in value] if isinstance(value, list) else [],
     "dict[str, Any]": lambda value: dict(value) if isinstance(value, Mapping) else {},
     "dict[str, str] | None": lambda value: dict(value) if isinstance(value, Mapping) else None,

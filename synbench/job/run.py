@@ -201,6 +201,14 @@ class GeneratorRun:
         check (`JobRun.record_release`), so no writer looks the name up again."""
         return registry.load(Generator, str(self.generator.get(registry.PLUGIN_KEY, self.name)))
 
+    @cached_property
+    def reads_private(self) -> bool:
+        """Whether this run's fit is given the private documents: the job decides it from the generator's class and
+        config (`Generator.reads_private`: never for `public` and `template`, nor for a command program run with
+        `generator.withhold_private`), before the generator exists, and records it; nothing the generator reports
+        about itself changes it."""
+        return self.generator_class.reads_private(self.generator)
+
     def build(self) -> Generator:
         """A new generator from the run's config node, given the job's folder when its constructor takes one."""
         takes_folder = self.job_dir is not None and "job_dir" in inspect.signature(self.generator_class).parameters
@@ -219,8 +227,9 @@ class GeneratorRun:
         generator = self.build()  # fresh: no state shared between runs
         budget = self.budget
         generator.expect_samples(self.n_synthetic)
+        given = private if self.reads_private else private.subset([], name=f"{private.name}-withheld")
         with timing("fit"):
-            report = generator.fit(private, budget, self.fit_seed)
+            report = generator.fit(given, budget, self.fit_seed)
         check_budget(report, budget, generator, self.name)
         with timing("sample"):
             synthetic = generator.sample(self.n_synthetic)

@@ -32,7 +32,9 @@ seeing them, does not, so a violation rests on the combined bound (which
 pays for the choice). A one-run audit with repeats pools its runs into one
 game (`audit.pooled.<key>`): that bound is evidence like the headline one
 and is marked the same way, beside the mean of the runs' own bounds, which
-says how stable one run is and is no bound.
+says how stable one run is and is no bound. The audit table and the pooled
+table then both test the row's claim, so each tests at half its level
+(`verdict_tables`): the row's one verdict holds at alpha.
 
 The paper reads violations in the low-FPR region FPR in [0.1, 0.2]: the
 empirical epsilon of the ROC points there (TPR 0.38 at FPR 0.1 is 1.34). A
@@ -51,12 +53,24 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from synbench.report.load import COMPLETE, ROC_FILE, task_jobs
+from synbench.report.load import COMPLETE, ROC_FILE, SETUP, task_jobs
 from synbench.report.stats import format_eps
-from synbench.report.table import NOT_MEASURED, Cell, Group, Table, groups, markers, metric_cell, sort_jobs
+from synbench.report.table import (
+    NOT_MEASURED,
+    Cell,
+    Group,
+    Table,
+    disclosure_cell,
+    groups,
+    has_disclosure,
+    markers,
+    metric_cell,
+    row_name,
+    sort_jobs,
+)
 
 TASK = "audit"
-KEYS = ["dataset", "generator", "audit.mode", "epsilon"]
+KEYS = ["dataset", "generator", "audit.mode", "epsilon", SETUP]  # a row: one setup (config) of its generator
 LOWER = "audit.eps_emp_lower"
 CEILING = "audit.eps_ceiling"  # the most the audit's design could certify with a perfect attack
 FLOOR = "p_value_floor"  # (a key under a claim's prefix) that perfect attack's p-value of the claim
@@ -159,10 +173,14 @@ def rejected(p_values: np.ndarray, confidence: float) -> np.ndarray:
     return np.nan_to_num(p, nan=1.0) <= (1 - confidence) / max(p.size, 1)
 
 
-def verdict(group: Group, eps: float) -> tuple[Cell, bool]:
+def verdict(group: Group, eps: float, tables: int = 1) -> tuple[Cell, bool]:
     """The verdict cell of a row and whether the row's claim is rejected: every seed's and claim's p-value tested
-    at alpha / (seeds x claims) (`rejected`), the cell saying which seed and claim, and at what level; a row that
-    rejects nothing is consistent or inconclusive by its perfect attack's p-values (`not_rejected`)."""
+    at alpha / (seeds x claims x `tables`) (`rejected`), the cell saying which seed and claim, and at what level; a
+    row that rejects nothing is consistent or inconclusive by its perfect attack's p-values (`not_rejected`).
+
+    `tables` is how many of the report's tables test the row's claim on figures of their own (`verdict_tables`:
+    2 for a one-run audit whose pooled game the pooled table tests too), so the one verdict the report draws from
+    them holds at alpha."""
     done = group.complete
     if done.empty:
         return group.unfinished_cell(), False
@@ -172,7 +190,8 @@ def verdict(group: Group, eps: float) -> tuple[Cell, bool]:
         return Cell("n/a (non-private control)"), False
     tests = claim_tests(group)
     columns = [f"{prefix}p_value" for _, prefix in tests]
-    level = float(done.get("audit.confidence", pd.Series([0.95])).dropna().min())
+    # the row's level with alpha split over the tables that test it: `rejected` then splits it over the row's tests
+    level = 1 - (1 - float(done.get("audit.confidence", pd.Series([0.95])).dropna().min())) / tables
     if not has_figures(group, columns):
         grouped = (done.get(GROUPS, pd.Series(dtype=float)).fillna(1) > 1).any()
         if len(done) == 1 and not grouped and LOWER in done and done[LOWER].notna().all():  # one test: the bound's
@@ -182,7 +201,8 @@ def verdict(group: Group, eps: float) -> tuple[Cell, bool]:
         return Cell("not tested (results without p-values: re-run the audit)", "missing"), False
     p = done.reindex(columns=columns).to_numpy(float)  # (seeds, claims)
     hits = rejected(p, level)
-    tested = f"{p.size} tests (seeds x claims), each at α/{p.size}" if p.size > 1 else ""
+    n = p.size * tables
+    tested = f"{n} tests (seeds x claims{' x tables' if tables > 1 else ''}), each at α/{n}" if n > 1 else ""
     if not hits.any():
         return not_rejected(group, eps, tests, level, tested), False
     seeds = done["seed"].tolist() if "seed" in done else list(range(len(done)))
@@ -228,37 +248,49 @@ def exceeds(group: Group, eps: float, column: str) -> Cell:
     return Cell("yes" + (f": {hits} of {n} seeds" if n > 1 else "")) if hits else Cell("no")
 
 
-def head_cells(key: tuple, group: Group) -> tuple[Cell, ...]:
-    """A row's first cells: dataset, generator with its markers, audit mode, nominal epsilon."""
-    dataset, generator, mode, eps = key
-    return Cell(str(dataset)), Cell(f"{generator}{markers(group.all)}"), Cell(str(mode)), Cell(format_eps(eps))
+def head_cells(key: tuple, group: Group, jobs: pd.DataFrame) -> tuple[Cell, ...]:
+    """A row's first cells: dataset, generator with its markers (and its setup where `jobs` hold another), audit
+    mode, nominal epsilon."""
+    dataset, _, mode, eps, _ = key
+    name = row_name(jobs, KEYS, key)
+    return Cell(str(dataset)), Cell(f"{name}{markers(group.all)}"), Cell(str(mode)), Cell(format_eps(eps))
 
 
-def bound_cells(group: Group, eps: float, confidence: float) -> tuple[Cell, Cell, Cell]:
-    """The group's eps_emp_lower cell, marked when it is a violation, its ceiling, and the verdict."""
-    found, violated = verdict(group, eps)
+def verdict_tables(group: Group) -> int:
+    """How many tables test a row's claim on figures of their own: the audit table, and the pooled table where the
+    row's one-run audits pooled their runs (`pooled_group`)."""
+    return 2 if pooled_group(group) is not None else 1
+
+
+def bound_cells(group: Group, eps: float, confidence: float, tables: int = 1) -> tuple[Cell, Cell, Cell]:
+    """The group's eps_emp_lower cell, marked when it is a violation, its ceiling, and the verdict (at the level
+    of the row's `tables`: `verdict`)."""
+    found, violated = verdict(group, eps, tables)
     bound = metric_cell(group, LOWER, confidence)[0]
     ceiling = metric_cell(group, CEILING, confidence)[0]
     return (Cell(bound.text, "violation") if violated else bound), ceiling, found
 
 
 def audit_table(frame: pd.DataFrame, confidence: float) -> Table | None:
-    """One row per dataset x generator x audit mode x nominal epsilon, over seeds."""
+    """One row per dataset x generator x audit mode x nominal epsilon x setup, over seeds, with the row's disclosure
+    check where any audit ran it (`table.disclosure_cell`, corrected over the row's seeds)."""
     jobs = audit_jobs(frame)
     if jobs.empty:
         return None
     columns = metric_columns(jobs)
+    checked = bool(has_disclosure(jobs).any())
     rows = [
         (
-            *head_cells(key, group),
+            *head_cells(key, group, jobs),
             group.seeds_cell(),
             *(metric_cell(group, c, confidence)[0] for c in columns),
-            *bound_cells(group, key[3], confidence),
+            *bound_cells(group, key[3], confidence, verdict_tables(group)),
+            *((disclosure_cell(group, confidence),) if checked else ()),
         )
         for key, group in groups(jobs, KEYS)
     ]
     head = ("dataset", "generator", "mode", "nominal ε", "seeds")
-    bound = tuple(column_header(c) for c in (LOWER, CEILING)) + ("verdict",)
+    bound = tuple(column_header(c) for c in (LOWER, CEILING)) + ("verdict",) + (("disclosure",) if checked else ())
     return Table(head + tuple(column_header(c) for c in columns) + bound, tuple(rows), "privacy audit")
 
 
@@ -310,7 +342,7 @@ def paper_region_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     jobs = jobs.assign(**{PAPER_EPS: paper_region_epsilon(jobs)})
     rows = [
         (
-            *head_cells(key, group),
+            *head_cells(key, group, jobs),
             group.seeds_cell(),
             *(metric_cell(group, c, confidence)[0] for c in [*columns, PAPER_EPS]),
             exceeds(group, key[3], PAPER_EPS),
@@ -375,7 +407,7 @@ def audit_detail_table(frame: pd.DataFrame, confidence: float) -> Table | None:
         return None
     rows = []
     for key, group in groups(jobs, KEYS):
-        head = head_cells(key, group)
+        head = head_cells(key, group, jobs)
         rows.append(
             (
                 *head,
@@ -442,13 +474,14 @@ def attack_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     columns = [c for name in names for c in (f"audit.{name}.auc", f"audit.{name}.eps_emp_lower")]
     rows = []
     for key, group in groups(jobs, KEYS):
-        runs = repeats_of(group)
+        runs, tables = repeats_of(group), verdict_tables(group)
         first = "one audit" if runs == 1 else f"first of {runs} audits"
         for game, part in ((first, group), (f"pooled, {runs} runs", pooled_group(group))):
             if part is not None and has_figures(part, columns):
-                bound = bound_cells(part, key[3], confidence)[0]
+                bound = bound_cells(part, key[3], confidence, tables)[0]
                 cells = (metric_cell(part, c, confidence)[0] for c in columns)
-                rows.append((*head_cells(key, group), Cell(game), part.seeds_cell(), *cells, bound, chosen_cell(part)))
+                head = head_cells(key, group, jobs)
+                rows.append((*head, Cell(game), part.seeds_cell(), *cells, bound, chosen_cell(part)))
     titles = ("dataset", "generator", "mode", "nominal ε", "audit", "seeds")
     attacks = tuple(f"{name} {header}" for name in names for header in ("AUC", "eps_emp_lower"))
     return Table(
@@ -470,17 +503,18 @@ def pooled_table(frame: pd.DataFrame, confidence: float) -> Table | None:
     """The pooled one-run game's eps_emp_lower beside the mean and interval of the runs' own bounds, for one-run
     audits with `audit.repeats` > 1; None when no job pooled its runs."""
     rows = []
-    for key, group in groups(audit_jobs(frame), KEYS):
+    jobs = audit_jobs(frame)
+    for key, group in groups(jobs, KEYS):
         pooled = pooled_group(group)
         if pooled is not None:
             rows.append(
                 (
-                    *head_cells(key, group),
+                    *head_cells(key, group, jobs),
                     pooled.seeds_cell(),
                     metric_cell(group, REPEATS, confidence)[0],
                     metric_cell(pooled, "audit.n_trials", confidence)[0],
                     repeats_cell(group),
-                    *bound_cells(pooled, key[3], confidence),
+                    *bound_cells(pooled, key[3], confidence, verdict_tables(group)),
                 )
             )
     if not rows:
@@ -500,8 +534,9 @@ def pooled_note() -> str:
         "their trials (Steinke, Nasr & Jagielski's analysis holds for the pool): the pooled eps_emp_lower is a "
         "bound at the audit's confidence, and above the nominal ε a violation (marked). The per-run mean and "
         "interval say how stable one run's bound is; the mean is no bound. The main table's bound is the first "
-        "run's, a second test on part of the same trials: a claim resting on either of the two holds at up to "
-        "twice the failure probability."
+        "run's, a second test on part of the same trials, so the report tests each of the two at half the row's "
+        "level (Bonferroni over the two tables, beside the row's seeds and claims): the row's one verdict, whichever "
+        "table's test rejects, holds at the audit's confidence."
     )
 
 

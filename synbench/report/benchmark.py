@@ -1,4 +1,4 @@
-"""The paper's utility and fidelity table: per dataset, one row per generator x epsilon, plus baseline rows.
+"""The paper's utility and fidelity table: per dataset, one row per generator x epsilon x setup, plus baseline rows.
 
 The headline columns are F1 (macro first when the labels are imbalanced,
 `stats.macro_f1_leads`), MAUVE and every metric key whose direction the jobs'
@@ -9,16 +9,24 @@ dropped. Baseline rows come from the jobs' own baseline keys: random,
 majority and real-data F1, and the real-vs-real reference (`<key>_ref`) of
 each fidelity column. A baseline is the same for every generator and epsilon
 of one seed, so it is averaged per seed first and the interval is over seeds.
+A row never pools two setups: jobs of one generator and nominal epsilon whose
+descriptions differ beyond the seed (`load.SETUP`) are two rows, named apart.
 
-Public baselines are jobs too: every job that spent epsilon 0 and is not a
-non-private control (`public`, `template`, any third party's generator that
-spends nothing) released text independent of the private data by
-construction, so it is a baseline row named after its generator, not a
-generator row. Each generator row then gets its gain over public knowledge
-(`PublicGain`): its headline F1 minus the best public baseline's (the highest
-mean over its seeds), paired by seed, with the table's interval, flagged
-"private learning" only when the interval's lower end is above 0.
-`public_gains` gives the same figures per (dataset, generator, eps).
+Public baselines are jobs too: a job whose generator the job never gave the
+private documents (results' `reads_private` false: `public`, `template`, a
+`generator=command` program run with `generator.withhold_private`; see
+`load.PUBLIC_KNOWLEDGE`) released public knowledge alone, so it is a baseline
+row, one per generator, nominal epsilon and setup, not a generator row. What
+a job reports it spent never makes it one (a program given the private set
+may write `epsilon_spent: 0`), and a job the disclosure check flagged is never
+one; `baseline_exclusions` says which jobs were left out and why. Each
+generator row then gets its gain over public knowledge (`PublicGain`): its
+headline F1 minus the best public baseline's (the highest mean over its
+seeds), paired by seed, with the table's interval, flagged "private learning"
+only when the interval's lower end is above 0, and making no claim on one
+seed. `public_gains` gives the same figures per (dataset, generator, eps,
+setup). Each row also shows its disclosure check, corrected over its seeds
+(`table.disclosure_cell`).
 """
 
 from __future__ import annotations
@@ -28,9 +36,21 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from synbench.report.load import COMPLETE, EPSILON_SPENT, metric_directions, task_jobs
-from synbench.report.stats import MISSING, Estimate, estimate, format_job_eps, macro_f1_leads
-from synbench.report.table import Cell, Table, all_controls, groups, markers, metric_cell
+from synbench.report.load import COMPLETE, EPSILON_SPENT, PUBLIC_KNOWLEDGE, SETUP, metric_directions, task_jobs
+from synbench.report.stats import MISSING, Estimate, estimate, format_eps, format_job_eps, macro_f1_leads
+from synbench.report.table import (
+    DISCLOSURE_FLAGGED,
+    Cell,
+    Group,
+    Table,
+    all_controls,
+    disclosure_cell,
+    groups,
+    has_disclosure,
+    markers,
+    metric_cell,
+    row_name,
+)
 
 TASK = "benchmark"
 SECTIONS = ("utility", "fidelity")
@@ -39,9 +59,11 @@ LEAD = ("utility.f1_micro", "utility.f1_macro", "fidelity.mauve")
 BASELINES = (("random", "random_f1"), ("majority", "majority_f1"), ("real data", "real_f1"))
 REFERENCE = "real vs real"
 HEAD = ("generator", "ε", "seeds")
-ROW_KEYS = ["generator", "epsilon"]  # what makes a generator row: the same keys in every table that pairs rows
+# what makes a generator row (and a public baseline's): the same keys in every table that pairs rows
+ROW_KEYS = ["generator", "epsilon", SETUP]
 GAIN = "gain over public"
-PRIVATE_LEARNING, NOT_ABOVE_PUBLIC = "private learning", "not above public"
+PRIVATE_LEARNING, NOT_ABOVE_PUBLIC, NO_CLAIM = "private learning", "not above public", "no claim (1 seed)"
+DISCLOSURE_HEAD = "disclosure"
 
 
 @dataclass(frozen=True)
@@ -49,6 +71,7 @@ class DatasetTables:
     dataset: str
     main: Table
     other: Table | None
+    excluded: tuple[str, ...] = ()  # jobs left out of the public baselines, and why (`baseline_exclusions`)
 
 
 def header(column: str, directions: dict[str, bool]) -> str:
@@ -81,39 +104,77 @@ def seed_values(jobs: pd.DataFrame, column: str) -> pd.Series:
 class PublicGain:
     """A generator row's headline F1 minus the best public baseline's, paired by seed (only seeds both ran)."""
 
-    baseline: str  # the best public baseline's generator: the highest mean of `column` over its seeds
+    baseline: str  # the best public baseline's row name: the highest mean of `column` over its seeds
     column: str  # the headline F1 compared (`lead`: macro F1 when the labels are imbalanced)
     estimate: Estimate  # mean of the paired differences and its interval (the table's convention)
 
     @property
     def flag(self) -> str:
-        """The verdict: "private learning" when the interval's lower end is above 0; else (one seed, no interval,
-        included) "not above public"."""
+        """The verdict: no claim on one seed (no interval); "private learning" when the interval's lower end is
+        above 0; else "not above public"."""
+        if self.estimate.n < 2:
+            return NO_CLAIM
         lower = self.estimate.mean - self.estimate.half_width
         return PRIVATE_LEARNING if math.isfinite(lower) and lower > 0 else NOT_ABOVE_PUBLIC
 
     def __str__(self) -> str:
-        return f"{self.estimate} ({self.flag})"
+        return f"{self.estimate}: {NO_CLAIM}" if self.flag == NO_CLAIM else f"{self.estimate} ({self.flag})"
+
+
+def disclosure_flagged(jobs: pd.DataFrame) -> pd.Series:
+    """Which jobs their own disclosure check flagged (at its level)."""
+    return jobs.get(DISCLOSURE_FLAGGED, pd.Series(0.0, index=jobs.index)).fillna(0).astype(bool)
 
 
 def is_public_baseline(jobs: pd.DataFrame) -> pd.Series:
-    """Jobs whose release is independent of the private data by construction: they spent epsilon 0 and are not a
-    non-private control. A failed job reports no spend, so it stays with the generator rows (and says it failed)."""
-    if EPSILON_SPENT not in jobs:
-        return pd.Series(False, index=jobs.index)
-    return (jobs[EPSILON_SPENT] == 0) & ~jobs["non_private_control"].astype(bool)
+    """Jobs whose release is public knowledge alone: the job never gave their generator the private documents
+    (`load.PUBLIC_KNOWLEDGE`, from results' `reads_private`), and their disclosure check did not flag them. What a
+    job reports it spent plays no part."""
+    return jobs[PUBLIC_KNOWLEDGE].astype(bool) & ~disclosure_flagged(jobs)
 
 
-def public_baselines(jobs: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The complete public-baseline jobs of one dataset, by generator name (in table order)."""
-    done = jobs[is_public_baseline(jobs) & (jobs["status"] == COMPLETE)]
-    return {str(name): group.complete for (name,), group in groups(done, ["generator"])}
+def baseline_exclusions(jobs: pd.DataFrame) -> list[str]:
+    """Why jobs that could pass for public baselines are not, one line per generator and nominal epsilon: a job
+    that read no private document but that its disclosure check flagged, and a job given the private documents that
+    reports spending epsilon 0."""
+    known = jobs[PUBLIC_KNOWLEDGE].astype(bool)
+    spent_nothing = jobs[EPSILON_SPENT] == 0 if EPSILON_SPENT in jobs else pd.Series(False, index=jobs.index)
+    reasons = (
+        (known & disclosure_flagged(jobs), "flagged by the disclosure check, though given no private document"),
+        (
+            ~known & spent_nothing,
+            "given the private documents (results' reads_private), whatever it reports spending (epsilon_spent 0)",
+        ),
+    )
+    lines = []
+    for which, why in reasons:
+        for (generator, eps), group in groups(jobs[which], ["generator", "epsilon"]):
+            seeds = ", ".join(str(s) for s in sorted(group.all["seed"]))
+            lines.append(f"{generator} at ε = {format_eps(eps)} (seed {seeds}) is no public baseline: {why}")
+    return lines
+
+
+def public_baselines(jobs: pd.DataFrame) -> dict[str, Group]:
+    """The public-baseline jobs of one dataset, by row name (in table order): one per generator, nominal epsilon
+    (named where the generator has baselines at several) and setup."""
+    public = jobs[is_public_baseline(jobs)]
+    epsilons = public.groupby("generator")["epsilon"].nunique(dropna=False)
+    several = set(epsilons[epsilons > 1].index)
+    out = {}
+    for key, group in groups(public, ROW_KEYS):
+        name = row_name(public, ROW_KEYS, key)
+        out[f"{name} ε={format_eps(key[1])}" if key[0] in several else name] = group
+    return out
 
 
 def best_public(jobs: pd.DataFrame, column: str) -> tuple[str, pd.Series] | None:
     """The public baseline with the highest mean of `column` over its seeds, and its per-seed values; None when no
     public baseline measured it."""
-    found = {name: seed_values(group, column) for name, group in public_baselines(jobs).items() if column in group}
+    found = {
+        name: seed_values(group.complete, column)
+        for name, group in public_baselines(jobs).items()
+        if column in group.complete
+    }
     found = {name: values for name, values in found.items() if len(values)}
     if not found:
         return None
@@ -146,15 +207,15 @@ def gains_over_public(
     return name, out
 
 
-def public_gains(frame: pd.DataFrame, confidence: float) -> dict[tuple[str, str, float], PublicGain]:
-    """Per (dataset, generator, nominal eps) of a sweep's benchmark jobs: the gain over the best public baseline
-    with its Student t interval at `confidence`, and its flag; rows without a paired seed are left out."""
-    out: dict[tuple[str, str, float], PublicGain] = {}
+def public_gains(frame: pd.DataFrame, confidence: float) -> dict[tuple[str, str, float, str], PublicGain]:
+    """Per (dataset, generator, nominal eps, setup) of a sweep's benchmark jobs: the gain over the best public
+    baseline with its Student t interval at `confidence`, and its flag; rows without a paired seed are left out."""
+    out: dict[tuple[str, str, float, str], PublicGain] = {}
     for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
         _, gains = gains_over_public(group.all, confidence) or ("", {})
-        for (generator, eps), gain in gains.items():
+        for (generator, eps, setup), gain in gains.items():
             if gain is not None:
-                out[(str(dataset), str(generator), float(eps))] = gain
+                out[(str(dataset), str(generator), float(eps), str(setup))] = gain
     return out
 
 
@@ -186,13 +247,14 @@ def split_columns(jobs: pd.DataFrame, directions: dict[str, bool]) -> tuple[list
 def generator_rows(
     jobs: pd.DataFrame, columns: list[str], directions: dict[str, bool], confidence: float
 ) -> list[tuple[Cell, ...]]:
-    """One row per generator x epsilon; per epsilon, the best value of each directed column is marked (unless all
-    tie)."""
+    """One row per generator x epsilon x setup; per epsilon, the best value of each directed column is marked
+    (unless all tie)."""
     rows: list[tuple[float, list[Cell], list[Estimate | None]]] = []
-    for (generator, eps), group in groups(jobs, ROW_KEYS):
+    for key, group in groups(jobs, ROW_KEYS):
+        eps = key[1]
         found = [metric_cell(group, c, confidence) for c in columns]
         eps_cell = Cell(format_job_eps(eps, all_controls(group.all)))
-        label = [Cell(f"{generator}{markers(group.all)}"), eps_cell, group.seeds_cell()]
+        label = [Cell(f"{row_name(jobs, ROW_KEYS, key)}{markers(group.all)}"), eps_cell, group.seeds_cell()]
         rows.append((eps, label + [cell for cell, _ in found], [value for _, value in found]))
     for j, column in enumerate(columns):
         if column not in directions:
@@ -208,32 +270,39 @@ def generator_rows(
     return [tuple(cells) for _, cells, _ in rows]
 
 
-def baseline_rows(jobs: pd.DataFrame, columns: list[str], confidence: float) -> list[tuple[Cell, ...]]:
-    """The random, majority, real-data and real-vs-real rows, where the jobs report them, then a row per public
-    baseline (its own columns over its seeds)."""
+def baseline_rows(
+    jobs: pd.DataFrame, columns: list[str], confidence: float
+) -> list[tuple[tuple[Cell, ...], Group | None]]:
+    """The random, majority, real-data and real-vs-real rows, where the jobs report them (per seed, then over
+    seeds), then a row per public baseline (its own columns over its seeds), each with its public baseline's jobs
+    (None for the others)."""
     done = jobs[jobs["status"] == COMPLETE]
-    found_rows = [
-        (label, done, {c: baseline_estimate(done, sources[c], confidence) for c in columns if c in sources})
-        for label, sources in baseline_sources(columns)
+    found_rows: list[tuple[str, Cell, dict[str, Estimate | None], Group | None]] = [
+        (label, Cell(str(done["seed"].nunique())), {c: baseline_estimate(done, s[c], confidence) for c in s}, None)
+        for label, s in baseline_sources(columns)
     ]
     found_rows += [
-        (name, public, {c: baseline_estimate(public, c, confidence) for c in columns})
+        (name, public.seeds_cell(), {c: baseline_estimate(public.complete, c, confidence) for c in columns}, public)
         for name, public in public_baselines(jobs).items()
     ]
     return [
         (
-            Cell(label, "baseline"),
-            Cell("", "baseline"),
-            Cell(str(rows["seed"].nunique()), "baseline"),
-            *(Cell(str(found[c]) if found.get(c) else "", "baseline") for c in columns),
+            (
+                Cell(label, "baseline"),
+                Cell("", "baseline"),
+                Cell(seeds.text, "baseline"),
+                *(Cell(str(found[c]) if found.get(c) else "", "baseline") for c in columns),
+            ),
+            public,
         )
-        for label, rows, found in found_rows
-        if any(found.values())
+        for label, seeds, found, public in found_rows
+        if any(found.values()) or public is not None
     ]
 
 
 def benchmark_tables(frame: pd.DataFrame, confidence: float) -> list[DatasetTables]:
-    """Per dataset: the headline table with baselines, and the table of every other metric key."""
+    """Per dataset: the headline table with baselines (and each row's disclosure check where any job ran it), the
+    jobs left out of the public baselines and why, and the table of every other metric key."""
     directions = metric_directions(frame)
     out = []
     for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
@@ -244,17 +313,25 @@ def benchmark_tables(frame: pd.DataFrame, confidence: float) -> list[DatasetTabl
         baselines = baseline_rows(jobs, main, confidence)
         gains = gains_over_public(jobs, confidence)
         head = HEAD + tuple(header(c, directions) for c in main)
+        extra: list[tuple[list[Cell], list[Cell]]] = []  # per added column: its generator cells, its baseline cells
         if gains is not None:  # a column only where a public baseline ran
             best, by_row = gains
             head += (f"{GAIN} ({best})",)
             # by_row is in `groups` order over the same jobs, as generator_rows makes its rows
-            rows = [(*row, gain_cell(gain)) for row, gain in zip(rows, by_row.values(), strict=True)]
-            baselines = [(*row, Cell("", "baseline")) for row in baselines]
-        table = Table(head, tuple(rows + baselines), f"{dataset}: utility and fidelity")
+            extra.append(([gain_cell(gain) for gain in by_row.values()], [Cell("", "baseline")] * len(baselines)))
+        if has_disclosure(jobs).any():
+            head += (DISCLOSURE_HEAD,)
+            mine = [disclosure_cell(g, confidence) for _, g in groups(generators, ROW_KEYS)]
+            theirs = [Cell("", "baseline") if g is None else disclosure_cell(g, confidence) for _, g in baselines]
+            extra.append((mine, theirs))
+        for ours, public in extra:
+            rows = [(*row, cell) for row, cell in zip(rows, ours, strict=True)]
+            baselines = [((*row, cell), g) for (row, g), cell in zip(baselines, public, strict=True)]
+        table = Table(head, tuple(rows + [row for row, _ in baselines]), f"{dataset}: utility and fidelity")
         rest = Table(
             HEAD + tuple(header(c, directions) for c in other),
             tuple(generator_rows(generators, other, directions, confidence)),
             f"{dataset}: other metric keys",
         )
-        out.append(DatasetTables(str(dataset), table, rest if other else None))
+        out.append(DatasetTables(str(dataset), table, rest if other else None, tuple(baseline_exclusions(jobs))))
     return out

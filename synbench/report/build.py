@@ -29,8 +29,8 @@ from synbench.report.audit import (
     pooled_table,
     roc_images,
 )
+from synbench.report.benchmark import DISCLOSURE_HEAD, benchmark_tables
 from synbench.report.benchmark import TASK as BENCHMARK
-from synbench.report.benchmark import benchmark_tables
 from synbench.report.comparison import comparison_note, comparison_rows, comparison_table
 from synbench.report.contamination import TASK as CONTAMINATION
 from synbench.report.contamination import contamination_blocks
@@ -40,7 +40,7 @@ from synbench.report.model_audit import model_audit_note, model_audit_table
 from synbench.report.plots import lower_bound_vs_nominal, metric_vs_eps
 from synbench.report.render import Block, Details, Gallery, Heading, Image, Notes, Text, to_html, to_markdown
 from synbench.report.stats import interval_note
-from synbench.report.table import incomplete_table, marker_notes
+from synbench.report.table import disclosure_note, incomplete_table, marker_notes
 from synbench.report.verdicts import summary_lines
 
 MARKDOWN_FILE = "report.md"
@@ -76,6 +76,10 @@ def benchmark_section(doc: Document, frame: pd.DataFrame, confidence: float) -> 
         doc.blocks.append(Text("No benchmark results in this sweep."))
     for found in tables:
         doc.blocks += [Heading(3, found.dataset), found.main]
+        if DISCLOSURE_HEAD in found.main.columns:
+            doc.blocks.append(Text(disclosure_note(confidence)))
+        if found.excluded:
+            doc.blocks.append(Notes(found.excluded))
         jobs = task_jobs(frame, BENCHMARK)
         jobs = jobs[jobs["dataset"] == found.dataset]
         doc.figure(
@@ -99,6 +103,8 @@ def audit_section(doc: Document, root: Path, frame: pd.DataFrame, confidence: fl
         doc.blocks.append(Text("No audit results in this sweep."))
         return
     doc.blocks += [table, Text(bound_note(frame))]
+    if DISCLOSURE_HEAD in table.columns:
+        doc.blocks.append(Text(disclosure_note(confidence)))
     per_attack, pooled = attack_table(frame, confidence), pooled_table(frame, confidence)
     for extra, note in ((per_attack, attack_note()), (pooled, pooled_note())):
         if extra is not None:

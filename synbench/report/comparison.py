@@ -6,7 +6,8 @@ one convention (the t interval at the report's confidence, `interval_note`);
 the demo grid's benchmark asks it for mean ± standard error (`confidence=None`),
 the scale its bars are written on ("more than 2 SE apart"). Baselines (random,
 majority, real data) are per seed, then over seeds, as in the utility table; so
-are the public baselines (jobs that spent epsilon 0: `public`, `template`), with their seconds per job. Where one ran,
+are the public baselines (jobs never given the private documents: `public`, `template`,
+`benchmark.is_public_baseline`), with their seconds per job. Where one ran,
 each generator row also gives its gain over public knowledge: its headline F1
 minus the best public baseline's, paired by seed, as mean ± standard error
 (`benchmark.gains_over_public`).
@@ -32,7 +33,7 @@ from synbench.report.benchmark import (
 )
 from synbench.report.load import COMPLETE, JOB_SECONDS, task_jobs
 from synbench.report.stats import Estimate, estimate, format_job_eps
-from synbench.report.table import Cell, Table, all_controls, groups
+from synbench.report.table import Cell, Table, all_controls, groups, row_name
 
 # results column -> its header
 QUALITY = (("utility.f1_macro", "macro F1"), ("utility.f1_micro", "micro F1"), ("fidelity.mauve", "MAUVE"))
@@ -84,15 +85,15 @@ def comparison_rows(frame: pd.DataFrame, confidence: float | None = None) -> dic
         _, gains = gains_over_public(jobs, confidence) or ("", {})
         rows = [
             ComparisonRow(
-                str(generator),
-                float(eps),
+                row_name(jobs, ROW_KEYS, key),
+                float(key[1]),
                 int(g.complete["seed"].nunique()),
                 {c: estimate(g.complete[c], confidence) if c in g.complete else None for c, _ in QUALITY},
                 mean_job_s(g.complete),
                 control=all_controls(g.complete),
-                gain=found.estimate if (found := gains.get((generator, eps))) is not None else None,
+                gain=found.estimate if (found := gains.get(key)) is not None else None,
             )
-            for (generator, eps), g in groups(jobs[~is_public_baseline(jobs)], ROW_KEYS)
+            for key, g in groups(jobs[~is_public_baseline(jobs)], ROW_KEYS)
         ]
         done = jobs[jobs["status"] == COMPLETE]
         for label, key in BASELINES:
@@ -100,7 +101,8 @@ def comparison_rows(frame: pd.DataFrame, confidence: float | None = None) -> dic
             found = {c: baseline_estimate(done, sources[c], confidence) if c in sources else None for c, _ in QUALITY}
             if any(found.values()):
                 rows.append(ComparisonRow(label, math.nan, int(done["seed"].nunique()), found, math.nan, True))
-        for name, runs in public_baselines(jobs).items():
+        for name, public in public_baselines(jobs).items():
+            runs = public.complete
             found = {c: baseline_estimate(runs, c, confidence) for c, _ in QUALITY}
             rows.append(ComparisonRow(name, math.nan, int(runs["seed"].nunique()), found, mean_job_s(runs), True))
         out[str(dataset)] = rows
@@ -142,6 +144,7 @@ def comparison_note(confidence: float | None = None) -> str:
     return (
         scale
         + f"{GAIN}: the headline F1 (macro when the labels are imbalanced) minus that of the best public baseline "
-        "(the job that spent ε = 0 with the highest mean), seed by seed over the seeds both ran. "
+        "(a job never given the private documents, the one with the highest mean), seed by seed over the seeds "
+        "both ran. "
         "s / job: the mean of each job's timing steps (fit, sample, metrics), in seconds."
     )

@@ -27,6 +27,7 @@ the plugins that ran it installed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -49,7 +50,15 @@ DIRECTION = (
 
 
 JOB_SECONDS = "job_s"
-EPSILON_SPENT = "epsilon_spent"  # 0 marks a public-knowledge baseline (synbench.report.benchmark)
+EPSILON_SPENT = "epsilon_spent"
+# Whether the job withheld the private documents from its generator (results' `reads_private` false): a public
+# baseline's precondition (synbench.report.benchmark.is_public_baseline). Never read off `epsilon_spent`, which a
+# program reports about itself.
+PUBLIC_KNOWLEDGE = "public_knowledge"
+# The built-in generators that read no private document, for files written before `reads_private` existed
+WITHOUT_PRIVATE_BEFORE_THE_FIELD = ("public", "template")
+# A digest of the job's description but its seed: jobs of one table row share it, so a row never pools two configs
+SETUP = "setup"
 
 
 def job_seconds(row: dict[str, Any]) -> float:
@@ -65,6 +74,25 @@ def listed(cell: Any) -> list[str]:
     except json.JSONDecodeError:
         return []
     return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def without_private(flat: dict[str, Any]) -> bool:
+    """Whether the job's generator was never given the private documents: its `reads_private` is false; a file
+    written before that field, only for the built-in `public` and `template` (their plugin in `generator`)."""
+    recorded = flat.get("reads_private")
+    if isinstance(recorded, bool):
+        return not recorded
+    return flat.get("generator") in WITHOUT_PRIVATE_BEFORE_THE_FIELD
+
+
+def setup_key(flat: dict[str, Any]) -> str:
+    """A short digest of the job's description (its `config.*` columns) without its seed: the seeds of one setup
+    share it; a job that recorded no description gets "?"."""
+    described = {k: v for k, v in flat.items() if k.startswith("config.") and k != "config.seed"}
+    if not described:
+        return "?"
+    text = json.dumps(described, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 def job_row(root: Path, flat: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +123,8 @@ def job_row(root: Path, flat: dict[str, Any]) -> dict[str, Any]:
         ),
         "label_space_inferred": bool(flat.get("label_space_inferred")),
         "non_private_control": bool(flat.get("non_private_control")),
+        PUBLIC_KNOWLEDGE: without_private(flat),
+        SETUP: setup_key(flat),
         # the job's own seconds (its timing steps summed): the comparison's cost column
         JOB_SECONDS: job_seconds(flat),
         "reason": flat["reason"],
@@ -164,6 +194,8 @@ def load_results(root: Path) -> pd.DataFrame:
         "non_dp",
         "label_space_inferred",
         "non_private_control",
+        PUBLIC_KNOWLEDGE,
+        SETUP,
         "has_roc",
     ]
     frame = pd.DataFrame(rows, columns=list(dict.fromkeys(base + [k for r in rows for k in r])))
@@ -176,6 +208,8 @@ def load_results(root: Path) -> pd.DataFrame:
             "non_dp": "",
             "label_space_inferred": False,
             "non_private_control": False,
+            PUBLIC_KNOWLEDGE: False,
+            SETUP: "?",
         }
     )
     # whole numbers again where an unreadable job's missing seed made the column float: cells say "seed 1", not 1.0

@@ -5,33 +5,41 @@ have seen:
 
 - utility: the headline F1 over seeds, flagged where it is not above random
   or majority, and its gain over the best public-knowledge baseline (jobs
-  that spent eps = 0: `public`, `template`) with the verdict on private
-  learning (`synbench.report.benchmark.public_gains`);
+  never given the private documents: `public`, `template`, a withheld
+  command program; `benchmark.is_public_baseline`) with the verdict on
+  private learning, none on one seed (`synbench.report.benchmark.public_gains`);
+  per dataset, the jobs left out of the public baselines and why;
 - disclosure: private documents the releases reproduce (near-)verbatim
-  against unseen real ones, summed over seeds, flagged if any seed's exact
-  test flagged it (`synbench.audit.disclosure`);
+  against unseen real ones, summed over seeds, flagged when a seed's exact
+  test is below alpha / seeds (`table.disclosure_row`; `synbench.audit.disclosure`);
 - audit: the row's verdict as the audit table gives it (violation,
   consistent, inconclusive with the size a perfect attack would need), beside
   its bound and its ceiling (`synbench.audit.ceiling`).
+
+A line is one generator at one nominal epsilon; a generator run in several
+setups (configs) at one epsilon gets a line per setup, named apart.
 
 Intervals follow the page's one convention (`interval_note`).
 """
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
-from synbench.report.audit import CEILING, LOWER, verdict
+from synbench.report.audit import CEILING, LOWER, verdict, verdict_tables
 from synbench.report.audit import TASK as AUDIT
+from synbench.report.benchmark import (
+    ROW_KEYS,
+    baseline_exclusions,
+    is_public_baseline,
+    lead,
+    public_baselines,
+    public_gains,
+)
 from synbench.report.benchmark import TASK as BENCHMARK
-from synbench.report.benchmark import is_public_baseline, lead, public_baselines, public_gains
 from synbench.report.load import COMPLETE, task_jobs
 from synbench.report.stats import estimate, format_eps, format_number
-from synbench.report.table import Group
-
-DISCLOSURE = "disclosure."
+from synbench.report.table import NOT_DP, Group, disclosure_row, groups, row_name, same_eps
 
 
 def utility_words(jobs: pd.DataFrame, confidence: float) -> str | None:
@@ -51,17 +59,17 @@ def utility_words(jobs: pd.DataFrame, confidence: float) -> str | None:
     return f"{key.replace('_', ' ')} {found}" + (f" ({', '.join(flags)})" if flags else "")
 
 
-def disclosure_words(jobs: pd.DataFrame) -> str | None:
-    """Private and unseen documents that reappear, summed over the row's jobs, and whether any job flagged it."""
-    needed = [f"{DISCLOSURE}{k}" for k in ("private_reappear", "n_private", "unseen_reappear", "n_unseen")]
-    if not all(c in jobs for c in needed) or jobs[needed].isna().all(axis=None):
+def disclosure_words(jobs: pd.DataFrame, confidence: float) -> str | None:
+    """Private and unseen documents that reappear, summed over the row's jobs (not DP: marked), and the row's flag
+    corrected over its seeds (`table.disclosure_row`)."""
+    found = disclosure_row(jobs, confidence)
+    if found is None:
         return None
-    found = jobs.dropna(subset=needed)
-    k, n, j, m = (int(found[c].sum()) for c in needed)
-    flagged = int(found.get(f"{DISCLOSURE}flagged", pd.Series(dtype=float)).fillna(0).astype(bool).sum())
-    jobs_word = f"{len(found)} job{'s' if len(found) > 1 else ''}"
-    verdict = f"FLAGGED in {flagged} of {jobs_word}" if flagged else f"not flagged ({jobs_word})"
-    return f"disclosure {k} of {n} private documents reappear (near-)verbatim, {j} of {m} unseen ones do: {verdict}"
+    k, n, j, m = found.counts
+    return (
+        f"disclosure{NOT_DP} {k} of {n} private documents reappear (near-)verbatim, {j} of {m} unseen ones do: "
+        f"{found.verdict()}"
+    )
 
 
 def audit_words(jobs: pd.DataFrame, eps: float) -> str | None:
@@ -70,7 +78,8 @@ def audit_words(jobs: pd.DataFrame, eps: float) -> str | None:
     once: an inconclusive verdict already names it)."""
     if jobs.empty:
         return None
-    cell, _ = verdict(Group(jobs, jobs.iloc[0:0]), eps)
+    group = Group(jobs, jobs.iloc[0:0])
+    cell, _ = verdict(group, eps, verdict_tables(group))
     figures = [
         f"{label} {format_number(float(jobs[column].max()))}"
         for label, column in (("eps_emp_lower", LOWER), ("ceiling", CEILING))
@@ -81,46 +90,64 @@ def audit_words(jobs: pd.DataFrame, eps: float) -> str | None:
 
 def row_jobs(jobs: pd.DataFrame, generator: str, eps: float) -> pd.DataFrame:
     """The jobs of one generator at one nominal epsilon (NaN matches NaN)."""
-    same_eps = jobs["epsilon"].isna() if math.isnan(eps) else jobs["epsilon"] == eps
-    return jobs[(jobs["generator"] == generator) & same_eps]
+    return jobs[(jobs["generator"] == generator) & same_eps(jobs["epsilon"], eps)]
 
 
 def public_line(benchmark: pd.DataFrame, confidence: float) -> str | None:
-    """The public-knowledge baselines of one dataset (jobs that spent eps 0) and their headline F1."""
+    """The public-knowledge baselines of one dataset (jobs never given the private documents) and their headline
+    F1."""
     found = public_baselines(benchmark)
-    if not found:
-        return None
     column = lead(benchmark)[0]
-    shown = [f"{name} {estimate(jobs[column], confidence)}" for name, jobs in found.items() if column in jobs]
-    return f"public knowledge alone (no private document read): {column.split('.', 1)[1]} " + ", ".join(shown)
+    shown = [
+        f"{name} {value}"
+        for name, group in found.items()
+        for value in [estimate(group.complete.get(column, pd.Series(dtype=float)), confidence)]
+        if value is not None
+    ]
+    if not shown:
+        return None
+    return f"public knowledge alone (no private document given): {column.split('.', 1)[1]} " + ", ".join(shown)
 
 
 def summary_lines(frame: pd.DataFrame, confidence: float) -> list[str]:
-    """Per dataset, its public baselines; then one line per generator x nominal epsilon with benchmark or audit
-    jobs."""
+    """Per dataset, its public baselines and the jobs left out of them; then one line per generator x nominal
+    epsilon (x setup, where a generator ran several at one epsilon) with benchmark or audit jobs."""
     done = frame[frame["status"] == COMPLETE]
     benchmark, audits = task_jobs(done, BENCHMARK), task_jobs(done, AUDIT)
     gains = public_gains(frame, confidence)
     lines = []
     for dataset in sorted(set(benchmark["dataset"]) | set(audits["dataset"])):
-        mine = benchmark[benchmark["dataset"] == dataset]
+        mine, theirs = benchmark[benchmark["dataset"] == dataset], audits[audits["dataset"] == dataset]
         public = public_line(mine, confidence)
         lines += [f"{dataset}: {public}."] if public else []
-        rows = pd.concat([mine[~is_public_baseline(mine)], audits[audits["dataset"] == dataset]])
+        lines += [f"{dataset}: {why}." for why in baseline_exclusions(mine)]
+        generators = mine[~is_public_baseline(mine)]
+        rows = pd.concat([generators, theirs])
         for generator, eps in (
             rows[["generator", "epsilon"]]
             .drop_duplicates()
             .sort_values(["generator", "epsilon"])
             .itertuples(index=False)
         ):
-            jobs, gain = row_jobs(mine, generator, eps), gains.get((dataset, generator, eps))
-            words = [utility_words(jobs, confidence) if not jobs.empty else None]
-            words.append(f"gain over public {gain}" if gain is not None else None)
-            words += [
-                disclosure_words(jobs),
-                audit_words(row_jobs(audits[audits["dataset"] == dataset], generator, eps), eps),
+            setups = groups(row_jobs(generators, generator, eps), ROW_KEYS)
+            audit = audit_words(row_jobs(theirs, generator, eps), eps)
+            parts = [
+                (
+                    row_name(generators, ROW_KEYS, key),
+                    [
+                        utility_words(group.complete, confidence),
+                        f"gain over public {gain}" if (gain := gains.get((dataset, *key))) is not None else None,
+                        disclosure_words(group.complete, confidence),
+                    ],
+                )
+                for key, group in setups
             ]
-            shown = [w for w in words if w]
-            if shown:
-                lines.append(f"{dataset}, {generator}, ε = {format_eps(eps)}: " + "; ".join(shown) + ".")
+            if len(parts) == 1:  # one setup: its audit joins its line
+                parts[0][1].append(audit)
+            else:
+                parts.append((str(generator), [audit]))
+            for name, words in parts:
+                shown = [w for w in words if w]
+                if shown:
+                    lines.append(f"{dataset}, {name}, ε = {format_eps(eps)}: " + "; ".join(shown) + ".")
     return lines
