@@ -40,7 +40,14 @@ from synbench.job.results import UNREADABLE, sweep_rows
 
 METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit", "disclosure")
 # Descriptive (non-numeric) result keys kept as columns.
-TEXT_KEYS = ("audit.mode", "audit.attack_chosen", "audit.pooled.attack_chosen", "audit.verdict", "audit.n_needed_unit")
+TEXT_KEYS = (
+    "audit.mode",
+    "audit.attack_chosen",
+    "audit.pooled.attack_chosen",
+    "audit.verdict",
+    "audit.n_needed_unit",
+    "disclosure.status",  # the job's word where its test could not attribute a count (`table.disclosure_row`)
+)
 FLAG_KEYS = ("disclosure.flagged",)  # true/false result keys kept as 1.0/0.0 columns
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
 SECTION = "report_section"  # the column (and results.json field) of a job's report section

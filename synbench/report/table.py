@@ -171,7 +171,9 @@ class DisclosureRow:
     seeds: tuple[int, ...]  # the checked seeds, in the row's order
     flagged: tuple[int, ...]  # the seeds whose p-value is below alpha / S
     alone: tuple[int, ...]  # the other seeds their own job flagged at alpha
-    unattributed: tuple[str, ...]  # "seed <s>: <status>" where the job said its counts could not be attributed
+    # (seed, the job's word) where the job said its test could not attribute its count ("below attribution", "could
+    # not check": `DISCLOSURE_STATUS`), which is never "not flagged"
+    unattributed: tuple[tuple[int, str], ...]
 
     @property
     def level(self) -> str:
@@ -179,13 +181,19 @@ class DisclosureRow:
         return "α" if n == 1 else f"α/{n}"
 
     def verdict(self) -> str:
-        """The row's word: FLAGGED with the seeds, or not flagged at the row's level, with what it could not see."""
+        """The row's word: FLAGGED with the seeds; else not flagged at the row's level in the seeds whose test could
+        attribute a count, and the job's own words for the others."""
         if self.flagged:
             return f"FLAGGED ({seed_list(self.flagged)}: p below {self.level})"
-        notes = [f"{len(self.seeds)} seeds, each at {self.level}"] if len(self.seeds) > 1 else []
+        words = [f"seed {seed}: {status}" for seed, status in self.unattributed]
+        checked = [seed for seed in self.seeds if seed not in dict(self.unattributed)]
+        if not checked:
+            return "; ".join(words)
+        level = f"at {self.level}" if len(self.seeds) == 1 else f"each at {self.level}"
+        seeds = f"{len(checked)} seeds" if len(checked) == len(self.seeds) else seed_list(checked)
+        notes = [f"{seeds}, {level}"] if len(self.seeds) > 1 else []
         notes += [f"{seed_list(self.alone)} below α alone"] if self.alone else []
-        notes += list(self.unattributed)
-        return "not flagged" + (f" ({'; '.join(notes)})" if notes else "")
+        return "not flagged" + (f" ({'; '.join(notes)})" if notes else "") + "".join(f"; {w}" for w in words)
 
     def __str__(self) -> str:
         k, n, j, m = self.counts
@@ -219,7 +227,7 @@ def disclosure_row(jobs: pd.DataFrame, confidence: float) -> DisclosureRow | Non
         tuple(s for s, hit in zip(seeds, below) if hit),
         tuple(s for s, hit, mine in zip(seeds, below, own) if mine and not hit),
         tuple(
-            f"seed {s}: {word}"
+            (s, word)
             for s, hit, word in zip(seeds, below, status)
             if not hit and isinstance(word, str) and word not in ("flagged", "not flagged")
         ),
