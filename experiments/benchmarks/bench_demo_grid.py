@@ -227,7 +227,7 @@ def quality(sweep_dir: Path) -> dict[str, Any]:
     for row in rows:
         key = row.label if row.baseline else f"{row.label} eps={format_eps(row.epsilon).replace('∞', 'inf')}"
         table[key] = row.figures()
-        gain = None if row.baseline else gains.get((dataset, row.label, row.epsilon))
+        gain = None if row.baseline else gains.get((dataset, *row.key))
         if gain is not None:
             table[key]["gain_over_public_flag"] = gain.flag
     if gains:

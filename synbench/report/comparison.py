@@ -51,6 +51,7 @@ class ComparisonRow:
     baseline: bool = False
     control: bool = False  # a built-in control's row: its ε was not applied (`table.all_controls`)
     gain: Estimate | None = None  # headline F1 minus the best public baseline's, paired by seed (mean ± SE)
+    key: tuple = ()  # a generator row's `ROW_KEYS` values (generator, eps, setup): its key in `public_gains`
 
     def figures(self) -> dict[str, Any]:
         """The row as JSON-able figures: `<key>_mean`, `<key>_se` per quality column, seeds and seconds per job."""
@@ -92,6 +93,7 @@ def comparison_rows(frame: pd.DataFrame, confidence: float | None = None) -> dic
                 mean_job_s(g.complete),
                 control=all_controls(g.complete),
                 gain=found.estimate if (found := gains.get(key)) is not None else None,
+                key=key,
             )
             for key, g in groups(jobs[~is_public_baseline(jobs)], ROW_KEYS)
         ]
