@@ -314,10 +314,10 @@ def test_a_program_that_reports_spending_nothing_is_no_baseline_and_its_flag_sho
     )
     # why each job that could pass for a baseline is none
     assert (
-        "zero_claim_copier at ε = 1 (seed 0, 1, 2) is no public baseline: given the private documents (results' "
+        "zero_claim_copier at ε = 1 (seeds 0, 1, 2) is no public baseline: given the private documents (results' "
         "reads_private), whatever it reports spending (epsilon_spent 0)" in text
     )
-    assert "old_program at ε = 1 (seed 0, 1, 2) is no public baseline: given the private documents" in text
+    assert "old_program at ε = 1 (seeds 0, 1, 2) is no public baseline: given the private documents" in text
     assert (
         "leaky_public at ε = 1 (seed 0) is no public baseline: flagged by the disclosure check, though given no "
         "private document" in text

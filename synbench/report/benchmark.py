@@ -50,6 +50,7 @@ from synbench.report.table import (
     markers,
     metric_cell,
     row_name,
+    seed_list,
 )
 
 TASK = "benchmark"
@@ -149,8 +150,8 @@ def baseline_exclusions(jobs: pd.DataFrame) -> list[str]:
     lines = []
     for which, why in reasons:
         for (generator, eps), group in groups(jobs[which], ["generator", "epsilon"]):
-            seeds = ", ".join(str(s) for s in sorted(group.all["seed"]))
-            lines.append(f"{generator} at ε = {format_eps(eps)} (seed {seeds}) is no public baseline: {why}")
+            seeds = seed_list(sorted(int(s) for s in group.all["seed"]))
+            lines.append(f"{generator} at ε = {format_eps(eps)} ({seeds}) is no public baseline: {why}")
     return lines
 
 
