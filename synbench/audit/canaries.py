@@ -68,6 +68,18 @@ def rare_words(aux: Corpus, share: float) -> tuple[str, ...]:
     return tuple(w for w in tail if w not in seen)
 
 
+def source_draw(rng: np.random.Generator, n_aux: int, n: int) -> np.ndarray:
+    """Which D_aux documents (positions in D_aux) the `n` canaries take their first words from: without replacement
+    while D_aux lasts. `make_canaries` draws them first from its stream, so `canary_sources` can redraw them."""
+    return rng.permutation(n_aux)[:n] if n <= n_aux else rng.integers(0, n_aux, n)
+
+
+def canary_sources(aux: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """The positions (`aux`: D_aux's) of the documents that `make_canaries(..., n, seed)` takes prefixes from: they
+    are unseen in every private set, and the canaries' texts show which they are (the disclosure check's strata)."""
+    return np.unique(aux[source_draw(np.random.default_rng([seed, CANARY_STREAM]), len(aux), n)])
+
+
 def make_canaries(
     aux: Corpus,
     n: int,
@@ -95,7 +107,7 @@ def make_canaries(
             f"audit.canary_suffix=rare leaves fewer public words than audit.canary_suffix_words={suffix_words} "
             f"once D_aux's words are removed; raise audit.canary_rare_share (now {rare_share:g})"
         )
-    sources = rng.permutation(len(aux))[:n] if n <= len(aux) else rng.integers(0, len(aux), n)
+    sources = source_draw(rng, len(aux), n)
     texts, labels = [], []
     for source in sources:
         prefix = aux.texts[int(source)].split()[:prefix_words]

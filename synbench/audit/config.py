@@ -22,12 +22,14 @@ class DisclosureConfig:
     task=benchmark)."""
 
     enabled: bool = True  # false: no `disclosure` section (the operator's check of copies; on by default)
-    # a document reappears verbatim when a released one holds run_words of its consecutive words (all of them when it
-    # is shorter): natural text shares 4- to 6-word phrases across documents, 8-word runs rarely
+    # a document reappears verbatim when a released one holds run_words consecutive words of its own text (text no
+    # other pooled document shares; all of it when it is shorter): natural text shares 4- to 6-word phrases across
+    # documents, 8-word runs rarely
     run_words: int = 8
-    # ... or near-verbatim when one released document holds, in order, this share of the longer one's words (for
-    # documents of at least run_words words): a copier that swaps every other word keeps about half
-    min_share: float = 0.45
+    # ... or near-verbatim when one released document holds, in order, this share of the longer one's content words
+    # (of its own text, words few documents hold; for documents with at least run_words of them): a copier that
+    # swaps every other word keeps about half, unrelated documents a tenth at most on the demo corpus
+    min_share: float = 0.3
 
     def __post_init__(self) -> None:
         if self.run_words < 1:

@@ -90,12 +90,14 @@ def run_private_sets(
     runs: list[GeneratorRun],
     attacks: Mapping[str, Attack],
     disclosure: DisclosureConfig | None,
+    sources: np.ndarray,
 ) -> list[dict[str, Any]]:
     """Each run's record (saved ones reused): every attack's scores of the design's targets against its output.
 
     With `disclosure`, the first run's record also holds the disclosure check's counts for its release against its
     private set (synbench.audit.disclosure): the one release task=audit reports, one exact test where testing every
-    run would need a correction for K tests.
+    run would need a correction for K tests. `sources` are the canaries' source documents (`canary_sources`), a
+    stratum of that test.
     """
     targets = pool.subset(design.targets).texts
     references = [
@@ -108,9 +110,9 @@ def run_private_sets(
                 "scores": {name: a.score(targets, synthetic, references).tolist() for name, a in attacks.items()}
             }
             if disclosure is not None and k == 0:
-                private, unseen = audit_groups(design, len(pool), k)
+                private, unseen, strata = audit_groups(design, len(pool), k, sources)
                 found[SECTION] = disclosure_counts(
-                    pool.subset(private).texts, pool.subset(unseen).texts, synthetic.texts, disclosure
+                    pool.subset(private).texts, pool.subset(unseen).texts, synthetic.texts, disclosure, strata
                 )
             return found
 

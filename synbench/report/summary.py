@@ -60,16 +60,22 @@ def show(v: Any) -> str:
 
 
 def disclosure_line(found: dict[str, Any]) -> str | None:
-    """The disclosure check in words: counts against the unseen documents' and the exact test; None if it did not
-    run."""
+    """The disclosure check in words: counts against the unseen documents' and the exact test; a count too small
+    for the test to attribute, or groups it could not check, said as such (its `status`), never "not flagged";
+    None if it did not run."""
     if not found or "private_reappear" not in found:
         return None
-    verdict = "FLAGGED: the release reproduces private documents" if found.get("flagged") else "not flagged"
-    return (
+    counts = (
         f"Disclosure: {found['private_reappear']} of {found['n_private']} private documents reappear "
-        f"(near-)verbatim; {found['unseen_reappear']} of {found['n_unseen']} unseen ones do "
-        f"(one-sided exact test p={show(float(found['p_value']))}): {verdict}"
+        f"(near-)verbatim; {found['unseen_reappear']} of {found['n_unseen']} unseen ones do"
     )
+    status = found.get("status")
+    if status == "could not check":
+        return f"{counts}: could not check (too few documents hold text of their own for the test to flag any count)"
+    if status == "below attribution":
+        return f"{counts}: below what this test can attribute (it flags from {found['min_flaggable']} documents up)"
+    verdict = "FLAGGED: the release reproduces private documents" if found.get("flagged") else "not flagged"
+    return f"{counts} (one-sided exact test p={show(float(found['p_value']))}): {verdict}"
 
 
 def against(value: float, refs: dict[str, Any]) -> list[str]:

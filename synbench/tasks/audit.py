@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from synbench.audit.attacks import attacks_from_node
+from synbench.audit.canaries import canary_sources
 from synbench.audit.config import AuditConfig
 from synbench.audit.disclosure import SECTION as DISCLOSURE
 from synbench.audit.disclosure import disclosure_test, record_disclosure
@@ -122,7 +123,8 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
         resumed,
     )
     with job.timing("runs"):
-        records = run_private_sets(design, pool, runs, attacks, disclosure)
+        sources = canary_sources(design.aux, int((design.kinds == 1).sum()), seed)  # the disclosure test's stratum
+        records = run_private_sets(design, pool, runs, attacks, disclosure, sources)
     scores = {name: np.array([r["scores"][name] for r in records], dtype=float) for name in attacks}
     delta = audit.delta if audit.delta is not None else base.privacy.delta
     with job.timing("summary"):

@@ -8,6 +8,8 @@ members against non-members). Sentinels are random high-entropy words drawn
 afresh from the operating system's entropy (`secrets`) on every call: if one
 turns up where only public values may go (a fit report, or the output of a
 DP generator), private text has leaked; no generator can know them in advance.
+`templated_notes` makes long notes that share boilerplate (made-up words), for
+checks that must not be blinded by templated text.
 """
 
 from __future__ import annotations
@@ -84,6 +86,35 @@ def public_corpus(*, multi_label: bool = False, per_label: int = 12, part: int =
             labels.append(labelset)
     name = name or f"synbench-testing-{'multi' if multi_label else 'single'}-{part}"
     return Corpus.build(texts, labels, LABELS, multi_label=multi_label, name=name)
+
+
+_NOTE_SYLLABLES = ("ba", "ce", "di", "fo", "gu", "ha", "je", "ki", "lo", "mu", "na", "pe", "ri", "so", "tu", "va")
+_NOTE_TEMPLATE_SEED = 20261207  # the boilerplate is the same in every call: it is what notes share
+
+
+def templated_notes(
+    n: int, seed: int, *, templates: int = 3, sections: int = 10, boilerplate_words: int = 100, fill_words: int = 50
+) -> list[str]:
+    """`n` made-up clinical-note-like texts that share boilerplate, as discharge summaries do: each note follows one
+    of `templates` fixed templates, `sections` sections of `boilerplate_words` words the same in every note of that
+    template (and in every call), each followed by `fill_words` words of its own.
+
+    Words are 3-syllable pseudo-words (4,096 of them), fill words drawn with Zipf-like frequencies (a few very
+    common words, a long tail), so unrelated notes share common words in some order as natural text does. `seed`
+    draws the fill and each note's template: notes of different seeds share boilerplate only.
+    """
+    vocabulary = np.array(["".join(p) for p in product(_NOTE_SYLLABLES, repeat=3)])
+    frequency = 1 / np.arange(1, len(vocabulary) + 1)
+    frequency /= frequency.sum()
+    fixed = np.random.default_rng(_NOTE_TEMPLATE_SEED)
+    boilerplate = vocabulary[fixed.integers(0, len(vocabulary), (templates, sections, boilerplate_words))]
+    rng = np.random.default_rng(seed)
+    template = rng.integers(0, templates, n)
+    fill = vocabulary[rng.choice(len(vocabulary), (n, sections, fill_words), p=frequency)]
+    return [
+        " ".join(w for s in range(sections) for part in (boilerplate[t, s], fill[i, s]) for w in part)
+        for i, t in enumerate(template)
+    ]
 
 
 def sentinel_word() -> str:
