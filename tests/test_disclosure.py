@@ -421,11 +421,33 @@ def test_a_copier_is_flagged_by_the_benchmark_at_eps_4_and_8(tmp_path: Path, scr
         assert keys <= set(found["non_dp_outputs"]) and keys <= set(found["diagnostic_outputs"])
 
 
-def test_an_honest_program_is_not_flagged_and_the_check_can_be_turned_off(tmp_path: Path) -> None:
+class MetricsTracker:
+    """A tracker that keeps the names of the metrics it is sent and ignores everything else."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def log_metrics(self, metrics: dict[str, Any], **_: Any) -> None:
+        self.names |= set(metrics)
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def test_an_honest_program_is_not_flagged_and_the_check_can_be_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synbench.job import lifecycle
     from synbench.tasks import benchmark
 
+    tracker = MetricsTracker()
+    monkeypatch.setattr(lifecycle, "make_tracker", lambda *a, **k: tracker)
     overrides = [*command_overrides(HONEST, tmp_path), "metrics=[]", "eps=4"]
-    found = benchmark.run(JobConfig.from_config(compose_config(overrides)), tmp_path / "honest")["disclosure"]
+    results = benchmark.run(JobConfig.from_config(compose_config(overrides)), tmp_path / "honest")
+    # the check's time depends on the private documents: in results.json, never sent to the tracker
+    assert "disclosure_s" in results["timing"] and "timing/disclosure_s" not in tracker.names
+    assert "timing/load_s" in tracker.names
+    found = results["disclosure"]
     assert not found["flagged"] and found["n_private"] > 200 and found["n_unseen"] > 100, found
     assert found["status"] in (NOT_FLAGGED, BELOW_ATTRIBUTION), found
     off = compose_config([*overrides, "task.disclosure.enabled=false"])
