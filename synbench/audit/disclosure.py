@@ -572,16 +572,16 @@ def record_disclosure(results: MutableMapping[str, Any], found: Mapping[str, Any
     results[SECTION] = dict(found)
     keys = [f"{SECTION}.{key}" for key in sorted(found)]
     results["diagnostic_outputs"] = sorted({*results.get("diagnostic_outputs", []), *keys})
+    reach = found["min_flaggable"]
     log.info(
-        "disclosure: %d of %d private documents reappear (near-)verbatim; %d of %d unseen ones do (p=%.3g; %s, it "
-        "flags from %s up; %d private and %d unseen documents uncheckable: no text of their own)",
+        "disclosure: %d of %d private documents reappear (near-)verbatim; %d of %d unseen ones do (p=%.3g; %s; %d "
+        "private and %d unseen documents uncheckable: no text of their own)",
         found["private_reappear"],
         found["n_private"],
         found["unseen_reappear"],
         found["n_unseen"],
         found["p_value"],
-        found["status"].upper() if found["flagged"] else found["status"],
-        found["min_flaggable"],
+        f"{found['status']}, the test flags from {reach} documents up" if reach else found["status"],
         found["private_uncheckable"],
         found["unseen_uncheckable"],
     )
