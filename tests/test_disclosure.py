@@ -455,6 +455,7 @@ def test_an_honest_program_is_not_flagged_and_the_check_can_be_turned_off(
     assert "disclosure" not in results and not results["non_dp_outputs"]
 
 
+@pytest.mark.slow  # two audits through the CLI: about 30 s
 def test_a_copier_is_flagged_by_the_one_run_audit_at_eps_4_and_8(tmp_path: Path) -> None:
     """Whatever the audit's bound can certify (its ceiling lies below eps=4 at this size: inconclusive, never a pass),
     the check flags the copy."""
