@@ -501,10 +501,10 @@ def min_flaggable(tables: Sequence[Mapping[str, int]], alpha: float) -> int | No
 
 
 def rule_text(config: DisclosureConfig) -> str:
-    """The rule as results.json states it: the run length and the in-order share, on rare text."""
+    """The rule as results.json states it: the run length and the in-order share, on a document's own text."""
     return (
-        f"{config.run_words}-word run no other pooled document holds, or LCS >= {config.min_share:g} of the longer "
-        "with shared runs masked (NFKC lower-cased words)"
+        f"{config.run_words}-word run of its own text (no run two pooled documents share covers it), or LCS >= "
+        f"{config.min_share:g} of the longer over own content words (NFKC lower-cased words)"
     )
 
 
