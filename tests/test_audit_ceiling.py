@@ -37,8 +37,12 @@ from synbench.audit.summary import eps_evidence, summarise
 from synbench.report.audit import NEEDED_UNITS, audit_table
 from synbench.report.load import load_results
 
-ONE_RUN, K_SUBSETS = AuditConfig(mode="one_run"), AuditConfig(mode="k_subsets")
-GRID_POINTS = 24  # (k+, k-) in {0, 5, 10, 25, 50}% squared, less (0, 0): the default guess grid
+# the closed forms need the grid's largest shares at 1/2 (the default grid stops at 0.4, so that perfect scores reach
+# the ceiling: tests/test_audit_power.py)
+HALF_GRID = (0.05, 0.1, 0.25, 0.5)
+ONE_RUN = AuditConfig(mode="one_run", guess_fractions=HALF_GRID)
+K_SUBSETS = AuditConfig(mode="k_subsets", guess_fractions=HALF_GRID)
+GRID_POINTS = 24  # (k+, k-) in {0, 5, 10, 25, 50}% squared, less (0, 0)
 
 
 def all_right(guesses: int, level: float) -> float:
@@ -179,8 +183,9 @@ def test_an_inconclusive_verdict_names_a_design_that_would_certify(copier: dict[
     assert ceiling(evidence, *one_run_design(needed, ONE_RUN.select_share))["eps_ceiling"] > 8.0
     assert ceiling(evidence, *one_run_design(needed - needed // 64, ONE_RUN.select_share))["eps_ceiling"] <= 8.0
     assert found["verdict_line"] == (
-        f"inconclusive: eps_emp_lower {found['eps_emp_lower']:.2f} <= ceiling {found['eps_ceiling']:.2f} <= nominal "
-        f"eps 8; a perfect attack would need about {needed:,} targets to certify it (a typical coin draw)"
+        f"inconclusive: eps_emp_lower {found['eps_emp_lower']:.2f} <= {found['eps_perfect']:.2f}, what a perfect "
+        f"attack certifies here, <= nominal eps 8; a perfect attack would need about {needed:,} targets to certify it "
+        "(a typical coin draw)"
     )
     beyond = one_run_audit(200, 14.0, 10.0)  # about 10^6 targets: past the search
     assert beyond["verdict"] == "inconclusive" and beyond["n_needed"] is None
@@ -223,15 +228,17 @@ def test_the_report_never_says_no_for_an_audit_that_could_not_have_seen(tmp_path
     table = audit_table(load_results(tmp_path), 0.95)
     cells = {row[1].text: (row[-2].text, row[-1].text) for row in table.rows}
     assert table.columns[-3:] == ("eps_emp_lower", "eps_ceiling", "verdict")
-    top = max(found["eps_ceiling"] for found in copier)
+    top = max(found["eps_perfect"] for found in copier)
     assert cells["copier"][1] == (
-        f"inconclusive (ceiling {copier[0]['eps_ceiling']:.2f} ≤ ε 8; needs {copier[0]['n_needed']:,} targets)"
+        f"inconclusive (a perfect attack certifies {copier[0]['eps_perfect']:.2f} ≤ ε 8; "
+        f"needs {copier[0]['n_needed']:,} targets)"
     )
     needed = max(found["n_needed"] for found in copier)
-    assert cells["copiers"][1] == f"inconclusive (ceiling {top:.2f} ≤ ε 8; needs {needed:,} targets)"
+    assert cells["copiers"][1] == f"inconclusive (a perfect attack certifies {top:.2f} ≤ ε 8; needs {needed:,} targets)"
     assert cells["quiet"][1] == "consistent"
     assert cells["unreachable"][1] == (
-        f"inconclusive (ceiling {copier[0]['eps_ceiling']:.2f} ≤ ε 14; no design size searched would do)"
+        f"inconclusive (a perfect attack certifies {copier[0]['eps_perfect']:.2f} ≤ ε 14; "
+        "no design size searched would do)"
     )
     assert not any(verdict.split()[0] in ("no", "no:") for _, verdict in cells.values())
 

@@ -10,16 +10,23 @@ synbench.audit.summary hands over: same folds, mode, delta, guess grid,
 held-out/Bonferroni split and level) on perfect scores built from the
 design's membership matrix, so the ceiling can never disagree with the
 bound it caps (`ceiling` says why it also takes the held-out part's best
-shares). The verdict (`verdict`) then says which of three things the
-audit showed, against the claim its headline bound tests:
+shares). Beside it, `eps_perfect` is what the design's own perfect-score
+attack certifies through that same test: the ceiling is the most any attack
+could reach, `eps_perfect` what the audit's test gives an attack that reads
+every member (lower where its guess grid, chosen on one fold, misfires on
+the other). The verdict (`verdict`) rests on `eps_perfect`, so an attack
+with perfect scores is never told "consistent", and says which of three
+things the audit showed, against the claims its families of targets test
+(every target, then each kind alone, each at its share of the level):
 
-- `violation`: eps_emp_lower above the claim;
-- `consistent`: the ceiling above the claim and the bound not: the audit
-  could have shown a violation and did not;
-- `inconclusive`: the ceiling at or below the claim: no attack could have
-  shown one. `n_needed` is the size a perfect attack would need (targets in
-  one_run mode, runs in k_subsets mode), from simulated designs grown by
-  doubling then bisection through the same ceiling;
+- `violation`: some family's eps_emp_lower above its claim;
+- `consistent`: none is, but a perfect attack's would be: the audit could
+  have shown a violation and did not. The line also says the smallest
+  planted leak the design certifies (synbench.audit.power), never "private";
+- `inconclusive`: even a perfect attack's bound is at or below the claim:
+  no attack could have shown one. `n_needed` is the size a perfect attack
+  would need (targets in one_run mode, runs in k_subsets mode), from
+  simulated designs grown by doubling then bisection through the same test;
 - `no claim`: eps = inf claims nothing.
 """
 
@@ -77,6 +84,8 @@ def ceiling(evidence: Evidence, members: np.ndarray, folds: np.ndarray, n_attack
     return {
         "eps_ceiling": float(max(steered.holdout[0], whole.bonferroni[0])),
         "p_value_floor": float(min(1.0, 2 * min(steered.p_holdout[0], whole.p_grid[0]))),
+        "eps_perfect": float(whole.bound[0]),
+        "p_value_perfect": float(whole.p_value[0]),
     }
 
 
@@ -176,7 +185,7 @@ def size_needed(
     """
 
     def ceiling_at(found: Evidence, size: int) -> float:
-        return ceiling(found, *design(size), n_attacks)["eps_ceiling"]
+        return ceiling(found, *design(size), n_attacks)["eps_perfect"]
 
     def design(size: int) -> tuple[np.ndarray, np.ndarray]:
         return one_run_design(size, select_share) if mode == "one_run" else k_subsets_design(size, folds)
@@ -191,27 +200,33 @@ def size_needed(
     return None if found is None else per_size * found[1]
 
 
-def verdict(bound: float, eps_ceiling: float, claim: float) -> str:
-    """violation | consistent | inconclusive | no claim (module docstring)."""
-    if math.isinf(claim):
+def verdict(bounds: Sequence[float], perfect: Sequence[float], claims: Sequence[float]) -> str:
+    """violation | consistent | inconclusive | no claim (module docstring), over the audit's families of targets
+    (every target, then each kind alone, each tested at its share of the level): a violation when any family's
+    bound is above its claim, consistent when none is but a perfect attack would have put one above."""
+    if all(math.isinf(c) for c in claims):
         return "no claim"
-    if bound > claim:
+    if any(b > c for b, c in zip(bounds, claims)):
         return "violation"
-    return "consistent" if eps_ceiling > claim else "inconclusive"
+    return "consistent" if any(p > c for p, c in zip(perfect, claims)) else "inconclusive"
 
 
-def verdict_line(found: str, bound: float, eps_ceiling: float, claim: str, needed: int | None, unit: str) -> str:
-    """The verdict in one line, with what it rests on; `claim` names the claim ("nominal eps 4")."""
+def verdict_line(
+    found: str, bound: float, eps_perfect: float, claim: str, needed: int | None, unit: str, power: str = ""
+) -> str:
+    """The verdict in one line, with what it rests on and what it could have seen; `claim` names the claim ("nominal
+    eps 4"), `power` says which leak the design would have certified (synbench.audit.power.LeakPower.words)."""
     figures = f"eps_emp_lower {bound:.2f}"
+    perfect = f"a perfect attack certifies {eps_perfect:.2f} on this design"
     if found == "no claim":
-        return f"no claim: eps = inf claims nothing to test ({figures}, ceiling {eps_ceiling:.2f})"
+        return f"no claim: eps = inf claims nothing to test ({figures}; {perfect})"
     if found == "violation":
-        return f"violation: {figures} > {claim} (ceiling {eps_ceiling:.2f})"
+        return f"violation: {figures} > {claim} ({perfect})"
     if found == "consistent":
-        return f"consistent: {figures} <= {claim} < ceiling {eps_ceiling:.2f} (a perfect attack could have shown more)"
+        return f"consistent: {figures} <= {claim} < {eps_perfect:.2f}, what a perfect attack certifies here; {power}"
     size = (
         f"a perfect attack would need about {needed:,} {unit} to certify it (a typical coin draw)"
         if needed is not None
         else f"no design of up to {MAX_TRIALS:,} trials lets a perfect attack certify it at this delta"
     )
-    return f"inconclusive: {figures} <= ceiling {eps_ceiling:.2f} <= {claim}; {size}"
+    return f"inconclusive: {figures} <= {eps_perfect:.2f}, what a perfect attack certifies here, <= {claim}; {size}"

@@ -78,8 +78,11 @@ class AuditConfig:
     n_synthetic: int | None = None
     save_synthetic: bool = True  # keep each run's synthetic corpus in runs/ (local disk only, never tracked)
     # --- one-run guesses: k+ (top scores called members) and k- (bottom scores called non-members) as shares of
-    # the targets, each from {0} and guess_fractions; chosen on held-out targets and over the grid with Bonferroni
-    guess_fractions: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
+    # the targets, each from {0} and guess_fractions; chosen on held-out targets and over the grid with Bonferroni.
+    # No 0.5: shares of 1/2 are all right on a fold whose coins split evenly, win the held-out choice there, and
+    # misfire on the other fold, where an uneven split is the rule (perfect scores then fall well short of the
+    # ceiling in most coin draws; 0.4 leaves both folds room)
+    guess_fractions: tuple[float, ...] = (0.05, 0.1, 0.25, 0.4)
     select_share: float = 0.25  # share of the targets that choose the held-out bound's threshold / guess counts
     # --- repeated audits
     repeats: int = 1  # R independent audits (new design, canaries, generator randomness): mean and 95% interval

@@ -72,6 +72,7 @@ from synbench.audit.epsilon import bonferroni_epsilon_lower_bound, empirical_eps
 from synbench.audit.evidence import PAIR_SCALE, GameResult, game_evidence, pair_game
 from synbench.audit.fdp import bonferroni_gdp_mu_lower_bound, gdp_mu_lower_bounds_from_counts
 from synbench.audit.guesses import grid_counts, guess_shares
+from synbench.audit.power import LeakPower, detectable_leak
 from synbench.audit.roc import RocCurve
 from synbench.core.errors import SynBenchError
 from synbench.core.privacy import gdp_epsilon
@@ -88,6 +89,7 @@ TYPE_KEYS = (
     "claim_delta",
     "eps_ceiling",
     "p_value_floor",
+    "eps_perfect",
 )  # reported per target type too
 ATTACK_KEYS = (
     "auc",
@@ -98,6 +100,7 @@ ATTACK_KEYS = (
     "gdp_mu_lower",
     "p_value",
     "eps_ceiling",
+    "eps_perfect",
 )
 Scores = np.ndarray | Mapping[str, np.ndarray]  # (runs x targets), or one such array per attack
 
@@ -275,47 +278,112 @@ def _core(
     return out, roc, point, chosen
 
 
+@dataclass(frozen=True)
+class Family:
+    """One family of targets the headline tests at its share of the level: every target (`name` ""), or one kind
+    alone; its figures (`_core`'s), the claim it tests, and its columns of the design."""
+
+    name: str
+    figures: Mapping[str, Any]
+    claim: Claim
+    columns: np.ndarray
+
+
+def family_level(cfg: AuditConfig, families: int) -> AuditConfig:
+    """The config each of `families` families is tested at: the level split evenly (Bonferroni), so the headline,
+    a violation in any family, still holds at `cfg.confidence`."""
+    return cfg if families == 1 else replace(cfg, confidence=1 - (1 - cfg.confidence) / families)
+
+
+def leak_power(
+    cfg: AuditConfig, family: Family, members: np.ndarray, kinds: np.ndarray, seed: int, n_attacks: int
+) -> LeakPower:
+    """The smallest planted leak the family's test certifies (synbench.audit.power), on the design's own game and
+    folds."""
+    members = members[:, family.columns]
+    folds = bound_folds(kinds[family.columns], seed, cfg)
+    game = audit_game([members.astype(float)], members, folds, cfg.mode)
+    targets = np.tile(np.arange(members.shape[1]), game.coins.shape[1] // members.shape[1])
+
+    def evidence(scores: list[np.ndarray], coins: np.ndarray, folds: np.ndarray) -> GameResult:
+        return eps_result(Game(scores, coins, folds, game.scale), cfg, family.claim.delta, family.claim.epsilon)
+
+    return detectable_leak(
+        evidence, game.coins[0], game.folds, targets, family.claim.epsilon, n_attacks, cfg.mode != "one_run", seed
+    )
+
+
 def verdict_figures(
-    core: Mapping[str, Any],
-    claim: Claim,
+    families: Sequence[Family],
     epsilon: float,
     copies: int,
     cfg: AuditConfig,
-    folds: np.ndarray,
     members: np.ndarray,
+    kinds: np.ndarray,
+    seed: int,
     n_attacks: int,
 ) -> dict[str, Any]:
-    """`verdict`, `verdict_line`, `n_needed` and `n_needed_unit` of the headline bound (`core`'s), against the claim
-    it tests (`claim`: the nominal eps, or the canary groups' when `copies` > 1); `n_needed` only for an
-    inconclusive verdict, from designs grown through the same ceiling (synbench.audit.ceiling)."""
-    bound, top = core["eps_emp_lower"], core["eps_ceiling"]
-    found = verdict(bound, top, claim.epsilon)
+    """The headline over the families (every target first, then each kind alone, all tested at `cfg`, the level
+    already split among them): `eps_emp_lower`, `eps_ceiling` and `eps_perfect` their largest, `p_value` the
+    smallest times their number (each bound holds on the headline claim's scale: a record's eps is at most a group's),
+    `verdict` and `verdict_line` (a violation in any family is one), `detectable_leak` for a consistent verdict (the
+    smallest planted leak the test of every target certifies) and `n_needed` for an inconclusive one (the design
+    size a perfect attack needs)."""
+    bounds = [f.figures["eps_emp_lower"] for f in families]
+    perfect = [f.figures["eps_perfect"] for f in families]
+    found = verdict(bounds, perfect, [f.claim.epsilon for f in families])
+    every = families[0]
+    deciding = next(
+        (f for f in families if f.figures["eps_emp_lower"] > f.claim.epsilon),
+        max(families, key=lambda f: f.figures["eps_perfect"]),
+    )
     needed = (
         size_needed(
-            eps_evidence(cfg, claim.delta, claim.epsilon),
-            eps_evidence(cfg, 0.0, claim.epsilon),
-            claim.epsilon,
+            eps_evidence(cfg, every.claim.delta, every.claim.epsilon),
+            eps_evidence(cfg, 0.0, every.claim.epsilon),
+            every.claim.epsilon,
             cfg.mode,
             members,
-            folds,
+            bound_folds(kinds, seed, cfg),
             cfg.select_share,
             n_attacks,
         )
         if found == "inconclusive"
         else None
     )
-    name = (
+    power = leak_power(cfg, every, members, kinds, seed, n_attacks) if found == "consistent" else None
+    claim = (
         f"nominal eps {epsilon:g}"
-        if claim.epsilon == epsilon
-        else f"group claim eps {claim.epsilon:g} (canaries of {copies} copies, nominal eps {epsilon:g})"
+        if deciding.claim.epsilon == epsilon
+        else f"group claim eps {deciding.claim.epsilon:g} (canaries of {copies} copies, nominal eps {epsilon:g})"
     )
+    if deciding.name:
+        claim += f" (the {deciding.name} alone, at 1/{len(families)} of the level)"
     unit = UNITS[cfg.mode]
-    return {
+    out = {
+        "eps_emp_lower": max(bounds),
+        "eps_emp_lower_family": next(f.name or "all" for f in families if f.figures["eps_emp_lower"] == max(bounds)),
+        "eps_ceiling": max(f.figures["eps_ceiling"] for f in families),
+        "eps_perfect": max(perfect),
+        "p_value": min(1.0, len(families) * min(f.figures["p_value"] for f in families)),
+        "p_value_floor": min(1.0, len(families) * min(f.figures["p_value_floor"] for f in families)),
+        "families": len(families),
         "verdict": found,
-        "verdict_line": verdict_line(found, bound, top, name, needed, unit),
+        "verdict_line": verdict_line(
+            found,
+            deciding.figures["eps_emp_lower"],
+            deciding.figures["eps_perfect"],
+            claim,
+            needed,
+            unit,
+            power.words() if power is not None else "",
+        ),
         "n_needed": needed,
         "n_needed_unit": unit,
     }
+    if power is not None:
+        out |= {"detectable_leak": power.share, "detectable_leak_power": power.certified}
+    return out
 
 
 def summarise(
@@ -359,20 +427,27 @@ def summarise(
         "delta": delta,
         "confidence": cfg.confidence,
     }
-    core, roc, point, chosen = _core(arrays, members, kinds, cfg, headline, seed)
+    present = [
+        (code, name)
+        for code, name in enumerate(KIND_NAMES)
+        if 0 < (kinds == code).sum() < n_targets
+        and 0 < members[:, kinds == code].sum() < members[:, kinds == code].size
+    ]
+    tested = family_level(cfg, 1 + len(present))
+    core, roc, point, chosen = _core(arrays, members, kinds, tested, headline, seed)
     out.update(core)
-    out.update(
-        verdict_figures(out, headline, epsilon, canary_copies, cfg, bound_folds(kinds, seed, cfg), members, len(arrays))
-    )
+    families = [Family("", core, headline, np.arange(n_targets))]
+    for code, name in present:
+        cols = kinds == code
+        part = _core([a[:, cols] for a in arrays], members[:, cols], kinds[cols], tested, claims[name], seed)[0]
+        out.update({f"{name}.{k}": part[k] for k in TYPE_KEYS})
+        families.append(Family(name, part, claims[name], np.flatnonzero(cols)))
+    out.update(verdict_figures(families, epsilon, canary_copies, tested, members, kinds, seed, len(arrays)))
     if len(arrays) > 1:
         out["attack_chosen"] = list(named)[chosen]
         for name, own in zip(named, arrays):
             alone = _core([own], members, kinds, cfg, headline, seed)[0]
             out.update({f"{name}.{k}": alone[k] for k in ATTACK_KEYS})
     for code, name in enumerate(KIND_NAMES):
-        cols = kinds == code
-        out[f"n_{name}"] = int(cols.sum())
-        if 0 < cols.sum() < n_targets and 0 < members[:, cols].sum() < members[:, cols].size:
-            part = _core([a[:, cols] for a in arrays], members[:, cols], kinds[cols], cfg, claims[name], seed)[0]
-            out.update({f"{name}.{k}": part[k] for k in TYPE_KEYS})
+        out[f"n_{name}"] = int((kinds == code).sum())
     return out, roc, point

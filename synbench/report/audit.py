@@ -73,7 +73,10 @@ TASK = "audit"
 KEYS = ["dataset", "generator", "audit.mode", "epsilon", SETUP]  # a row: one setup (config) of its generator
 LOWER = "audit.eps_emp_lower"
 CEILING = "audit.eps_ceiling"  # the most the audit's design could certify with a perfect attack
-FLOOR = "p_value_floor"  # (a key under a claim's prefix) that perfect attack's p-value of the claim
+# (keys under a claim's prefix) the p-value of the claim the audit's own test gives perfect scores, which "consistent"
+# rests on, and the smallest p-value any attack could reach (results written before the first existed)
+PERFECT, FLOOR = "p_value_perfect", "p_value_floor"
+PERFECT_BOUND = "audit.eps_perfect"  # what the audit's own test certifies for perfect scores
 NEEDED = "audit.n_needed"  # the design size a perfect attack would need, for an inconclusive audit
 # what n_needed counts, by audit mode: the `n_needed_unit` synbench.audit.ceiling writes (the report imports no
 # audit code and keeps only numbers of a results file; a test holds the two equal)
@@ -214,25 +217,28 @@ def verdict(group: Group, eps: float, tables: int = 1) -> tuple[Cell, bool]:
 
 
 def not_rejected(group: Group, eps: float, tests: list[tuple[str, str]], level: float, tested: str) -> Cell:
-    """The verdict of a row whose tests reject nothing: consistent when a perfect attack's p-value
-    (`p_value_floor`) would have been rejected in some test at the row's level (alpha / n for its n tests), else
-    inconclusive, with the headline ceiling, the claim it tests and the size a perfect attack would need."""
+    """The verdict of a row whose tests reject nothing: consistent when perfect scores' p-value through the audit's
+    own test (`p_value_perfect`; `p_value_floor` in older results) would have been rejected in some test at the
+    row's level (alpha / n for its n tests), else inconclusive, with what perfect scores certify, the claim it tests
+    and the size a perfect attack would need."""
     done = group.complete
-    floors = done.reindex(columns=[f"{prefix}{FLOOR}" for _, prefix in tests]).to_numpy(float)
+    key = PERFECT if any(f"{prefix}{PERFECT}" in done for _, prefix in tests) else FLOOR
+    floors = done.reindex(columns=[f"{prefix}{key}" for _, prefix in tests]).to_numpy(float)
     if np.isnan(floors).all():
         return Cell("not rejected; no ceiling recorded (re-run the audit)", "missing")
     if rejected(floors, level).any():
         return Cell("consistent" + (f" ({tested})" if tested else ""))
-    top = float(done.get(CEILING, pd.Series(dtype=float)).max())
+    top = float(done.get(PERFECT_BOUND if key == PERFECT else CEILING, pd.Series(dtype=float)).max())
+    reach = "a perfect attack certifies" if key == PERFECT else "ceiling"
     claims = done.get("audit.claim_epsilon", pd.Series(dtype=float)).dropna()
     claim = float(claims.max()) if len(claims) else eps
     name = f"ε {claim:g}" + (" (group claim)" if claim != eps else "")
     if top > claim:  # each seed's design could certify the claim at alpha, none at alpha / n
-        return Cell(f"inconclusive (ceiling {top:.2f} > {name} per seed, not at the row's α/{floors.size})")
+        return Cell(f"inconclusive ({reach} {top:.2f} > {name} per seed, not at the row's α/{floors.size})")
     needed = done.get(NEEDED, pd.Series(dtype=float)).max()
     unit = NEEDED_UNITS.get(str(done["audit.mode"].iloc[0]), "targets")
     size = f"needs {int(needed):,} {unit}" if np.isfinite(needed) else "no design size searched would do"
-    return Cell(f"inconclusive (ceiling {top:.2f} ≤ {name}; {size})")
+    return Cell(f"inconclusive ({reach} {top:.2f} ≤ {name}; {size})")
 
 
 def exceeds(group: Group, eps: float, column: str) -> Cell:

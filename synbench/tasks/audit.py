@@ -30,7 +30,7 @@ from synbench.audit.paper_reading import PAPER_REGION, paper_reading_false_alarm
 from synbench.audit.plot import plot_roc
 from synbench.audit.repeats import block_bootstrap, pooled_summary, repeat_summary
 from synbench.audit.runs import RUNS_DIR, build_design, private_set_runs, run_private_sets
-from synbench.audit.summary import summarise
+from synbench.audit.summary import family_level, summarise
 from synbench.audit.targets import listed_targets, select_targets
 from synbench.core import schema
 from synbench.core.base import EncoderSpec
@@ -187,19 +187,22 @@ def audit_job(job: JobRun) -> None:
     splits = job.load_splits()
     with job.timing("targets"):
         outliers = select_outliers(config, audit, splits.train)
-    audits = [audit_once(job, audit, splits.train, outliers, r) for r in range(audit.repeats)]
+    # a pooled one-run audit draws two verdicts (the first run's, the pool's): each is tested at half the level
+    pooled = audit.repeats > 1 and audit.mode == "one_run"
+    tested = family_level(audit, 2) if pooled else audit
+    audits = [audit_once(job, tested, splits.train, outliers, r) for r in range(audit.repeats)]
     first, runs = audits[0], [run for a in audits for run in a["runs"]]
     summary = dict(first["summary"], targets=audit.targets, canary_repeats=audit.canary_repeats)
     if audit.repeats > 1:
         summary.update(repeat_summary([a["summary"] for a in audits], audit.confidence))
-    if audit.repeats > 1 and audit.mode == "one_run":
+    if pooled:
         summary.update(
             pooled_summary(
                 [a["scores"] for a in audits],
                 [a["design"].inclusion for a in audits],
                 [a["design"].kinds for a in audits],
                 [a["summary"]["eps_emp_lower"] for a in audits],
-                audit,
+                tested,
                 first["delta"],
                 spec.seed,
                 spec.epsilon,
