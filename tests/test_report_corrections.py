@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
 
-from conftest import write_audit_results
+from conftest import write_audit_results, write_job_results
 from synbench.report.audit import audit_table, pooled_table
 from synbench.report.load import load_results
 from synbench.report.table import disclosure_row, flagged_seeds
@@ -117,3 +117,15 @@ def test_a_claim_two_tables_test_is_tested_at_half_alpha_in_each(tmp_path: Path)
     assert low.rows[0][-1].text == "VIOLATION (2 tests (seeds x claims x tables), each at α/2)"
     table = pooled_table(load_results(tmp_path / "both-low"), CONFIDENCE)
     assert table is not None and table.rows[0][-1].text == "consistent (2 tests (seeds x claims x tables), each at α/2)"
+
+
+def test_a_pooled_job_that_halved_its_own_level_is_not_halved_again(tmp_path: Path) -> None:
+    """A pooled one-run job records its runs' level halved (0.975) beside the level it was configured at (0.95):
+    the report splits the configured one over the two tables, once, so p = 0.02 rejects at α/2."""
+    pooled = {"eps_emp_lower": 0.9, "p_value": 0.4, "p_value_floor": 1e-9, "n_trials": 400}
+    audit = one_run(0.02, pooled) | {"confidence": 0.975}
+    results = {"task": "audit", "dataset": "toyset", "generator": "gamma", "epsilon": 1.0, "seed": 0}
+    results |= {"status": "complete", "audit": audit, "config": {"audit": {"confidence": CONFIDENCE}}}
+    write_job_results(tmp_path, "job", results)
+    table = audit_table(load_results(tmp_path), CONFIDENCE)
+    assert table is not None and table.rows[0][-1].text == "VIOLATION (2 tests (seeds x claims x tables), each at α/2)"

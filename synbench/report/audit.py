@@ -53,7 +53,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from synbench.report.load import COMPLETE, ROC_FILE, SETUP, task_jobs
+from synbench.report.load import COMPLETE, CONFIGURED_CONFIDENCE, ROC_FILE, SETUP, task_jobs
 from synbench.report.stats import format_eps
 from synbench.report.table import (
     NOT_MEASURED,
@@ -176,6 +176,16 @@ def rejected(p_values: np.ndarray, confidence: float) -> np.ndarray:
     return np.nan_to_num(p, nan=1.0) <= (1 - confidence) / max(p.size, 1)
 
 
+def row_level(done: pd.DataFrame, tables: int) -> float:
+    """The confidence a row's tests share before `rejected` splits it over them: 1 - alpha / `tables`, alpha = 1 -
+    the level the jobs were configured at (`load.CONFIGURED_CONFIDENCE`; in a file without it, the level its audit
+    recorded). The configured level comes first because a pooled job records its runs' level already halved for
+    its two verdicts, which `tables` counts here."""
+    recorded = done.get("audit.confidence", pd.Series(0.95, index=done.index))
+    configured = done.get(CONFIGURED_CONFIDENCE, pd.Series(np.nan, index=done.index)).fillna(recorded)
+    return 1 - (1 - float(configured.dropna().min())) / tables
+
+
 def verdict(group: Group, eps: float, tables: int = 1) -> tuple[Cell, bool]:
     """The verdict cell of a row and whether the row's claim is rejected: every seed's and claim's p-value tested
     at alpha / (seeds x claims x `tables`) (`rejected`), the cell saying which seed and claim, and at what level; a
@@ -193,8 +203,7 @@ def verdict(group: Group, eps: float, tables: int = 1) -> tuple[Cell, bool]:
         return Cell("n/a (non-private control)"), False
     tests = claim_tests(group)
     columns = [f"{prefix}p_value" for _, prefix in tests]
-    # the row's level with alpha split over the tables that test it: `rejected` then splits it over the row's tests
-    level = 1 - (1 - float(done.get("audit.confidence", pd.Series([0.95])).dropna().min())) / tables
+    level = row_level(done, tables)
     if not has_figures(group, columns):
         grouped = (done.get(GROUPS, pd.Series(dtype=float)).fillna(1) > 1).any()
         if len(done) == 1 and not grouped and LOWER in done and done[LOWER].notna().all():  # one test: the bound's

@@ -49,6 +49,9 @@ TEXT_KEYS = (
     "disclosure.status",  # the job's word where its test could not attribute a count (`table.disclosure_row`)
 )
 FLAG_KEYS = ("disclosure.flagged",)  # true/false result keys kept as 1.0/0.0 columns
+# The level an audit job was configured at (its description's `audit.confidence`): a pooled one-run job records its
+# runs' level halved, and the report's verdict splits the configured one itself (`report.audit.row_level`)
+CONFIGURED_CONFIDENCE = "config.audit.confidence"
 ROC_FILE = "audit_roc.png"  # written by task=audit next to its results.json
 SECTION = "report_section"  # the column (and results.json field) of a job's report section
 DIRECTION = (
@@ -150,6 +153,9 @@ def job_row(root: Path, flat: dict[str, Any]) -> dict[str, Any]:
         configured = flat.get(f"config.{column}")
         if column not in row and configured is not None:
             row[column] = str(configured)
+    configured = number(flat.get(CONFIGURED_CONFIDENCE))
+    if configured is not None:
+        row[CONFIGURED_CONFIDENCE] = configured
     for column, up in flat.items():
         if column.startswith(f"{DIRECTION}.") and isinstance(up, bool):
             row[column] = up
