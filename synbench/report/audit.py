@@ -209,14 +209,14 @@ def verdict(group: Group, eps: float, tables: int = 1) -> tuple[Cell, bool]:
         if len(done) == 1 and not grouped and LOWER in done and done[LOWER].notna().all():  # one test: the bound's
             if bool((done[LOWER] > eps).all()):
                 return Cell("VIOLATION", "violation"), True
-            return not_rejected(group, eps, tests, level, ""), False
+            return not_rejected(group, eps, tests, level, "", tables), False
         return Cell("not tested (results without p-values: re-run the audit)", "missing"), False
     p = done.reindex(columns=columns).to_numpy(float)  # (seeds, claims)
     hits = rejected(p, level)
     n = p.size * tables
     tested = f"{n} tests (seeds x claims{' x tables' if tables > 1 else ''}), each at α/{n}" if n > 1 else ""
     if not hits.any():
-        return not_rejected(group, eps, tests, level, tested), False
+        return not_rejected(group, eps, tests, level, tested, tables), False
     seeds = done["seed"].tolist() if "seed" in done else list(range(len(done)))
     which = [
         f"{label + ', ' if label else ''}seed {seeds[i]}" for i, j in zip(*np.nonzero(hits)) for label in [tests[j][0]]
@@ -225,11 +225,13 @@ def verdict(group: Group, eps: float, tables: int = 1) -> tuple[Cell, bool]:
     return Cell("VIOLATION" + detail + (f" ({tested})" if tested else ""), "violation"), True
 
 
-def not_rejected(group: Group, eps: float, tests: list[tuple[str, str]], level: float, tested: str) -> Cell:
+def not_rejected(
+    group: Group, eps: float, tests: list[tuple[str, str]], level: float, tested: str, tables: int = 1
+) -> Cell:
     """The verdict of a row whose tests reject nothing: consistent when perfect scores' p-value through the audit's
     own test (`p_value_perfect`; `p_value_floor` in older results) would have been rejected in some test at the
-    row's level (alpha / n for its n tests), else inconclusive, with what perfect scores certify, the claim it tests
-    and the size a perfect attack would need."""
+    row's level (alpha / n for its n tests, seeds x claims x `tables`), else inconclusive, with what perfect scores
+    certify, the claim it tests and the size a perfect attack would need."""
     done = group.complete
     key = PERFECT if any(f"{prefix}{PERFECT}" in done for _, prefix in tests) else FLOOR
     floors = done.reindex(columns=[f"{prefix}{key}" for _, prefix in tests]).to_numpy(float)
@@ -243,7 +245,7 @@ def not_rejected(group: Group, eps: float, tests: list[tuple[str, str]], level: 
     claim = float(claims.max()) if len(claims) else eps
     name = f"ε {claim:g}" + (" (group claim)" if claim != eps else "")
     if top > claim:  # each seed's design could certify the claim at alpha, none at alpha / n
-        return Cell(f"inconclusive ({reach} {top:.2f} > {name} per seed, not at the row's α/{floors.size})")
+        return Cell(f"inconclusive ({reach} {top:.2f} > {name} per seed, not at the row's α/{floors.size * tables})")
     needed = done.get(NEEDED, pd.Series(dtype=float)).max()
     unit = NEEDED_UNITS.get(str(done["audit.mode"].iloc[0]), "targets")
     size = f"needs {int(needed):,} {unit}" if np.isfinite(needed) else "no design size searched would do"
