@@ -47,6 +47,7 @@ PLUGINS = {
         "similarity": "synbench.audit.similarity:SimilarityAttack",
         "holdout": "synbench.audit.holdout:HoldoutAttack",
         "rare_echo": "synbench.audit.holdout:RareEchoAttack",
+        "run_echo": "synbench.audit.echo:RunEchoAttack",
     },
     "metrics": {
         "utility": "synbench.metrics.utility:UtilityMetric",

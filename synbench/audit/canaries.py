@@ -80,6 +80,15 @@ def canary_sources(aux: np.ndarray, n: int, seed: int) -> np.ndarray:
     return np.unique(aux[source_draw(np.random.default_rng([seed, CANARY_STREAM]), len(aux), n)])
 
 
+def prefix_window(words: list[str], size: int, use: int) -> list[str]:
+    """The `use`-th window of `size` consecutive words of a D_aux document (its first words the first time): two
+    canaries drawn from one document then start differently, so a release that leaks the first words of its private
+    documents tells which canary it held (a shared start would tell only that one of them was); the last full
+    window once the document runs out."""
+    start = min(use * size, max(len(words) - size, 0))
+    return words[start : start + size]
+
+
 def make_canaries(
     aux: Corpus,
     n: int,
@@ -93,7 +102,8 @@ def make_canaries(
 ) -> Corpus:
     """`n` canaries, each `repeats` times in a row (the design's consecutive copy positions), from D_aux prefixes.
 
-    Prefix documents are drawn without replacement while D_aux lasts. The
+    Prefix documents are drawn without replacement while D_aux lasts; a
+    document drawn again gives its next window of words (`prefix_window`). The
     copies of a canary are identical texts with distinct ids. `suffix`
     picks the suffix words' vocabulary: `uniform` (all public words) or
     `rare` (`rare_words(aux, rare_share)`); the random draws are the same.
@@ -109,8 +119,10 @@ def make_canaries(
         )
     sources = source_draw(rng, len(aux), n)
     texts, labels = [], []
+    uses: dict[int, int] = {}
     for source in sources:
-        prefix = aux.texts[int(source)].split()[:prefix_words]
+        prefix = prefix_window(aux.texts[int(source)].split(), prefix_words, uses.get(int(source), 0))
+        uses[int(source)] = uses.get(int(source), 0) + 1
         suffix = [words[int(i)] for i in rng.integers(0, len(words), suffix_words)]
         texts.append(" ".join(prefix + suffix))
         labels.append((aux.label_space[int(rng.integers(len(aux.label_space)))],))
