@@ -10,6 +10,7 @@ import csv
 import gzip
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Sequence
 
 NOTE_HEADER = [
     "ROW_ID",
@@ -59,15 +60,19 @@ ADMISSIONS = [
 ]
 
 
-def write_mimic(folder: Path, gzipped: bool = True) -> Path:
-    """A mimic-iii-clinical-database-1.4 folder: NOTEEVENTS and DIAGNOSES_ICD (gzipped as PhysioNet ships them)."""
+def write_mimic(folder: Path, gzipped: bool = True, summaries: Sequence[str] | None = None) -> Path:
+    """A mimic-iii-clinical-database-1.4 folder: NOTEEVENTS and DIAGNOSES_ICD (gzipped as PhysioNet ships them);
+    `summaries`, one per admission, replace the discharge summaries' made-up text (long notes that share
+    boilerplate, say)."""
     folder.mkdir(parents=True, exist_ok=True)
     notes, diagnoses = [], []
     row = 0
-    for subject, hadm, codes in ADMISSIONS:
+    for number, (subject, hadm, codes) in enumerate(ADMISSIONS):
         for kind, description, error in (("Discharge summary", "Report", ""), ("Nursing/other", "Report", "")):
             row += 1
             text = note_text(subject, hadm, kind)
+            if summaries is not None and kind == "Discharge summary":
+                text = summaries[number]
             notes.append([row, subject, hadm, "2150-01-02", "", "", kind, description, "", error, text])
         for seq, code in enumerate(codes, 1):
             diagnoses.append([len(diagnoses) + 1, subject, hadm, seq, code])

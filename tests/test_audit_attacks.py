@@ -194,12 +194,14 @@ def test_paraphrased_leak_is_missed_by_the_ngram_attack_and_caught_by_similarity
     assert both["eps_emp_lower"] > 1 and both["attack_chosen"] == "similarity"
 
 
-def test_the_default_attack_is_the_papers_bigram_add_one_model() -> None:
+def test_the_papers_attack_is_the_bigram_add_one_model() -> None:
+    """The paper's audit runs the authors' attack alone (task=audit's default runs every shipped attack:
+    tests/test_audit_power.py); its settings are the n-gram attack's defaults."""
     from omegaconf import OmegaConf
 
     from conftest import compose_config
 
-    attack = OmegaConf.to_container(compose_config(["task=audit"]).attack, resolve=True)
+    attack = OmegaConf.to_container(compose_config(["task=audit", "attack=ngram"]).attack, resolve=True)
     assert list(attack) == ["ngram"]
     assert attack["ngram"]["n"] == 2 and attack["ngram"]["smoothing"] == "add_one" and attack["ngram"]["reference"]
     both = OmegaConf.to_container(compose_config(["task=audit", "attack=[ngram,similarity]"]).attack, resolve=True)

@@ -42,8 +42,27 @@ PROGRAMS = REPO / "tests" / "fixtures" / "command"
 ROWS_FILE = HERE / "results" / "bench_verdicts.rows.jsonl"
 MARKDOWN_FILE = HERE / "results" / "bench_verdicts.section.md"  # shown in bench.md
 KEPT_GRID = REPO / "experiments" / "results" / "demo" / "benchmark"
-DISCLOSURE = ("private_reappear", "n_private", "unseen_reappear", "n_unseen", "n_shared", "p_value", "flagged")
-AUDIT = ("verdict", "eps_emp_lower", "eps_ceiling", "n_needed", "n_needed_unit", "auc", "n_targets")
+DISCLOSURE = (
+    "private_reappear",
+    "n_private",
+    "unseen_reappear",
+    "n_unseen",
+    "min_flaggable",
+    "status",
+    "p_value",
+    "flagged",
+)
+AUDIT = (
+    "verdict",
+    "eps_emp_lower",
+    "eps_ceiling",
+    "eps_perfect",
+    "detectable_leak",
+    "n_needed",
+    "n_needed_unit",
+    "auc",
+    "n_targets",
+)
 
 
 def program(name: str) -> list[str]:
