@@ -77,6 +77,7 @@ CEILING = "audit.eps_ceiling"  # the most the audit's design could certify with 
 # rests on, and the smallest p-value any attack could reach (results written before the first existed)
 PERFECT, FLOOR = "p_value_perfect", "p_value_floor"
 PERFECT_BOUND = "audit.eps_perfect"  # what the audit's own test certifies for perfect scores
+LEAK, LEAK_POWER = "audit.detectable_leak", "audit.detectable_leak_power"  # a consistent audit's planted-leak power
 NEEDED = "audit.n_needed"  # the design size a perfect attack would need, for an inconclusive audit
 # what n_needed counts, by audit mode: the `n_needed_unit` synbench.audit.ceiling writes (the report imports no
 # audit code and keeps only numbers of a results file; a test holds the two equal)
@@ -225,6 +226,20 @@ def verdict(group: Group, eps: float, tables: int = 1) -> tuple[Cell, bool]:
     return Cell("VIOLATION" + detail + (f" ({tested})" if tested else ""), "violation"), True
 
 
+def leak_words(done: pd.DataFrame) -> str:
+    """What a consistent row could have seen: the largest over its seeds of the smallest planted leak each seed's
+    test certified in most draws (`audit.detectable_leak`, synbench.audit.power), so the words hold for every seed
+    that measured it; nothing where none did (results from before it, or seeds whose own verdict was not
+    consistent)."""
+    measured = done[done[LEAK_POWER].notna()] if LEAK_POWER in done else done.iloc[:0]
+    if measured.empty:
+        return ""
+    if measured.get(LEAK, pd.Series(np.nan, index=measured.index)).isna().any():
+        return "; not even a leak of every target would be certified in most draws: no evidence of privacy"
+    share = float(measured[LEAK].max())
+    return f"; a leak of {share:.0%} of the targets would have been certified, a smaller one need not"
+
+
 def not_rejected(
     group: Group, eps: float, tests: list[tuple[str, str]], level: float, tested: str, tables: int = 1
 ) -> Cell:
@@ -238,7 +253,7 @@ def not_rejected(
     if np.isnan(floors).all():
         return Cell("not rejected; no ceiling recorded (re-run the audit)", "missing")
     if rejected(floors, level).any():
-        return Cell("consistent" + (f" ({tested})" if tested else ""))
+        return Cell("consistent" + (f" ({tested})" if tested else "") + leak_words(done))
     top = float(done.get(PERFECT_BOUND if key == PERFECT else CEILING, pd.Series(dtype=float)).max())
     reach = "a perfect attack certifies" if key == PERFECT else "ceiling"
     claims = done.get("audit.claim_epsilon", pd.Series(dtype=float)).dropna()
