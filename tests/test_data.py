@@ -347,7 +347,9 @@ def test_the_default_task_has_a_public_label_space_fixed_in_its_config() -> None
     assert space == OmegaConf.load(CONF / "drugreview_condition6.yaml").label_space  # the config's list, as written
     splits = registry.create(DatasetLoader, OmegaConf.to_container(cfg.dataset)).load(0)
     assert not splits.label_space_inferred and splits.train.label_space == tuple(space)
-    assert (len(splits.train), len(splits.eval)) == (232, 148)
+    # the source's 232 / 148 reviews, with 8 training reviews moved so that every condition has 10 eval reviews
+    assert (len(splits.train), len(splits.eval)) == (224, 156) and cfg.dataset.min_eval_per_class == 10
+    assert min(sum(ls[0] == label for ls in splits.eval.labels) for label in space) == 10
     assert {ls[0] for ls in splits.train.labels} == set(space) and {ls[0] for ls in splits.eval.labels} == set(space)
     # DP-Gen prompts with the dataset's wording of the label; the rating task keeps the authors' bare prefix
     assert control_code(("Depression",), cfg.generator.control_code) == "Condition: Depression\n\n"

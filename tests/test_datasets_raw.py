@@ -54,9 +54,33 @@ def test_the_job_seed_never_moves_a_drugreview_split(option: str) -> None:
 
 
 def test_the_default_task_keeps_its_splits() -> None:
-    """The kept demo results depend on drugreview_condition6's 232 private / 148 eval reviews."""
+    """The kept demo results depend on drugreview_condition6's 224 private / 156 eval reviews (the source's 232 /
+    148, topped up to 10 eval reviews per condition)."""
     splits = same_eval_for_every_seed(loader("drugreview_condition6"))
-    assert (len(splits.train), len(splits.eval)) == (232, 148)
+    assert (len(splits.train), len(splits.eval)) == (224, 156)
+
+
+def test_min_eval_per_class_tops_up_the_eval_split_from_train_and_never_takes_more_than_half() -> None:
+    """A minimum of 8: label a has 2 eval and 10 train documents, and only half of those (5) may move; label b has
+    none in eval and 4 in train (2 move); label c has its 8. With groups, whole groups move together."""
+    from synbench.core.corpus import Corpus
+    from synbench.data.split import make_splits
+
+    train = Corpus.build(
+        [f"t{i}" for i in range(20)], [("a",)] * 10 + [("b",)] * 4 + [("c",)] * 6, ("a", "b", "c"), name="t"
+    )
+    eval_ = Corpus.build([f"e{i}" for i in range(10)], [("a",)] * 2 + [("c",)] * 8, ("a", "b", "c"), name="e")
+    splits = make_splits(train, eval_, name="toy", seed=0, eval_fraction=0.2, max_train=None, max_eval=None,
+                         min_eval_per_class=8)  # fmt: skip
+    count = lambda corpus, label: sum(label in ls for ls in corpus.labels)  # noqa: E731
+    assert [count(splits.eval, x) for x in "abc"] == [7, 2, 8]  # a: 2 + half of 10 = 7 < 8; b: half of 4
+    assert [count(splits.train, x) for x in "abc"] == [5, 2, 6] and len(splits.eval) == 17
+    assert not set(splits.train.ids) & set(splits.eval.ids)
+    grouped = make_splits(train, None, name="toy", seed=0, eval_fraction=0.25, max_train=None, max_eval=None,
+                          groups=[f"g{i // 2}" for i in range(20)], min_eval_per_class=3)  # fmt: skip
+    in_eval = {int(i.split("-")[1]) // 2 for i in grouped.eval.ids}
+    assert all(f"t-{2 * g}" in grouped.eval.ids and f"t-{2 * g + 1}" in grouped.eval.ids for g in in_eval)
+    assert all(count(grouped.eval, x) >= 3 for x in "abc")
 
 
 def test_a_held_out_split_moves_with_split_seed_only(tmp_path: Path) -> None:

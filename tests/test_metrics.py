@@ -25,7 +25,14 @@ from synbench.metrics.entities import EntitiesMetric
 from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
 from synbench.metrics.mauve import MauveMetric
-from synbench.metrics.utility import UtilityMetric, decode, f1_micro_macro
+from synbench.metrics.utility import (
+    UtilityMetric,
+    bootstrap_f1_sd,
+    decode,
+    f1_micro_macro,
+    matched_rows,
+    per_class_f1,
+)
 
 REQUIRED = {
     "utility": ("f1_micro", "f1_macro", "random_f1", "majority_f1", "real_f1", "n_unknown_labels", "n_missing_classes"),
@@ -271,7 +278,17 @@ def test_utility_eval_baselines_are_cross_fitted_without_the_training_split() ->
 
 
 def test_utility_declares_train_baselines_as_diagnostics() -> None:
-    train_keys = {"majority_f1", "majority_f1_macro", "real_f1", "real_f1_macro"}
+    train_keys = {
+        "majority_f1",
+        "majority_f1_macro",
+        "real_f1",
+        "real_f1_macro",
+        "real_f1_eval_sd",
+        "real_f1_macro_eval_sd",
+        "matched_real_f1",
+        "matched_real_f1_macro",
+        "n_matched_repeats",
+    }
     assert UtilityMetric(TFIDF).diagnostic_keys() == train_keys and UtilityMetric(TFIDF).non_dp_keys() == frozenset()
     assert UtilityMetric(TFIDF, baselines="eval").diagnostic_keys() == frozenset()
     real = sentiment(30, offset=100)
@@ -353,8 +370,9 @@ def test_real_f1_is_kept_on_disk_between_jobs(tmp_path: Path, monkeypatch: pytes
     eval_mode = UtilityMetric(TFIDF, baselines="eval")
     first = eval_mode(real, train, context(train, cache_dir=str(tmp_path)))
     [memo] = (tmp_path / "utility").glob("real_f1-*.json")
-    assert json.loads(memo.read_text())["micro"] == first["real_f1"]
-    memo.write_text(json.dumps({"micro": 0.123, "macro": 0.1}))
+    stored = json.loads(memo.read_text())
+    assert stored == {k: first[k] for k in ("real_f1", "real_f1_macro", "real_f1_eval_sd", "real_f1_macro_eval_sd")}
+    memo.write_text(json.dumps({**stored, "real_f1": 0.123}))
     # eval mode is keyed by the eval corpus only: another (or no) training split hits the same memo
     assert eval_mode(real, train, context(None, cache_dir=str(tmp_path)))["real_f1"] == 0.123
     assert eval_mode(real, sentiment(9), context(sentiment(9), cache_dir=str(tmp_path)))["real_f1"] == 0.123
@@ -426,9 +444,23 @@ def test_job_writes_required_keys(tmp_path: Path, tiny_dataset: list[str]) -> No
     assert [k for k in results["non_dp_outputs"] if k.startswith("utility.")] == [
         "utility.majority_f1",
         "utility.majority_f1_macro",
+        "utility.matched_real_f1",
+        "utility.matched_real_f1_macro",
+        "utility.n_matched_repeats",
         "utility.real_f1",
+        "utility.real_f1_eval_sd",
         "utility.real_f1_macro",
+        "utility.real_f1_macro_eval_sd",
     ]
+    # the positive control at the full training size and its label plan is the training split itself: the real row
+    utility = results["utility"]
+    assert (utility["matched_real_f1"], utility["matched_real_f1_macro"]) == (
+        utility["real_f1"],
+        utility["real_f1_macro"],
+    )
+    assert utility["n_matched_repeats"] == 0
+    # per-class F1 and eval support for every label
+    assert set(utility["f1_per_class"]) == set(utility["support"]) and len(utility["support"]) >= 2
     assert {"metric_utility_s", "metric_mauve_s"} <= set(results["timing"])
     assert list((tmp_path / "out" / "cache").glob("*.npy"))  # embeddings kept on local disk for the next job
 
@@ -455,3 +487,60 @@ def test_transformer_classifier_learns_offline_minilm() -> None:
         multi.texts, np.array([[1, i % 2 == 0] for i in range(24)], dtype=np.int8), multi.texts, True, 0
     )
     assert scores.shape == (24, 2) and ((0 <= scores) & (scores <= 1)).all()
+
+
+# ---------------------------------------------------------------- per-class results, bootstrap, positive control
+
+
+def test_per_class_f1_and_support_match_scikit_learn() -> None:
+    rng = np.random.default_rng(0)
+    truth = np.eye(4, dtype=np.int64)[rng.integers(0, 3, 50)]  # label d never occurs in truth
+    predicted = np.eye(4, dtype=np.int64)[rng.integers(0, 4, 50)]
+    found = per_class_f1(truth, predicted, ("a", "b", "c", "d"))
+    expected = f1_score(truth, predicted, average=None, zero_division=0)
+    assert list(found) == ["a", "b", "c", "d"] and np.allclose(list(found.values()), expected)
+    real, synthetic = sentiment(30, offset=100), sentiment(60)
+    utility = UtilityMetric(TFIDF)(real, synthetic, context(synthetic))
+    assert utility["support"] == {label: sum(label in ls for ls in real.labels) for label in real.label_space}
+    assert set(utility["f1_per_class"]) == set(real.label_space)
+    assert np.mean(list(utility["f1_per_class"].values())) == pytest.approx(utility["f1_macro"])
+
+
+def test_the_eval_bootstrap_sd_agrees_with_resampling_the_eval_documents_by_hand() -> None:
+    """The vectorised bootstrap against an independent one: 2,000 resamples of the documents through scikit-learn,
+    another seed; the two SDs of macro (and micro) F1 agree within 10%."""
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 5, 120)
+    truth = np.eye(5, dtype=np.int64)[labels]
+    right = rng.random(120) < 0.6
+    predicted = np.eye(5, dtype=np.int64)[np.where(right, labels, rng.integers(0, 5, 120))]
+    sd_micro, sd_macro = bootstrap_f1_sd(truth, predicted, 2000, seed=0)
+    by_hand = [f1_micro_macro(truth[rows], predicted[rows]) for rows in rng.integers(0, 120, (2000, 120))]
+    assert sd_micro == pytest.approx(np.std([m for m, _ in by_hand], ddof=1), rel=0.1)
+    assert sd_macro == pytest.approx(np.std([m for _, m in by_hand], ddof=1), rel=0.1)
+    assert bootstrap_f1_sd(truth, truth, 100, seed=0) == (0.0, 0.0)  # perfect predictions on every resample
+
+
+def test_matched_rows_follow_the_plan_and_repeat_only_where_the_split_is_short() -> None:
+    train = [("a",)] * 5 + [("b",)] * 2 + [("a", "b")] * 3
+    wanted = [("a",)] * 4 + [("b",)] * 5 + [("c",)] * 2  # b: 2 in the split for 5 wanted; c: none
+    rows = matched_rows(train, wanted, np.random.default_rng(0))
+    picked = Counter(train[i] for i in rows)
+    assert picked == {("a",): 4, ("b",): 5}  # c is skipped, a set the split never holds
+    assert len(set(i for i in rows if train[i] == ("a",))) == 4  # no repeat where the split has enough
+    assert set(i for i in rows if train[i] == ("b",)) == {5, 6}  # both b documents, each at least twice
+
+
+def test_the_default_classifier_weighs_classes_and_refuses_an_unknown_weighting() -> None:
+    from synbench.metrics.classifiers import TfidfClassifier
+
+    assert TfidfClassifier().class_weight == "balanced" and compose_config().classifier.class_weight == "balanced"
+    with pytest.raises(ConfigError, match=r"classifier\.class_weight='heavy' is unknown; choose balanced or null"):
+        TfidfClassifier(class_weight="heavy")
+    # a skewed training set: the unweighted fit predicts the big class more often than the balanced one
+    texts = [f"common words {i % 7} alpha" for i in range(40)] + ["common words beta"] * 4
+    y = np.array([[1, 0]] * 40 + [[0, 1]] * 4, dtype=np.int64)
+    probe = ["common words beta alpha"] * 5
+    balanced = TfidfClassifier().fit_predict(texts, y, probe, False, 0)
+    plain = TfidfClassifier(class_weight=None).fit_predict(texts, y, probe, False, 0)
+    assert balanced[:, 1].mean() > plain[:, 1].mean()

@@ -23,16 +23,10 @@ from synbench.core.privacy import PrivacySpec
 from synbench.generators.public import PublicGenerator
 from synbench.generators.template import TemplateGenerator
 from synbench.job.run import GeneratorRun
-from synbench.report.benchmark import (
-    NO_CLAIM,
-    NOT_ABOVE_PUBLIC,
-    PRIVATE_LEARNING,
-    benchmark_tables,
-    is_public_baseline,
-    public_gains,
-)
+from synbench.report.benchmark import benchmark_tables, is_public_baseline, public_gains
 from synbench.report.build import write_report
 from synbench.report.comparison import comparison_rows, comparison_table
+from synbench.report.gain import INCONCLUSIVE, NO_CLAIM, PRIVATE_LEARNING, SeedVariance, gain, pooled_variance
 from synbench.report.load import load_results
 from synbench.report.table import Table
 
@@ -40,7 +34,7 @@ DATASET = "toyset"
 # macro F1 per seed 0, 1, 2. The best public baseline is template (mean 0.45), though public is higher on seed 0.
 PUBLIC = (0.46, 0.40, 0.40)  # mean 0.42
 TEMPLATE = (0.41, 0.45, 0.49)  # mean 0.45
-ALPHA_EPS1 = (0.51, 0.57, 0.63)  # template + (0.10, 0.12, 0.14)
+ALPHA_EPS1 = (0.61, 0.67, 0.73)  # template + (0.20, 0.22, 0.24)
 ALPHA_INF = (0.41, 0.55)  # seeds 0 and 1; template + (0.00, 0.10)
 
 
@@ -100,6 +94,16 @@ def by_label(table: Table) -> dict[str, list[str]]:
     return {f"{row[0].text} {row[1].text}".strip(): [cell.text for cell in row] for row in table.rows}
 
 
+def pooled() -> SeedVariance:
+    """The private generators' seed variance pooled over alpha's two rows (beta has one seed: nothing to pool; copy
+    is a control and keeps its own)."""
+    found, p_value = pooled_variance([ALPHA_EPS1, ALPHA_INF])
+    assert found is not None and found.df == 3 and p_value > 0.05
+    # (2 * 0.0036 + 1 * 0.0098) / 3: the two rows' sample variances weighted by their degrees of freedom
+    assert found.variance == pytest.approx(0.0170 / 3)
+    return found
+
+
 def test_public_baselines_are_baseline_rows_and_every_generator_row_gets_its_gain(frame: pd.DataFrame) -> None:
     ((found,),) = [[t.main for t in benchmark_tables(frame, 0.95)]]
     rows = by_label(found)
@@ -110,37 +114,42 @@ def test_public_baselines_are_baseline_rows_and_every_generator_row_gets_its_gai
     # public: 0.46, 0.40, 0.40: mean 0.42, SD 0.0346, half-width t(0.975, 2) * SD / sqrt(3) = 4.303 * 0.0200 = 0.086
     assert rows["public"][2:] == ["3", "0.420 ± 0.086", "0.520 ± 0.086", ""]
     assert rows["template"][2:] == ["3", "0.450 ± 0.099", "0.550 ± 0.099", ""]
-    # alpha eps=1 - template, seed by seed: 0.10, 0.12, 0.14: mean 0.12, SD 0.02, half-width 4.303 * 0.01155 = 0.050;
-    # lower end 0.070 > 0
-    assert rows["alpha 1"][-1] == f"0.120 ± 0.050 ({PRIVATE_LEARNING})"
-    # alpha eps=inf on seeds 0 and 1 only (seed 2 failed): 0.00, 0.10: mean 0.05, half-width 12.706 * 0.05 = 0.635
-    assert rows["alpha ∞"][2] == "2 (+1 failed)" and rows["alpha ∞"][-1] == f"0.050 ± 0.635 ({NOT_ABOVE_PUBLIC})"
-    assert rows["beta 4"][-1] == "– (no seed paired with public)"  # seed 7: no baseline ran it
-    assert rows["copy¶ control"][-1] == f"0.350 ± 0.099 ({PRIVATE_LEARNING})"  # a non-private control stays a row
+    # alpha eps=1 against template as two independent means, alpha's variance pooled with its eps=inf row:
+    # 0.67 - 0.45 = 0.22
+    alpha = gain(ALPHA_EPS1, TEMPLATE, 0.95, pooled())
+    assert alpha.mean == pytest.approx(0.22) and alpha.verdict == PRIVATE_LEARNING
+    assert rows["alpha 1"][-1] == str(alpha) and rows["alpha 1"][-1].startswith("0.220 ± ")
+    # alpha eps=inf on seeds 0 and 1 only (seed 2 failed): 0.48 - 0.45, pooled as well
+    assert rows["alpha ∞"][2] == "2 (+1 failed)"
+    assert rows["alpha ∞"][-1] == str(gain(ALPHA_INF, TEMPLATE, 0.95, pooled()))
+    # beta ran seed 7 alone: no seed of its own to spread, but the pooled variance gives it an interval
+    assert rows["beta 4"][-1] == str(gain([0.7], TEMPLATE, 0.95, pooled()))
+    # a non-private control stays a row, with its own variance (0 here: only template's uncertainty is left)
+    copy = gain([0.8] * 3, TEMPLATE, 0.95)
+    assert copy.df == 2 and rows["copy¶ control"][-1] == str(copy) == f"0.350 ± 0.099 ({PRIVATE_LEARNING}; " + (
+        f"detects {copy.detectable:.3f} with 80% power)"
+    )
     assert not any(label.startswith(("public ", "template ")) for label in rows)
 
 
 def test_public_gains_per_dataset_generator_and_eps(frame: pd.DataFrame) -> None:
-    """The lead's summary reads these: the same estimates and flags as the table, rows without a pairing left out."""
+    """The lead's summary reads these: the same figures as the table."""
     gains = public_gains(frame, 0.95)
-    assert set(gains) == {row("alpha", 1.0), row("alpha", math.inf), row("copy", math.inf)}
-    eps1 = gains[row("alpha", 1.0)]
-    assert (eps1.baseline, eps1.column, eps1.estimate.n) == ("template", "utility.f1_macro", 3)
-    assert eps1.estimate.mean == pytest.approx(0.12) and eps1.estimate.half_width == pytest.approx(0.049683, abs=1e-5)
-    assert eps1.flag == PRIVATE_LEARNING and gains[row("alpha", math.inf)].flag == NOT_ABOVE_PUBLIC
-    # a 99.9% interval is wide enough to reach 0: the flag follows the interval, not the mean
-    assert public_gains(frame, 0.999)[row("alpha", 1.0)].flag == NOT_ABOVE_PUBLIC
+    assert set(gains) == {row("alpha", 1.0), row("alpha", math.inf), row("beta", 4.0), row("copy", math.inf)}
+    assert gains[row("alpha", 1.0)] == gain(ALPHA_EPS1, TEMPLATE, 0.95, pooled())
+    assert gains[row("alpha", math.inf)].verdict == INCONCLUSIVE  # 0.03 with a wide interval and a large MDG
+    # a 99.99% interval is wide enough to reach 0: the verdict follows the interval, not the mean
+    assert public_gains(frame, 0.9999)[row("alpha", 1.0)].verdict != PRIVATE_LEARNING
 
 
 def test_one_seed_gives_no_interval_and_no_claim_of_private_learning(frame: pd.DataFrame) -> None:
     one = frame[frame["seed"] == 0]
-    gain = public_gains(one, 0.95)[row("alpha", 1.0)]
-    # on seed 0 alone public (0.46) is the best baseline: 0.51 - 0.46
-    assert gain.baseline == "public" and gain.estimate.mean == pytest.approx(0.05)
-    assert math.isnan(gain.estimate.half_width)
-    assert gain.flag == NO_CLAIM == "no claim (1 seed)" and str(gain) == "0.050: no claim (1 seed)"
+    found = public_gains(one, 0.95)[row("alpha", 1.0)]
+    # on seed 0 alone public (0.46) is the best baseline: 0.61 - 0.46; one seed on each side, nothing pooled
+    assert found.mean == pytest.approx(0.15) and math.isnan(found.half_width)
+    assert found.verdict == NO_CLAIM == "no claim (1 seed)" and str(found) == "0.150: no claim (1 seed)"
     ((table,),) = [[t.main for t in benchmark_tables(one, 0.95)]]
-    assert by_label(table)["alpha 1"][-1] == "0.050: no claim (1 seed)"
+    assert by_label(table)["alpha 1"][-1] == "0.150: no claim (1 seed)"
 
 
 def test_the_comparison_gives_the_gain_as_mean_and_standard_error_and_the_public_rows_their_cost(
@@ -149,14 +158,14 @@ def test_the_comparison_gives_the_gain_as_mean_and_standard_error_and_the_public
     ((dataset, rows),) = comparison_rows(frame).items()
     by_name = {f"{row.label} {row.epsilon}": row for row in rows}
     alpha = by_name["alpha 1.0"].figures()
-    # SE of 0.10, 0.12, 0.14: 0.02 / sqrt(3) = 0.0115
-    assert (alpha["gain_over_public_mean"], alpha["gain_over_public_se"]) == (0.12, 0.0115)
+    se = gain(ALPHA_EPS1, TEMPLATE, None, pooled()).se
+    assert (alpha["gain_over_public_mean"], alpha["gain_over_public_se"]) == (0.22, round(se, 4))
     public = by_name["public nan"]
     assert public.baseline and public.gain is None and public.job_s == 31.0  # seconds of 30, 31, 32
     assert [row.label for row in rows if row.baseline] == ["random", "majority", "public", "template"]
     table = comparison_table(dataset, rows)
     assert table.columns[-2:] == ("gain over public ↑", "s / job")
-    assert by_label(table)["alpha 1"][-2:] == ["0.120 ± 0.012", "31"]
+    assert by_label(table)["alpha 1"][-2:] == [f"0.220 ± {se:.3f}", "31"]
 
 
 def test_without_a_public_baseline_the_tables_have_no_gain_column(frame: pd.DataFrame) -> None:
@@ -168,17 +177,20 @@ def test_without_a_public_baseline_the_tables_have_no_gain_column(frame: pd.Data
 
 
 def test_the_baselines_experiment_adds_public_and_template_to_the_demo_sweep_at_the_grid_size() -> None:
-    """`+experiment=demo_baselines -m`: the two public baselines once per benchmark seed of the grid, eps=inf, in the
-    grid's sweep folder and at its document count."""
+    """`+experiment=demo_baselines -m`: the three public baselines once per benchmark seed of the grid, eps=inf, in
+    the grid's sweep folder and at its document count; the two cheap ones at seven more seeds."""
     with initialize_config_module(config_module="synbench.conf", version_base="1.3"):
         baselines = compose(config_name="config", overrides=["+experiment=demo_baselines"], return_hydra_config=True)
         grid = compose(config_name="config", overrides=["+experiment=demo"], return_hydra_config=True)
         params, grid_params = baselines.hydra.sweeper.params, grid.hydra.sweeper.params
-        assert params["generator"] == "public,template" and str(params["eps"]) == "inf"
+        assert params["generator"] == "public,template,label_names" and str(params["eps"]) == "inf"
         slices = params["+demo_job"].split(",")
         assert slices == [s for s in grid_params["+demo_job"].split(",") if s.startswith("benchmark_")]
         assert baselines.sweep == grid.sweep == "demo"
-        for generator in ("public", "template"):
+        more = compose(config_name="config", overrides=["+experiment=demo_baseline_seeds"], return_hydra_config=True)
+        assert more.hydra.sweeper.params["generator"] == "template,label_names" and more.sweep == "demo"
+        assert more.hydra.sweeper.params["seed"] == "3,4,5,6,7,8,9" and more.task.n_synthetic == 116
+        for generator in ("public", "template", "label_names"):
             for seed, slice_ in enumerate(slices):
                 job = compose(
                     config_name="config",
@@ -193,7 +205,8 @@ def test_the_baselines_experiment_adds_public_and_template_to_the_demo_sweep_at_
                     config_name="config",
                     overrides=["+experiment=demo", "generator=dpgen_grid", f"+demo_job={slice_}", "eps=inf"],
                 )
-                assert job.generator._plugin_ == generator and job.task.name == "benchmark" and job.seed == seed
+                assert job.generator._plugin_ == ("template" if generator == "label_names" else generator)
+                assert job.task.name == "benchmark" and job.seed == seed
                 assert job.task.n_synthetic == grid_job.task.n_synthetic == 116
                 assert math.isinf(job.eps) and job.dataset == grid_job.dataset
 
@@ -222,8 +235,9 @@ def test_a_generator_in_two_setups_at_one_eps_is_two_rows_named_apart(frame: pd.
     again = pd.DataFrame([job("alpha", 1.0, s, f1 + 0.2, 0.98, setup="alpha-B") for s, f1 in enumerate(ALPHA_EPS1)])
     ((found,),) = [[t.main for t in benchmark_tables(pd.concat([frame, again]), 0.95)]]
     rows = by_label(found)
-    assert rows["alpha [setup alpha-1.0] 1"][-1] == f"0.120 ± 0.050 ({PRIVATE_LEARNING})"
-    assert rows["alpha [setup alpha-B] 1"][-1] == f"0.320 ± 0.050 ({PRIVATE_LEARNING})"
+    assert rows["alpha [setup alpha-1.0] 1"][-1].startswith("0.220 ± ")
+    assert rows["alpha [setup alpha-B] 1"][-1].startswith("0.420 ± ")
+    assert PRIVATE_LEARNING in rows["alpha [setup alpha-B] 1"][-1]
     assert rows["alpha ∞"][2] == "2 (+1 failed)"  # one setup at eps=inf: named as before
 
 

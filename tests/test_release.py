@@ -24,7 +24,17 @@ PRIVATE_NAMES = ("train_loss", "train_tokens", "batch_size")
 PRIVATE_IN_TRACKER = (b"fit/", b"train_loss", b"train_tokens")
 # The utility metric's real-data baselines (trained on the private split, the paper's upper bound): written by
 # default and named in non_dp_outputs, as the audit's figures are (metrics.utility.baselines=eval avoids them).
-UTILITY_DIAGNOSTICS = ["utility.majority_f1", "utility.majority_f1_macro", "utility.real_f1", "utility.real_f1_macro"]
+UTILITY_DIAGNOSTICS = [
+    "utility.majority_f1",
+    "utility.majority_f1_macro",
+    "utility.matched_real_f1",
+    "utility.matched_real_f1_macro",
+    "utility.n_matched_repeats",
+    "utility.real_f1",
+    "utility.real_f1_eval_sd",
+    "utility.real_f1_macro",
+    "utility.real_f1_macro_eval_sd",
+]
 
 
 def test_check_budget_fails_a_private_request_answered_with_inf() -> None:

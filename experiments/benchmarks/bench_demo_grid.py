@@ -20,9 +20,10 @@ sampled every 30 s during an attempt (the machine is shared, so wall time is
 inflated by other processes; the CPU seconds of the grid's processes, read
 from /proc at the same samples, are beside it).
 
-After the grid, its public-knowledge baselines (conf/experiment/demo_baselines.yaml: `public` and `template`, the
-benchmark task at the same three seeds and size, eps=inf) run into the same sweep folder, as a second attempt of
-their own (`experiment` in each attempt's record; the grid's wall time is the grid's alone).
+After the grid, its public-knowledge baselines (conf/experiment/demo_baselines.yaml: `public`, `template` and
+`label_names`, the benchmark task at the same three seeds and size, eps=inf; then demo_baseline_seeds.yaml: the two
+cheap ones at seven more seeds) run into the same sweep folder, as attempts of their own (`experiment` in each
+attempt's record; the grid's wall time is the grid's alone).
 
 Quality (issue 40): the report's generator comparison (`synbench.report.comparison`: per generator and eps, macro
 and micro F1 and MAUVE as mean +/- standard error over the 3 seeds, seconds per job; the random, majority and
@@ -58,7 +59,8 @@ JOBS_FILE = HERE / "results" / "bench_demo_grid.jobs.jsonl"
 # the demo's own generators (conf/experiment/demo.yaml: each at the grid's sizes), the longest jobs first so that the
 # 2 workers end together
 GENERATORS = "dpgen_grid,augpe_grid,dpdiffusion_grid"
-GRID, BASELINES = "demo", "demo_baselines"  # the experiments (conf/experiment/<name>.yaml) run one after the other
+GRID = "demo"  # the experiments (conf/experiment/<name>.yaml), run one after the other: the grid, then its baselines
+BASELINES = ("demo_baselines", "demo_baseline_seeds")
 LOAD_EVERY_S = 30.0
 TARGET_WALL_S = 2700
 # the issue's bars on mean macro F1 over the benchmark seeds, above the majority baseline's
@@ -372,8 +374,8 @@ def verdict(ok: bool | None) -> str:
 def main() -> dict[str, Any]:
     generators = os.environ.get("BENCH_DEMO_GRID_GENERATORS", GENERATORS)
     output_root = root()
-    runs = ((GRID, generators), (BASELINES, None))  # (experiment, its generator list: None for its own)
-    n_grid, n_baselines = sweep_size(GRID, generator=generators), sweep_size(BASELINES)
+    runs = ((GRID, generators), *((b, None) for b in BASELINES))  # (experiment, its generator list: None: its own)
+    n_grid, n_baselines = sweep_size(GRID, generator=generators), sum(sweep_size(b) for b in BASELINES)
     if os.environ.get("BENCH_DEMO_GRID_GATHER") != "1":  # =1: only gather what the attempts so far left
         ATTEMPTS_FILE.parent.mkdir(exist_ok=True)
         for experiment, chosen in runs:
@@ -393,7 +395,7 @@ def main() -> dict[str, Any]:
         row["slice"] = f"{row['task']}_seed{row['seed']}"
     JOBS_FILE.write_text("".join(json.dumps(row) + "\n" for row in rows))
     complete = [r for r in rows if r["status"] == "complete"]
-    public = set(sweep_params(BASELINES)["generator"].split(","))
+    public = {g for b in BASELINES for g in sweep_params(b)["generator"].split(",")}
     grid_rows = [r for r in rows if r["generator"] not in public]
     # the grid's wall time: only when its last attempt ran every grid job (none was complete before it started)
     whole = sum(r["status"] == "complete" for r in grid_rows) == n_grid and all(

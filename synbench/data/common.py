@@ -71,6 +71,7 @@ class BaseDataset(DatasetLoader):
     label_space: list[str] | None = None  # null = inferred from the data (and then treated as public)
     eval_fraction: float = 0.2  # held out of train when there is no eval split
     split_seed: int = 0  # the held-out split and the subsamples (never the job's seed: one eval set per dataset)
+    min_eval_per_class: int = 0  # eval documents each label gets at least, moved from train (synbench.data.split)
     max_train: int | None = None
     max_eval: int | None = None
     max_length: int | None = None
@@ -127,6 +128,7 @@ class BaseDataset(DatasetLoader):
             max_train=self.max_train,
             max_eval=self.max_eval,
             groups=read.groups,
+            min_eval_per_class=self.min_eval_per_class,
         )
         return replace(splits, label_space_inferred=inferred)
 

@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from synbench.core.base import Classifier
+from synbench.core.errors import ConfigError
 
 
 @dataclass
@@ -29,6 +30,13 @@ class TfidfClassifier(Classifier):
     One-vs-rest on the indicator matrix is what makes the two task kinds one
     code path; a label constant in the training data (a class the generator
     never wrote) becomes a constant predictor instead of an error.
+
+    `class_weight: balanced` (the default) weighs each binary problem's two
+    sides by the inverse of their frequency: macro F1 is the headline metric,
+    and without it a logistic regression on a skewed training set predicts the
+    big class (116 real reviews in their natural mix scored 0.383 macro F1,
+    against 0.741 with a balanced label plan). `class_weight: null` is the
+    unweighted fit.
     """
 
     name: str = "tfidf"
@@ -37,6 +45,13 @@ class TfidfClassifier(Classifier):
     max_features: int = 100_000
     C: float = 10.0
     max_iter: int = 1000
+    class_weight: str | None = "balanced"  # scikit-learn's: "balanced" or null (every document weighs 1)
+
+    def __post_init__(self) -> None:
+        if self.class_weight not in (None, "balanced"):
+            raise ConfigError(
+                f"classifier.class_weight={self.class_weight!r} is unknown; choose balanced or null (unweighted)"
+            )
 
     def fit_predict(
         self, train_texts: Sequence[str], train_y: np.ndarray, eval_texts: Sequence[str], multi_label: bool, seed: int
@@ -49,7 +64,9 @@ class TfidfClassifier(Classifier):
             ngram_range=(1, self.ngram_max), min_df=self.min_df, max_features=self.max_features, sublinear_tf=True
         )
         x_train = vectorizer.fit_transform(train_texts)
-        model = OneVsRestClassifier(LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=seed))
+        model = OneVsRestClassifier(
+            LogisticRegression(C=self.C, max_iter=self.max_iter, class_weight=self.class_weight, random_state=seed)
+        )
         with warnings.catch_warnings():
             # "Label k is present in all training examples": a missing class, counted by the caller.
             warnings.filterwarnings("ignore", message="Label .* is present in all training examples")

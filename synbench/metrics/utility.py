@@ -50,6 +50,7 @@ the classifier predicts the label frequencies of its training data.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -107,6 +108,57 @@ def f1_micro_macro(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float
     return micro, macro
 
 
+def per_class_f1(y_true: np.ndarray, y_pred: np.ndarray, label_space: Sequence[str]) -> dict[str, float]:
+    """Each label's F1 (0 where it has neither a true nor a predicted document: no precision or recall)."""
+    tp = (y_true * y_pred).sum(axis=0)
+    wrong = (y_true != y_pred).sum(axis=0)
+    scored = 2 * tp + wrong
+    f1 = np.divide(2 * tp, scored, out=np.zeros(len(label_space)), where=scored > 0)
+    return {label: float(value) for label, value in zip(label_space, f1, strict=True)}
+
+
+def bootstrap_f1_sd(y_true: np.ndarray, y_pred: np.ndarray, draws: int, seed: int) -> tuple[float, float]:
+    """The standard deviations of micro and macro F1 over `draws` resamples of the eval documents (with
+    replacement): how much a fit's score owes to which documents the eval set happens to hold, the uncertainty a
+    single fit's row (the real-data baseline) has no seeds to show. Macro F1 averages the labels present in each
+    resample's truth or predictions, as `f1_micro_macro` does; vectorised over draws (document counts x label
+    counts)."""
+    n = len(y_true)
+    if n == 0:
+        return math.nan, math.nan
+    weights = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=draws).astype(float)
+    tp = weights @ (y_true * y_pred)
+    wrong = weights @ (y_true != y_pred).astype(float)
+    present = weights @ ((y_true + y_pred) > 0).astype(float) > 0
+    scored = 2 * tp + wrong
+    per_label = np.divide(2 * tp, scored, out=np.zeros_like(tp), where=scored > 0)
+    macro = np.where(present.any(axis=1), (per_label * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1), 0.0)
+    total = 2 * tp.sum(axis=1) + wrong.sum(axis=1)
+    micro = np.divide(2 * tp.sum(axis=1), total, out=np.zeros(draws), where=total > 0)
+    return float(micro.std(ddof=1)), float(macro.std(ddof=1))
+
+
+def matched_rows(train_labels: Sequence[Labels], wanted: Sequence[Labels], rng: np.random.Generator) -> list[int]:
+    """Rows of the training split with the label sets of `wanted`, set by set: each set's documents without
+    replacement, then again in a fresh order where the plan asks for more than the split holds; a set the split
+    never holds is skipped."""
+    rows_of: dict[Labels, list[int]] = {}
+    for i, labels in enumerate(train_labels):
+        rows_of.setdefault(tuple(sorted(labels)), []).append(i)
+    need: dict[Labels, int] = {}
+    for labels in wanted:
+        key = tuple(sorted(labels))
+        need[key] = need.get(key, 0) + 1
+    out: list[int] = []
+    for key, count in need.items():
+        pool = rows_of.get(key, [])
+        while pool and count > 0:
+            take = rng.permutation(pool)[:count]
+            out += [int(i) for i in take]
+            count -= len(take)
+    return out
+
+
 def majority_set(y: np.ndarray) -> np.ndarray:
     """The most frequent non-empty row (label set) of a 0/1 label matrix, as floats; all zeros when there is none."""
     sets, counts = np.unique(y[y.any(axis=1)], axis=0, return_counts=True)
@@ -114,7 +166,19 @@ def majority_set(y: np.ndarray) -> np.ndarray:
 
 
 BASELINE_MODES = ("eval", "train")
-BASELINE_KEYS = frozenset({"majority_f1", "majority_f1_macro", "real_f1", "real_f1_macro"})
+BASELINE_KEYS = frozenset(
+    {
+        "majority_f1",
+        "majority_f1_macro",
+        "real_f1",
+        "real_f1_macro",
+        "real_f1_eval_sd",
+        "real_f1_macro_eval_sd",
+        "matched_real_f1",
+        "matched_real_f1_macro",
+        "n_matched_repeats",
+    }
+)
 
 
 class UtilityMetric(Metric):
@@ -128,6 +192,8 @@ class UtilityMetric(Metric):
         random_draws: int = 10,
         baselines: str = "train",
         baseline_folds: int = 5,
+        matched_control: bool = True,
+        bootstrap_draws: int = 1000,
     ) -> None:
         if not 0.0 < float(threshold) < 1.0:
             raise ConfigError(f"metrics.utility.threshold={threshold!r} must lie strictly between 0 and 1")
@@ -143,6 +209,10 @@ class UtilityMetric(Metric):
         self.random_draws = max(1, int(random_draws))
         self.baselines = baselines
         self.baseline_folds = baseline_folds
+        if isinstance(bootstrap_draws, bool) or not isinstance(bootstrap_draws, int) or bootstrap_draws < 2:
+            raise ConfigError(f"metrics.utility.bootstrap_draws={bootstrap_draws!r} must be an integer >= 2")
+        self.matched_control = bool(matched_control) and baselines == "train"
+        self.bootstrap_draws = bootstrap_draws
 
     def diagnostic_keys(self) -> frozenset[str]:
         return BASELINE_KEYS if self.baselines == "train" else frozenset()
@@ -176,8 +246,9 @@ class UtilityMetric(Metric):
 
     def _real_f1(
         self, fits: list[tuple[Corpus, np.ndarray]], real: Corpus, y_eval: np.ndarray, ctx: MetricContext
-    ) -> tuple[float, float]:
-        """The upper bound, read from or written to the disk memo when the job has a cache folder."""
+    ) -> dict[str, float]:
+        """The upper bound (micro, macro) and the eval-set bootstrap SD of each, read from or written to the disk
+        memo when the job has a cache folder."""
         train_mode = self.baselines == "train"
         payload = {
             "classifier": self.node,
@@ -186,27 +257,56 @@ class UtilityMetric(Metric):
             "v": __version__,
             "baselines": self.baselines,
             "folds": None if train_mode else self.baseline_folds,
+            "bootstrap_draws": self.bootstrap_draws,
         }
         sources = (fits[0][0], real) if train_mode else (real,)  # eval mode: keyed by the eval corpus only
         key = resume_key(payload, *sources)
         path = Path(ctx.cache_dir) / "utility" / f"real_f1-{key}.json" if ctx.cache_dir else None
         if path is not None and path.exists():
-            stored = json.loads(path.read_text())
-            return stored["micro"], stored["macro"]
+            return json.loads(path.read_text())
         scores = np.zeros(y_eval.shape)
         for fit_on, rows in fits:
             scores[rows] = self._train_and_score(fit_on, real.subset(rows), ctx.seed)[0]
-        micro, macro = self._f1(y_eval, scores, real.multi_label)
+        predicted = decode(scores, real.multi_label, self.threshold)
+        micro, macro = f1_micro_macro(y_eval, predicted)
+        sd_micro, sd_macro = bootstrap_f1_sd(y_eval, predicted, self.bootstrap_draws, ctx.seed)
+        found = {
+            "real_f1": micro,
+            "real_f1_macro": macro,
+            "real_f1_eval_sd": sd_micro,
+            "real_f1_macro_eval_sd": sd_macro,
+        }
         if path is not None:
-            write_json_atomic(path, {"micro": micro, "macro": macro})
-        return micro, macro
+            write_json_atomic(path, found)
+        return found
+
+    def _matched_f1(self, train: Corpus, synthetic: Corpus, real: Corpus, y_eval: np.ndarray, seed: int) -> dict:
+        """The positive control: the classifier trained on real training documents at the synthetic set's size and
+        label plan (`matched_rows`), scored like the synthetic set. What a generator that released real documents
+        in its own plan would score; if it does not beat public knowledge, nothing on this task can."""
+        rows = matched_rows(train.labels, synthetic.labels, np.random.default_rng(seed))
+        plan = Corpus.build(
+            [train.texts[i] for i in rows],
+            [train.labels[i] for i in rows],
+            train.label_space,
+            multi_label=train.multi_label,
+            name="matched-real",
+        )  # not `subset`: a repeated document needs an id of its own
+        scores = self._train_and_score(plan, real, seed)[0]
+        micro, macro = self._f1(y_eval, scores, real.multi_label)
+        return {
+            "matched_real_f1": micro,
+            "matched_real_f1_macro": macro,
+            "n_matched_repeats": len(rows) - len(set(rows)),
+        }
 
     def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
         fits = self._fits(real, ctx)
         y_eval, _ = indicator(real.labels, real.label_space)
         n_eval, n_labels = y_eval.shape
         scores, syn_y, n_unknown = self._train_and_score(synthetic, real, ctx.seed)
-        f1 = self._f1(y_eval, scores, real.multi_label)
+        predicted = decode(scores, real.multi_label, self.threshold)
+        f1 = f1_micro_macro(y_eval, predicted)
         rng = np.random.default_rng(ctx.seed)
         random = np.mean(
             [self._f1(y_eval, rng.random((n_eval, n_labels)), real.multi_label) for _ in range(self.random_draws)],
@@ -216,16 +316,22 @@ class UtilityMetric(Metric):
         for fit_on, rows in fits:
             majority_scores[rows] = majority_set(indicator(fit_on.labels, real.label_space)[0])
         majority = self._f1(y_eval, majority_scores, real.multi_label)
-        real_f1 = self._real_f1(fits, real, y_eval, ctx)
+        matched = (
+            self._matched_f1(ctx.train, synthetic, real, y_eval, ctx.seed)
+            if self.matched_control and ctx.train is not None and len(synthetic)
+            else {}
+        )
         return {
             "f1_micro": f1[0],
             "f1_macro": f1[1],
+            "f1_per_class": per_class_f1(y_eval, predicted, real.label_space),
+            "support": {label: int(n) for label, n in zip(real.label_space, y_eval.sum(axis=0), strict=True)},
             "random_f1": float(random[0]),
             "random_f1_macro": float(random[1]),
             "majority_f1": majority[0],
             "majority_f1_macro": majority[1],
-            "real_f1": real_f1[0],
-            "real_f1_macro": real_f1[1],
+            **self._real_f1(fits, real, y_eval, ctx),
+            **matched,
             "n_train": len(syn_y),
             "n_unknown_labels": n_unknown,
             "n_missing_classes": int((syn_y.sum(axis=0) == 0).sum()),

@@ -20,12 +20,17 @@ row, one per generator, nominal epsilon and setup, not a generator row. What
 a job reports it spent never makes it one (a program given the private set
 may write `epsilon_spent: 0`), and a job the disclosure check flagged is never
 one; `baseline_exclusions` says which jobs were left out and why. Each
-generator row then gets its gain over public knowledge (`PublicGain`): its
-headline F1 minus the best public baseline's (the highest mean over its
-seeds), paired by seed, with the table's interval, flagged "private learning"
-only when the interval's lower end is above 0, and making no claim on one
-seed. `public_gains` gives the same figures per (dataset, generator, eps,
-setup). Each row also shows its disclosure check, corrected over its seeds
+generator row then gets its gain over public knowledge (`synbench.report.gain`):
+its headline F1 minus the best public baseline's (the highest mean over its
+seeds), as two independent means, the private generators' seed variance
+pooled over the table's rows where Bartlett's test allows it, with the
+smallest gain its design detects with 80% power and a verdict in three
+states (private learning, no gain over public, inconclusive). The positive
+control, "real data, synthetic size" (the utility metric's classifier trained
+on real training documents at each job's synthetic size and label plan), gets
+the same gain: if it shows no private learning, the task cannot. `public_gains`
+gives the generator rows' figures per (dataset, generator, eps, setup). Each
+row also shows its disclosure check, corrected over its seeds
 (`table.disclosure_cell`).
 """
 
@@ -36,6 +41,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from synbench.report.gain import (
+    INCONCLUSIVE,
+    NO_CLAIM,
+    NO_GAIN,
+    POWER,
+    PRIVATE_LEARNING,
+    TARGET_GAIN,
+    Gain,
+    gain,
+    pooled_variance,
+)
 from synbench.report.load import COMPLETE, EPSILON_SPENT, PUBLIC_KNOWLEDGE, SETUP, metric_directions, task_jobs
 from synbench.report.stats import MISSING, Estimate, estimate, format_eps, format_job_eps, macro_f1_leads
 from synbench.report.table import (
@@ -57,13 +73,18 @@ TASK = "benchmark"
 SECTIONS = ("utility", "fidelity")
 LEAD = ("utility.f1_micro", "utility.f1_macro", "fidelity.mauve")
 # Baseline row label -> the utility key of its micro F1 (its macro F1 is `<key>_macro`).
-BASELINES = (("random", "random_f1"), ("majority", "majority_f1"), ("real data", "real_f1"))
+MATCHED = "real data, synthetic size"  # the positive control's row
+BASELINES = (
+    ("random", "random_f1"),
+    ("majority", "majority_f1"),
+    ("real data", "real_f1"),
+    (MATCHED, "matched_real_f1"),
+)
 REFERENCE = "real vs real"
 HEAD = ("generator", "ε", "seeds")
 # what makes a generator row (and a public baseline's): the same keys in every table that pairs rows
 ROW_KEYS = ["generator", "epsilon", SETUP]
 GAIN = "gain over public"
-PRIVATE_LEARNING, NOT_ABOVE_PUBLIC, NO_CLAIM = "private learning", "not above public", "no claim (1 seed)"
 DISCLOSURE_HEAD = "disclosure"
 
 
@@ -73,6 +94,7 @@ class DatasetTables:
     main: Table
     other: Table | None
     excluded: tuple[str, ...] = ()  # jobs left out of the public baselines, and why (`baseline_exclusions`)
+    gains: PublicGains | None = None  # the gain column's figures, where a public baseline ran
 
 
 def header(column: str, directions: dict[str, bool]) -> str:
@@ -89,37 +111,28 @@ def baseline_sources(columns: list[str]) -> list[tuple[str, dict[str, str]]]:
     return rows + [(REFERENCE, {c: f"{c}_ref" for c in columns if c.startswith("fidelity.")})]
 
 
+EVAL_SD = "_eval_sd"  # suffix of a single fit's eval-set bootstrap SD (the utility metric's real-data row)
+
+
 def baseline_estimate(jobs: pd.DataFrame, source: str, confidence: float | None) -> Estimate | None:
-    """A baseline over seeds: one value per seed (it does not depend on generator or epsilon), then the interval."""
+    """A baseline over seeds: one value per seed (it does not depend on generator or epsilon), then the interval.
+    A single fit (the real-data row: one fit whatever the seed) has no seed spread to show, so where the jobs
+    report its eval-set bootstrap SD its ± is that SD's normal interval (± one SD with no level)."""
     if source not in jobs:
         return None
-    return estimate(seed_values(jobs, source), confidence)
+    found = estimate(seed_values(jobs, source), confidence)
+    spread = f"{source}{EVAL_SD}"
+    if found is None or spread not in jobs or jobs[spread].isna().all():
+        return found
+    from scipy import stats
+
+    z = 1.0 if confidence is None else float(stats.norm.ppf((1 + confidence) / 2))
+    return Estimate(found.mean, z * float(jobs[spread].mean()), found.n)
 
 
 def seed_values(jobs: pd.DataFrame, column: str) -> pd.Series:
     """One value per seed (the mean of that seed's jobs), indexed by seed: what a baseline or a pairing counts."""
     return jobs.groupby("seed")[column].mean().dropna()
-
-
-@dataclass(frozen=True)
-class PublicGain:
-    """A generator row's headline F1 minus the best public baseline's, paired by seed (only seeds both ran)."""
-
-    baseline: str  # the best public baseline's row name: the highest mean of `column` over its seeds
-    column: str  # the headline F1 compared (`lead`: macro F1 when the labels are imbalanced)
-    estimate: Estimate  # mean of the paired differences and its interval (the table's convention)
-
-    @property
-    def flag(self) -> str:
-        """The verdict: no claim on one seed (no interval); "private learning" when the interval's lower end is
-        above 0; else "not above public"."""
-        if self.estimate.n < 2:
-            return NO_CLAIM
-        lower = self.estimate.mean - self.estimate.half_width
-        return PRIVATE_LEARNING if math.isfinite(lower) and lower > 0 else NOT_ABOVE_PUBLIC
-
-    def __str__(self) -> str:
-        return f"{self.estimate}: {NO_CLAIM}" if self.flag == NO_CLAIM else f"{self.estimate} ({self.flag})"
 
 
 def disclosure_flagged(jobs: pd.DataFrame) -> pd.Series:
@@ -183,46 +196,87 @@ def best_public(jobs: pd.DataFrame, column: str) -> tuple[str, pd.Series] | None
     return name, found[name]
 
 
-def paired_differences(jobs: pd.DataFrame, column: str, reference: pd.Series) -> pd.Series:
-    """`column` of these jobs minus `reference`, seed by seed, over the seeds both have."""
-    mine = seed_values(jobs, column) if column in jobs else pd.Series(dtype=float)
-    common = mine.index.intersection(reference.index)
-    return mine[common] - reference[common]
+@dataclass(frozen=True)
+class PublicGains:
+    """One dataset's gains over its best public baseline: per generator row (keyed by its `ROW_KEYS` values, in
+    `groups` order) its `Gain`, None where it has no complete seed; the positive control's (real training
+    documents at each job's synthetic size and label plan); and whether the rows' seed variance was pooled."""
+
+    baseline: str  # the best public baseline's row name: the highest mean of `column` over its seeds
+    column: str  # the headline F1 compared (`lead`: macro F1 when the labels are imbalanced)
+    rows: dict[tuple, Gain | None]
+    control: Gain | None
+    pooled_df: float | None  # the pooled seed variance's degrees of freedom; None: each row's own
+    homogeneity_p: float  # Bartlett's p-value for equal seed variances over the rows (NaN: not tested)
 
 
-def gains_over_public(
-    jobs: pd.DataFrame, confidence: float | None
-) -> tuple[str, dict[tuple, PublicGain | None]] | None:
-    """One dataset's best public baseline, and per generator row (keyed by its `ROW_KEYS` values, in `groups`
-    order) its `PublicGain`, None where it shares no complete seed with that baseline; None when no public baseline
-    ran."""
-    column = lead(jobs[jobs["status"] == COMPLETE])[0]
+def gains_over_public(jobs: pd.DataFrame, confidence: float | None) -> PublicGains | None:
+    """One dataset's `PublicGains`; None when no public baseline ran. The private generators' rows pool their seed
+    variance where the rows allow it (`gain.pooled_variance`); a control row (copy) and the positive control keep
+    their own."""
+    done = jobs[jobs["status"] == COMPLETE]
+    column = lead(done)[0]
     best = best_public(jobs, column)
     if best is None:
         return None
     name, reference = best
-    out: dict[tuple, PublicGain | None] = {}
-    for key, group in groups(jobs[~is_public_baseline(jobs)], ROW_KEYS):
-        found = estimate(paired_differences(group.complete, column, reference), confidence)
-        out[key] = PublicGain(name, column, found) if found is not None else None
-    return name, out
+    rows = groups(jobs[~is_public_baseline(jobs)], ROW_KEYS)
+    values = {key: seed_values(group.complete, column) if column in group.complete else pd.Series(dtype=float)
+              for key, group in rows}  # fmt: skip
+    private = [key for key, group in rows if not all_controls(group.all)]
+    pooled, p_value = pooled_variance([values[key].to_numpy() for key in private])
+    out: dict[tuple, Gain | None] = {
+        key: gain(values[key], reference, confidence, pooled if key in private else None) for key, _ in rows
+    }
+    matched = dict(baseline_sources([column]))[MATCHED][column]
+    generated = done[~is_public_baseline(done)]
+    control = gain(seed_values(generated, matched), reference, confidence) if matched in generated else None
+    return PublicGains(name, column, out, control, pooled.df if pooled else None, p_value)
 
 
-def public_gains(frame: pd.DataFrame, confidence: float) -> dict[tuple[str, str, float, str], PublicGain]:
+def public_gains(frame: pd.DataFrame, confidence: float) -> dict[tuple[str, str, float, str], Gain]:
     """Per (dataset, generator, nominal eps, setup) of a sweep's benchmark jobs: the gain over the best public
-    baseline with its Student t interval at `confidence`, and its flag; rows without a paired seed are left out."""
-    out: dict[tuple[str, str, float, str], PublicGain] = {}
+    baseline (`gains_over_public`); rows without a complete seed are left out."""
+    out: dict[tuple[str, str, float, str], Gain] = {}
     for (dataset,), group in groups(task_jobs(frame, TASK), ["dataset"]):
-        _, gains = gains_over_public(group.all, confidence) or ("", {})
-        for (generator, eps, setup), gain in gains.items():
-            if gain is not None:
-                out[(str(dataset), str(generator), float(eps), str(setup))] = gain
+        found = gains_over_public(group.all, confidence)
+        for (generator, eps, setup), row in (found.rows if found else {}).items():
+            if row is not None:
+                out[(str(dataset), str(generator), float(eps), str(setup))] = row
     return out
 
 
-def gain_cell(gain: PublicGain | None) -> Cell:
-    """A generator row's gain over public knowledge, or why it has none (no seed its jobs share with the baseline's)."""
-    return Cell(str(gain)) if gain is not None else Cell(f"{MISSING} (no seed paired with public)", "missing")
+def gain_cell(found: Gain | None) -> Cell:
+    """A generator row's gain over public knowledge, or why it has none (no complete seed)."""
+    return Cell(str(found)) if found is not None else Cell(f"{MISSING} (no complete seed)", "missing")
+
+
+def gain_note(found: PublicGains) -> str:
+    """How the gain column's intervals were made, for the note under the table."""
+    pooled = (
+        f"the private generators' rows pool their seed variance ({found.pooled_df:.0f} degrees of freedom; "
+        f"Bartlett's test of equal variances p = {found.homogeneity_p:.2f})"
+        if found.pooled_df is not None
+        else "each row uses its own seeds' variance ("
+        + (
+            f"Bartlett's test rejects equal variances over the rows, p = {found.homogeneity_p:.3f}"
+            if math.isfinite(found.homogeneity_p)
+            else "fewer than two rows have a seed spread to pool"
+        )
+        + ")"
+    )
+    return (
+        f"{GAIN} ({found.baseline}): the row's mean {found.column.split('.', 1)[1]} minus the best public "
+        f"baseline's (a job never given the private documents, the highest mean), as two independent means (no "
+        f"randomness is shared between the jobs, so seeds are not paired); {pooled}. Each cell states the smallest "
+        f"gain its design detects with {POWER:.0%} power (the one-sided test behind the interval's lower end), and "
+        f"its verdict: {PRIVATE_LEARNING} (the interval is above 0), {NO_GAIN} (not above 0, though a gain of "
+        f"{TARGET_GAIN:g} would have been detected), or {INCONCLUSIVE} (with the seeds that would detect "
+        f"{TARGET_GAIN:g}); {NO_CLAIM} where there is no variance to go on. The positive control, "
+        f"{MATCHED}, trains on real training documents at each job's synthetic size and label plan: if it shows no "
+        f"private learning, this task and design cannot show any. The real-data row is one fit, so its ± is the "
+        f"eval-set bootstrap's (resampling the eval documents), not a spread over seeds."
+    )
 
 
 def lead(jobs: pd.DataFrame) -> tuple[str, ...]:
@@ -316,10 +370,12 @@ def benchmark_tables(frame: pd.DataFrame, confidence: float) -> list[DatasetTabl
         head = HEAD + tuple(header(c, directions) for c in main)
         extra: list[tuple[list[Cell], list[Cell]]] = []  # per added column: its generator cells, its baseline cells
         if gains is not None:  # a column only where a public baseline ran
-            best, by_row = gains
-            head += (f"{GAIN} ({best})",)
-            # by_row is in `groups` order over the same jobs, as generator_rows makes its rows
-            extra.append(([gain_cell(gain) for gain in by_row.values()], [Cell("", "baseline")] * len(baselines)))
+            head += (f"{GAIN} ({gains.baseline})",)
+            # gains.rows is in `groups` order over the same jobs, as generator_rows makes its rows
+            theirs = [
+                gain_cell(gains.control) if row[0].text == MATCHED else Cell("", "baseline") for row, _ in baselines
+            ]
+            extra.append(([gain_cell(found) for found in gains.rows.values()], theirs))
         if has_disclosure(jobs).any():
             head += (DISCLOSURE_HEAD,)
             mine = [disclosure_cell(g, confidence) for _, g in groups(generators, ROW_KEYS)]
@@ -334,5 +390,5 @@ def benchmark_tables(frame: pd.DataFrame, confidence: float) -> list[DatasetTabl
             tuple(generator_rows(generators, other, directions, confidence)),
             f"{dataset}: other metric keys",
         )
-        out.append(DatasetTables(str(dataset), table, rest if other else None, tuple(baseline_exclusions(jobs))))
+        out.append(DatasetTables(str(dataset), table, rest if other else None, tuple(baseline_exclusions(jobs)), gains))
     return out

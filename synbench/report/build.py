@@ -29,7 +29,7 @@ from synbench.report.audit import (
     pooled_table,
     roc_images,
 )
-from synbench.report.benchmark import DISCLOSURE_HEAD, benchmark_tables
+from synbench.report.benchmark import DISCLOSURE_HEAD, benchmark_tables, gain_note
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.comparison import comparison_note, comparison_rows, comparison_table
 from synbench.report.contamination import TASK as CONTAMINATION
@@ -76,6 +76,8 @@ def benchmark_section(doc: Document, frame: pd.DataFrame, confidence: float) -> 
         doc.blocks.append(Text("No benchmark results in this sweep."))
     for found in tables:
         doc.blocks += [Heading(3, found.dataset), found.main]
+        if found.gains is not None:
+            doc.blocks.append(Text(gain_note(found.gains)))
         if DISCLOSURE_HEAD in found.main.columns:
             doc.blocks.append(Text(disclosure_note(confidence)))
         if found.excluded:

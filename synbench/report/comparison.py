@@ -50,7 +50,7 @@ class ComparisonRow:
     job_s: float
     baseline: bool = False
     control: bool = False  # a built-in control's row: its ε was not applied (`table.all_controls`)
-    gain: Estimate | None = None  # headline F1 minus the best public baseline's, paired by seed (mean ± SE)
+    gain: Estimate | None = None  # headline F1 minus the best public baseline's (`benchmark.gains_over_public`)
     key: tuple = ()  # a generator row's `ROW_KEYS` values (generator, eps, setup): its key in `public_gains`
 
     def figures(self) -> dict[str, Any]:
@@ -83,7 +83,8 @@ def comparison_rows(frame: pd.DataFrame, confidence: float | None = None) -> dic
         jobs = group.complete
         if jobs.empty:
             continue
-        _, gains = gains_over_public(jobs, confidence) or ("", {})
+        found_gains = gains_over_public(jobs, confidence)
+        gains = found_gains.rows if found_gains else {}
         rows = [
             ComparisonRow(
                 row_name(jobs, ROW_KEYS, key),
@@ -92,7 +93,7 @@ def comparison_rows(frame: pd.DataFrame, confidence: float | None = None) -> dic
                 {c: estimate(g.complete[c], confidence) if c in g.complete else None for c, _ in QUALITY},
                 mean_job_s(g.complete),
                 control=all_controls(g.complete),
-                gain=found.estimate if (found := gains.get(key)) is not None else None,
+                gain=found.estimate() if (found := gains.get(key)) is not None else None,
                 key=key,
             )
             for key, g in groups(jobs[~is_public_baseline(jobs)], ROW_KEYS)
@@ -146,7 +147,7 @@ def comparison_note(confidence: float | None = None) -> str:
     return (
         scale
         + f"{GAIN}: the headline F1 (macro when the labels are imbalanced) minus that of the best public baseline "
-        "(a job never given the private documents, the one with the highest mean), seed by seed over the seeds "
-        "both ran. "
+        "(a job never given the private documents, the one with the highest mean), as two independent means "
+        "(the utility table's note says how its variance is pooled). "
         "s / job: the mean of each job's timing steps (fit, sample, metrics), in seconds."
     )

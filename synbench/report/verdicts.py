@@ -7,8 +7,10 @@ have seen:
   or majority, and its gain over the best public-knowledge baseline (jobs
   never given the private documents: `public`, `template`, a withheld
   command program; `benchmark.is_public_baseline`) with the verdict on
-  private learning, none on one seed (`synbench.report.benchmark.public_gains`);
-  per dataset, the jobs left out of the public baselines and why;
+  private learning and the smallest gain its design detects
+  (`synbench.report.gain`); per dataset, the positive control's gain (real
+  documents at the synthetic size: where it shows none, the task cannot),
+  and the jobs left out of the public baselines and why;
 - disclosure: private documents the releases reproduce (near-)verbatim
   against unseen real ones, summed over seeds, flagged when a seed's exact
   test is below alpha / seeds (`table.disclosure_row`; `synbench.audit.disclosure`);
@@ -29,14 +31,18 @@ import pandas as pd
 from synbench.report.audit import CEILING, LOWER, verdict, verdict_tables
 from synbench.report.audit import TASK as AUDIT
 from synbench.report.benchmark import (
+    MATCHED,
     ROW_KEYS,
+    PublicGains,
     baseline_exclusions,
+    gains_over_public,
     is_public_baseline,
     lead,
     public_baselines,
     public_gains,
 )
 from synbench.report.benchmark import TASK as BENCHMARK
+from synbench.report.gain import PRIVATE_LEARNING
 from synbench.report.load import COMPLETE, task_jobs
 from synbench.report.stats import estimate, format_eps, format_number
 from synbench.report.table import NOT_DP, Group, disclosure_row, groups, row_name, same_eps
@@ -109,17 +115,33 @@ def public_line(benchmark: pd.DataFrame, confidence: float) -> str | None:
     return f"public knowledge alone (no private document given): {column.split('.', 1)[1]} " + ", ".join(shown)
 
 
+def control_line(found: PublicGains | None) -> str | None:
+    """The positive control's gain over public knowledge, and what it means for every row when it shows none."""
+    if found is None or found.control is None:
+        return None
+    words = f"positive control ({MATCHED}): gain over public {found.control}"
+    if found.control.verdict != PRIVATE_LEARNING:
+        words += (
+            "; real documents themselves show no private learning here, so this task and design cannot show it "
+            "for any generator"
+        )
+    return words
+
+
 def summary_lines(frame: pd.DataFrame, confidence: float) -> list[str]:
     """Per dataset, its public baselines and the jobs left out of them; then one line per generator x nominal
     epsilon (x setup, where a generator ran several at one epsilon) with benchmark or audit jobs."""
     done = frame[frame["status"] == COMPLETE]
     benchmark, audits = task_jobs(done, BENCHMARK), task_jobs(done, AUDIT)
     gains = public_gains(frame, confidence)
+    frame_jobs = task_jobs(frame, BENCHMARK)
     lines = []
     for dataset in sorted(set(benchmark["dataset"]) | set(audits["dataset"])):
         mine, theirs = benchmark[benchmark["dataset"] == dataset], audits[audits["dataset"] == dataset]
         public = public_line(mine, confidence)
         lines += [f"{dataset}: {public}."] if public else []
+        control = control_line(gains_over_public(frame_jobs[frame_jobs["dataset"] == dataset], confidence))
+        lines += [f"{dataset}: {control}."] if control else []
         lines += [f"{dataset}: {why}." for why in baseline_exclusions(mine)]
         generators = mine[~is_public_baseline(mine)]
         rows = pd.concat([generators, theirs])
