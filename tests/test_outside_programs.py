@@ -1,6 +1,7 @@
 """Programs written outside the project, run as a user would run them (`generator=command`, the default attacks,
 the CLI): a prefix leak, a 5% verbatim copier, an honest program, a copier that reports a spend of 0, and
-generator=copy on MIMIC-III-shaped notes that share boilerplate (issue 56's known answers).
+generator=copy on MIMIC-III-shaped notes that share boilerplate (issue 56's known answers); a program whose release
+is half real private documents and half label names, against the strongest public baseline (issue 57's).
 
 Each program is written into the test's own folder, not shipped with the project, and reads the file contract of
 docs/generators/command.md only. Slow: each audit is a full one-run job (about 40 s on 2 cores).
@@ -17,6 +18,9 @@ import pytest
 
 from conftest import command_overrides, run_cli
 from release_fixtures import ADMISSIONS, write_mimic
+from synbench.report.benchmark import gains_over_public
+from synbench.report.gain import PRIVATE_LEARNING
+from synbench.report.load import load_results
 from synbench.testing.corpora import templated_notes
 
 pytestmark = pytest.mark.slow
@@ -59,6 +63,18 @@ write(rows, spec["epsilon"])
     # never opens the private file: filler text and uniform labels, a spend of 0
     "honest": """
 write([(" ".join(rng.choice(FILLER) for _ in range(25)), [rng.choice(spec["label_space"])]) for _ in range(n)], 0)
+""",
+    # half its documents real private ones, balanced over the labels; half the label name alone (issue 57)
+    "half_real_half_names": """
+docs = private()
+by_label = {}
+for doc in docs:
+    by_label.setdefault(doc["label"][0], []).append(doc)
+labels = spec["label_space"]
+real = [rng.choice(by_label[labels[i % len(labels)]]) for i in range(n // 2)]
+rows = [(doc["text"], doc["label"]) for doc in real]
+rows += [(labels[i % len(labels)] + ".", [labels[i % len(labels)]]) for i in range(n - len(rows))]
+write(rows, spec["epsilon"])
 """,
     # copies every private document and reports a spend of 0
     "zero_claim_copier": """
@@ -133,3 +149,20 @@ def test_copy_on_mimic_notes_that_share_boilerplate_is_flagged(tmp_path: Path) -
     (found,) = job_results(out)
     disclosure = found["disclosure"]
     assert disclosure["flagged"] and disclosure["private_reappear"] == disclosure["n_private"] > 0, disclosure
+
+
+def test_half_real_documents_show_private_learning_over_the_label_names_at_three_seeds(tmp_path: Path) -> None:
+    """On the default task, at the demo grid's size, 3 seeds each: the program (half real private reviews balanced
+    over the conditions, half the condition's name alone) against `label_names` and `template`, the public
+    baselines; the report's gain over the best of them says private learning, and so does the positive control."""
+    out = tmp_path / "sweep"
+    common = ["tracking=none", f"output_root={out}", "sweep=outside", "metrics=[utility]", "task.n_synthetic=116"]
+    half = command_overrides(program(tmp_path, "half_real_half_names"), tmp_path)[:3]
+    run_cli(["-m", *half, *common, "eps=4", "seed=0,1,2"], cwd=tmp_path)
+    run_cli(["-m", "generator=label_names,template", *common, "eps=inf", "seed=0,1,2"], cwd=tmp_path)
+    frame = load_results(out / "outside")
+    gains = gains_over_public(frame[frame["task"] == "benchmark"], 0.95)
+    assert gains is not None and gains.baseline == "label_names"  # the strongest public bar on this task
+    ((key, found),) = gains.rows.items()
+    assert key[0] == "half_real_half_names" and found.verdict == PRIVATE_LEARNING, str(found)
+    assert gains.control is not None and gains.control.verdict == PRIVATE_LEARNING, str(gains.control)

@@ -86,9 +86,13 @@ def against(value: float, refs: dict[str, Any]) -> list[str]:
     ]
 
 
-def utility_line(utility: dict[str, Any], f1: tuple[tuple, tuple]) -> str | None:
+PUBLIC_BASELINES = "label_names,template,public"  # the built-in public-knowledge baselines, strongest bar first
+
+
+def utility_line(utility: dict[str, Any], f1: tuple[tuple, tuple], results: dict[str, Any]) -> str | None:
     """The headline F1 against random, majority and real data, and the other F1 where it is not above random or
-    majority; public-knowledge baselines are other jobs, so the line says how to get them."""
+    majority; public-knowledge baselines are other jobs, so a job given the private documents says how to run them
+    into its sweep (one that was not is such a baseline itself)."""
     (_, key, label, refs), (_, other_key, other_label, other_refs) = f1
     if key not in utility:
         return None
@@ -102,10 +106,12 @@ def utility_line(utility: dict[str, Any], f1: tuple[tuple, tuple]) -> str | None
     if other_key in utility:
         flags = [w for w in against(float(utility[other_key]), found(other_refs)) if w.startswith("NOT")]
         words += [f"{other_label} {show(float(utility[other_key]))} {w}" for w in flags]
-    return (
-        f"Utility: {label} {show(float(utility[key]))}"
-        + (f": {', '.join(words)}" if words else "")
-        + "; the gain over public knowledge needs this seed's generator=public,template jobs and task=report"
+    line = f"Utility: {label} {show(float(utility[key]))}" + (f": {', '.join(words)}" if words else "")
+    if results.get("reads_private") is False:
+        return line + "; a public-knowledge baseline (given no private document)"
+    return line + (
+        f"; for its gain over public knowledge run python -m synbench generator={PUBLIC_BASELINES} eps=inf "
+        f"seed={results.get('seed')} -m with this job's sweep=, then task=report"
     )
 
 
@@ -144,7 +150,7 @@ def summary(results: dict[str, Any]) -> str:
         if macro_f1_leads(utility.get("majority_f1"), utility.get("random_f1"))
         else (F1_MICRO, F1_MACRO)
     )
-    plain = [disclosure_line(results.get("disclosure") or {}), utility_line(utility, f1)]
+    plain = [disclosure_line(results.get("disclosure") or {}), utility_line(utility, f1, results)]
     if results.get("task") in ("benchmark", "audit"):
         plain.append(audit_line(results))
     lines += [f"  {line}" for line in plain if line]
