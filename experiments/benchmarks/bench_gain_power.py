@@ -3,13 +3,14 @@ it take to detect a gain of 0.05?
 
 Reads the kept grid's results (`experiments/results/demo`, the benchmark jobs: 9 generator rows at 3 seeds, the
 `public` and `template` baselines at the same 3 seeds) through the report's own code
-(`synbench.report.benchmark.gains_over_public`, `synbench.report.gain`), at the report's default level. Per row: the
-gain, its half-width with the private rows' seed variance pooled (where Bartlett's test allows; the report's rule)
-and with the row's own seeds alone (the interval the kept report showed, unpaired), the smallest gain detected with
-80% power, and the generator seeds that would detect 0.05 with the baselines as they ran; then the half-width and
-the seeds against a baseline whose mean were exact (what ten seeds of a near-deterministic label_names approach). The kept grid predates
-issue 57's design (balanced class weights, 10 eval reviews per condition, label_names, ten baseline seeds), so
-these are the old design's figures: what the re-run grid must beat. Seconds: none worth timing (it reads files).
+(`synbench.report.benchmark.gains_over_public`, `synbench.report.gain`), at the report's default level. Per row:
+the gain, its half-width with the private rows' seed variance pooled (where Bartlett's test allows; the report's
+rule) and with the row's own seeds alone (the interval the kept report showed, unpaired), the smallest gain
+detected with 80% power, and the generator seeds that would detect 0.05 with the baselines as they ran; then the
+half-width and the seeds against a baseline whose mean were exact (what ten seeds of a near-deterministic
+label_names approach). The kept grid predates issue 57's design (balanced class weights, 10 eval reviews per
+condition, label_names, ten baseline seeds), so these are the old design's figures: what the re-run grid must
+beat. Seconds: none worth timing (it reads files).
 
 Target (issue 57): gain-over-public half-widths of 0.05 or less at 3 seeds.
 """
