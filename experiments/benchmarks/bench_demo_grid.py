@@ -28,8 +28,8 @@ attempt's record; the grid's wall time is the grid's alone).
 Quality (issue 40): the report's generator comparison (`synbench.report.comparison`: per generator and eps, macro
 and micro F1 and MAUVE as mean +/- standard error over the 3 seeds, seconds per job; the random, majority and
 real-data rows, and a row per public baseline), and per generator row its gain over public knowledge (issue 50: the
-headline F1 minus the best public baseline's, paired by seed, mean +/- SE) with its flag ("private learning" when the
-Student t interval at the report's default level is above 0, `synbench.report.benchmark.public_gains`); the paper's
+headline F1 minus the best public baseline's, two independent means, mean +/- SE) with its verdict, half-width and
+smallest detectable gain (issue 57, `synbench.report.gain`), and the positive control's gain; the paper's
 Table 1 pattern beside it (which of its orderings hold here) and the issue's bars, written as figures and as a
 Markdown table (`results/bench_demo_grid.section.md`, shown in bench.md).
 Targets: the grid in <= 45 minutes wall on 2 cores, measured whole in one attempt; at eps=inf every generator
@@ -210,11 +210,13 @@ def slices(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
 def quality(sweep_dir: Path) -> dict[str, Any]:
     """The generator comparison of the grid's benchmark jobs (one dataset: the demo's) as figures, keyed by generator
     and eps; the baselines (public ones included) under their labels. A generator row's gain over public knowledge
-    carries its flag, from the Student t interval at the report's default level (`task.confidence`)."""
-    from synbench.report.benchmark import PRIVATE_LEARNING as PRIVATE
-    from synbench.report.benchmark import public_gains
+    carries its verdict, half-width and smallest detectable gain at the report's default level (`task.confidence`;
+    `synbench.report.gain`), and the positive control's gain is beside them."""
+    from synbench.report.benchmark import gains_over_public
     from synbench.report.comparison import comparison_rows
-    from synbench.report.load import load_results
+    from synbench.report.gain import PRIVATE_LEARNING as PRIVATE
+    from synbench.report.gain import TARGET_GAIN
+    from synbench.report.load import load_results, task_jobs
     from synbench.report.stats import format_eps
     from synbench.tasks.options import ReportOptions
 
@@ -224,17 +226,29 @@ def quality(sweep_dir: Path) -> dict[str, Any]:
         return {}
     ((dataset, rows),) = found.items()
     confidence = ReportOptions().confidence
-    gains = public_gains(frame, confidence)
+    gains = gains_over_public(task_jobs(frame, "benchmark"), confidence)
     table: dict[str, Any] = {"dataset": dataset}
     for row in rows:
         key = row.label if row.baseline else f"{row.label} eps={format_eps(row.epsilon).replace('∞', 'inf')}"
         table[key] = row.figures()
-        gain = None if row.baseline else gains.get((dataset, *row.key))
+        gain = None if row.baseline or gains is None else gains.rows.get(row.key)
         if gain is not None:
-            table[key]["gain_over_public_flag"] = gain.flag
-    if gains:
-        table["best_public"] = next(iter(gains.values())).baseline  # one per dataset
+            table[key] |= {
+                "gain_over_public_flag": gain.verdict,
+                "gain_half_width": round(gain.half_width, 4),
+                "detectable_gain_80": round(gain.detectable, 4),
+                "seeds_to_detect_0.05": gain.seeds_for(TARGET_GAIN),
+            }
+    if gains is not None:
+        table["best_public"] = gains.baseline
         table["flag_confidence"] = confidence
+        table["pooled_df"] = gains.pooled_df
+        if gains.control is not None:
+            table["positive_control"] = {
+                "gain": round(gains.control.mean, 4),
+                "half_width": round(gains.control.half_width, 4),
+                "verdict": gains.control.verdict,
+            }
         table["private_learning"] = [
             key for key, row in table.items() if isinstance(row, dict) and row.get("gain_over_public_flag") == PRIVATE
         ]
@@ -356,8 +370,8 @@ def markdown(figures: dict[str, Any]) -> str:
         lines += [
             "",
             f"Gain over public: the headline F1 minus that of the best public baseline ({table['best_public']}), "
-            f"paired by seed, mean ± SE; flagged private learning where its {table['flag_confidence']:.0%} Student t "
-            f"interval is above 0. Private learning shown by: {', '.join(table['private_learning']) or 'none'}.",
+            f"two independent means, mean ± SE; its verdict from the {table['flag_confidence']:.0%} interval "
+            f"(synbench.report.gain). Private learning shown by: {', '.join(table['private_learning']) or 'none'}.",
         ]
     lines += ["", "| the paper's Table 1 pattern | paper | here |", "|---|---|---|"]
     for name, found in (figures.get("paper_pattern") or {}).items():
