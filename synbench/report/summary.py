@@ -29,7 +29,12 @@ F1_MICRO = (
     "utility",
     "f1_micro",
     "F1 micro",
-    (("random", "utility.random_f1"), ("majority", "utility.majority_f1"), ("real", "utility.real_f1")),
+    (
+        ("random", "utility.random_f1"),
+        ("majority", "utility.majority_f1"),
+        ("real", "utility.real_f1"),
+        ("real at this size", "utility.matched_real_f1"),
+    ),
 )
 F1_MACRO = (
     "utility",
@@ -39,6 +44,7 @@ F1_MACRO = (
         ("random", "utility.random_f1_macro"),
         ("majority", "utility.majority_f1_macro"),
         ("real", "utility.real_f1_macro"),
+        ("real at this size", "utility.matched_real_f1_macro"),
     ),
 )
 HEADLINES = (
