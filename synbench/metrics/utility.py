@@ -108,12 +108,15 @@ def f1_micro_macro(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float
     return micro, macro
 
 
+def f1_from_counts(tp: np.ndarray, wrong: np.ndarray) -> np.ndarray:
+    """F1 = 2 TP / (2 TP + FP + FN) elementwise, from true positives and errors (FP + FN); 0 where both are 0."""
+    scored = 2 * tp + wrong
+    return np.divide(2 * tp, scored, out=np.zeros(np.shape(tp), dtype=float), where=scored > 0)
+
+
 def per_class_f1(y_true: np.ndarray, y_pred: np.ndarray, label_space: Sequence[str]) -> dict[str, float]:
     """Each label's F1 (0 where it has neither a true nor a predicted document: no precision or recall)."""
-    tp = (y_true * y_pred).sum(axis=0)
-    wrong = (y_true != y_pred).sum(axis=0)
-    scored = 2 * tp + wrong
-    f1 = np.divide(2 * tp, scored, out=np.zeros(len(label_space)), where=scored > 0)
+    f1 = f1_from_counts((y_true * y_pred).sum(axis=0), (y_true != y_pred).sum(axis=0))
     return {label: float(value) for label, value in zip(label_space, f1, strict=True)}
 
 
@@ -130,11 +133,9 @@ def bootstrap_f1_sd(y_true: np.ndarray, y_pred: np.ndarray, draws: int, seed: in
     tp = weights @ (y_true * y_pred)
     wrong = weights @ (y_true != y_pred).astype(float)
     present = weights @ ((y_true + y_pred) > 0).astype(float) > 0
-    scored = 2 * tp + wrong
-    per_label = np.divide(2 * tp, scored, out=np.zeros_like(tp), where=scored > 0)
+    per_label = f1_from_counts(tp, wrong)
     macro = np.where(present.any(axis=1), (per_label * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1), 0.0)
-    total = 2 * tp.sum(axis=1) + wrong.sum(axis=1)
-    micro = np.divide(2 * tp.sum(axis=1), total, out=np.zeros(draws), where=total > 0)
+    micro = f1_from_counts(tp.sum(axis=1), wrong.sum(axis=1))
     return float(micro.std(ddof=1)), float(macro.std(ddof=1))
 
 

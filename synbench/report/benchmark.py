@@ -221,8 +221,8 @@ def gains_over_public(jobs: pd.DataFrame, confidence: float | None) -> PublicGai
         return None
     name, reference = best
     rows = groups(jobs[~is_public_baseline(jobs)], ROW_KEYS)
-    values = {key: seed_values(group.complete, column) if column in group.complete else pd.Series(dtype=float)
-              for key, group in rows}  # fmt: skip
+    empty = pd.Series(dtype=float)
+    values = {key: seed_values(group.complete, column) if column in group.complete else empty for key, group in rows}
     private = [key for key, group in rows if not all_controls(group.all)]
     pooled, p_value = pooled_variance([values[key].to_numpy() for key in private])
     out: dict[tuple, Gain | None] = {

@@ -39,7 +39,6 @@ from synbench.report.benchmark import (
     is_public_baseline,
     lead,
     public_baselines,
-    public_gains,
 )
 from synbench.report.benchmark import TASK as BENCHMARK
 from synbench.report.gain import PRIVATE_LEARNING
@@ -133,14 +132,15 @@ def summary_lines(frame: pd.DataFrame, confidence: float) -> list[str]:
     epsilon (x setup, where a generator ran several at one epsilon) with benchmark or audit jobs."""
     done = frame[frame["status"] == COMPLETE]
     benchmark, audits = task_jobs(done, BENCHMARK), task_jobs(done, AUDIT)
-    gains = public_gains(frame, confidence)
     frame_jobs = task_jobs(frame, BENCHMARK)
     lines = []
     for dataset in sorted(set(benchmark["dataset"]) | set(audits["dataset"])):
         mine, theirs = benchmark[benchmark["dataset"] == dataset], audits[audits["dataset"] == dataset]
         public = public_line(mine, confidence)
         lines += [f"{dataset}: {public}."] if public else []
-        control = control_line(gains_over_public(frame_jobs[frame_jobs["dataset"] == dataset], confidence))
+        found = gains_over_public(frame_jobs[frame_jobs["dataset"] == dataset], confidence)
+        gains = found.rows if found is not None else {}
+        control = control_line(found)
         lines += [f"{dataset}: {control}."] if control else []
         lines += [f"{dataset}: {why}." for why in baseline_exclusions(mine)]
         generators = mine[~is_public_baseline(mine)]
@@ -158,7 +158,7 @@ def summary_lines(frame: pd.DataFrame, confidence: float) -> list[str]:
                     row_name(generators, ROW_KEYS, key),
                     [
                         utility_words(group.complete, confidence),
-                        f"gain over public {gain}" if (gain := gains.get((dataset, *key))) is not None else None,
+                        f"gain over public {gain}" if (gain := gains.get(key)) is not None else None,
                         disclosure_words(group.complete, confidence),
                     ],
                 )
