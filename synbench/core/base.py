@@ -50,6 +50,9 @@ class Splits:
     # True when the label space was read off the data rather than configured: results flag it, since the
     # label space is then a (non-noisy) function of private data that the release treats as public.
     label_space_inferred: bool = False
+    # The release actually read, for reproducing a hub load: the commit sha the hub resolved (not the revision
+    # asked for). None for a local release (the user holds its files) or when the loader cannot tell.
+    source_revision: str | None = None
 
 
 class DatasetLoader(Plugin):
