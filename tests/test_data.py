@@ -37,10 +37,11 @@ SENTIMENT = ["negative", "neutral", "positive"]
 SECRET = "Patient Zelda Quibblesworth took 40mg"  # must never appear in an error message
 
 EXPECTED_IDS = ("d1", "d2", "d3", "d4", "d5", "d6")
+# as the files write them: a user's text is never HTML-decoded (only the built-in drug reviews' references are)
 EXPECTED_TEXTS = (
-    "The new dose worked well & quickly.",
+    "The new dose worked well &amp; quickly.",
     "Headaches every day since I started.",
-    "No change so far, I'll wait.",
+    "No change so far, I&#039;ll wait.",
     "Great relief within a week.",
     "Felt dizzy and sick.",
     "It is fine.",

@@ -18,6 +18,11 @@ configured `label_space` (`dataset=drugreview_condition6`, the default task:
 the six most frequent conditions). The label list is a public choice written
 in the config, so which reviews are dropped depends on that list alone; only
 the count dropped is logged.
+
+The TSVs hold the reviews as scraped from Drugs.com's pages, HTML character
+references and all (`&#039;` for an apostrophe, `&amp;`, `&quot;`); this
+is the one source whose references are decoded (`records_to_corpus`'s
+`html_entities`), so the text reads as the reviewer wrote it.
 """
 
 from __future__ import annotations
@@ -141,6 +146,7 @@ class DrugReviewDataset(BaseDataset):
             id_field="id",
             label_space=self.label_space,
             multi_label=bool(self.condition_groups),
+            html_entities=True,  # the reviews were scraped from Drugs.com pages: `&#039;` is an apostrophe
         )
 
     def _rows(self, frame: pd.DataFrame) -> Iterator[Row]:

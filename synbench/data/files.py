@@ -9,14 +9,17 @@ exact line numbers; all validation is in `synbench.data.records`.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import FieldDataset, SourceSplits
+from synbench.data.prepared import check_prepared
 from synbench.data.records import Row
 
 FORMATS = ("jsonl", "csv", "tsv", "parquet")
@@ -33,16 +36,32 @@ DEFAULT_CSV_LABEL_SEP = "|"
 csv.field_size_limit(2**31 - 1)
 
 
-def _lines(path: Path, shown: str | Path) -> Iterator[str]:
-    """The file's lines as text (endings kept), each decoded on its own so a non-UTF-8 byte is named by its line."""
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(
-                    f"{shown} line {lineno}: byte {exc.start + 1} of the line is not UTF-8; save the file as UTF-8"
-                ) from None
+def _lines(path: Path, shown: str | Path, key: str | None = None) -> Iterator[str]:
+    """The file's lines as text (endings kept), each decoded on its own so a non-UTF-8 byte is named by its line.
+
+    With `key`, the config key that names the file, a name ending .gz is
+    gunzipped as it is read (as PhysioNet ships MIMIC-III), and a file that is
+    not gzip, or a damaged one, is refused naming the key.
+    """
+    opener = gzip.open if key is not None and path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataError(
+                        f"{shown} line {lineno}: byte {exc.start + 1} of the line is not UTF-8; save the file as UTF-8"
+                    ) from None
+    except gzip.BadGzipFile:
+        raise DataError(
+            f"{shown} is not gzip-compressed though its name ends .gz; rename it without .gz and set dataset.{key} "
+            "to the new name"
+        ) from None
+    except (EOFError, zlib.error):
+        raise DataError(
+            f"{shown} is a damaged or incomplete gzip file; download it again (dataset.{key} names it)"
+        ) from None
 
 
 def jsonl_rows(path: Path, shown: str | None = None) -> Iterator[Row]:
@@ -65,24 +84,46 @@ def jsonl_rows(path: Path, shown: str | None = None) -> Iterator[Row]:
         yield f"line {lineno}", record
 
 
-def _delimited(path: Path, delimiter: str) -> Iterator[Row]:
-    """Rows of a CSV/TSV file with a header line; `line N` is the line where the record starts."""
+FIX_LINE = "fix the line (quote a text that contains the delimiter)"
+
+
+def delimited_rows(
+    path: Path,
+    delimiter: str = ",",
+    *,
+    key: str,
+    fix: str = FIX_LINE,
+    check_header: Callable[[list[str]], None] | None = None,
+) -> Iterator[Row]:
+    """Rows of a CSV/TSV file with a header line (gzipped when its name ends .gz); `line N` is the line where the
+    record starts.
+
+    A row whose field count differs from the header's is refused naming its
+    line, never read: an unquoted delimiter in a text shifts every field after
+    it, so the text would be read from the wrong column. `fix` says what to do
+    about such a line (`key`, the file's config key, is named when the file is
+    empty or not what its name says); `check_header` sees the header line
+    before any row is read. Blank lines are skipped.
+    """
     kind = "TSV" if delimiter == "\t" else "CSV"
-    reader = csv.reader(_lines(path, path), delimiter=delimiter)
+    reader = csv.reader(_lines(path, path, key), delimiter=delimiter)
     try:
         header = next(reader, [])
+        if not header:
+            raise DataError(f"{path} is empty (no header line); check that dataset.{key} names the right file")
+        if check_header is not None:
+            check_header(header)
         start = reader.line_num + 1
         for values in reader:
-            if any(v.strip() for v in values):  # blank lines are allowed
+            if any(v.strip() for v in values):
                 if len(values) != len(header):
                     raise DataError(
-                        f"{path} line {start}: {len(values)} {kind} fields but the header has {len(header)}; "
-                        f"fix the line (quote a text that contains the delimiter)"
+                        f"{path} line {start}: {len(values)} {kind} fields but the header has {len(header)}; {fix}"
                     )
                 yield f"line {start}", dict(zip(header, values, strict=True))
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise DataError(f"{path} line {reader.line_num}: not valid {kind} ({exc}); fix the line") from None
+        raise DataError(f"{path} line {reader.line_num}: not valid {kind} ({exc}); {fix}") from None
 
 
 def _parquet(path: Path) -> Iterator[Row]:
@@ -148,13 +189,14 @@ class FileDataset(FieldDataset):
 
     def _file_corpus(self, file: str, split: str) -> Corpus:
         path = self._existing(file, split)
+        check_prepared(path)  # a file task=prepare wrote must still be what it wrote
         fmt = self._format(path)
         if fmt == "jsonl":
             rows = jsonl_rows(path)
         elif fmt == "parquet":
             rows = _parquet(path)
         else:
-            rows = _delimited(path, "," if fmt == "csv" else "\t")
+            rows = delimited_rows(path, "," if fmt == "csv" else "\t", key=split)
         sep = DEFAULT_CSV_LABEL_SEP if fmt in ("csv", "tsv") and self.multi_label else None
         return self._corpus(rows, str(path), split, label_sep=self.label_sep or sep)
 

@@ -12,24 +12,26 @@ the ICD-9-CM tabular list), V codes (supplementary factors) and E codes
 (our choice: neither is a chapter of diseases). MIMIC has no official split:
 `eval_fraction` of the admissions is held out with `split_seed`, whole
 patients (SUBJECT_ID) at a time, so no patient is in both splits.
+
+Both files are read as CSV with a header line (gunzipped when named .gz); a
+row whose field count is not the header's is refused naming its line, since
+its TEXT would be read from another column.
 """
 
 from __future__ import annotations
 
-import gzip
 import logging
 import re
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-import pandas as pd
-
 from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import SourceSplits
+from synbench.data.files import delimited_rows
 from synbench.data.raw import Document, ReleaseDataset, check_columns
+from synbench.data.records import Row
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +39,6 @@ NOTE_COLUMNS = ("ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CATEGORY", "DES
 DIAGNOSIS_COLUMNS = ("HADM_ID", "ICD9_CODE")
 REPORT = "Report"  # NOTEEVENTS' DESCRIPTION of a discharge summary's main note (the others are addenda)
 ADDENDA = ("drop", "append")
-CHUNK_ROWS = 20_000  # NOTEEVENTS rows parsed at a time: the 4 GB file is read in pieces, discharge summaries kept
 # ICD-9-CM's 17 chapters of numeric codes, by their first three digits
 ICD9_CHAPTERS = {
     "Infectious and parasitic diseases": "001-139",
@@ -66,7 +67,7 @@ class Admission:
     """The kept notes of one admission: (chart date, ROW_ID, text) of its reports and of its addenda."""
 
     subject: str
-    first_row: int  # the data row (from 1) of its first kept note, for messages
+    where: str  # the line of its first kept note, for messages
     reports: list[tuple[str, int, str]] = field(default_factory=list)
     addenda: list[tuple[str, int, str]] = field(default_factory=list)
 
@@ -114,18 +115,30 @@ class MimicDataset(ReleaseDataset):
 
     def read_release(self, folder: Path) -> SourceSplits:
         notes_path, diagnoses_path = folder / self.notes_file, folder / self.diagnoses_file
-        admissions = self._admissions(notes_path)
+        read = self._admissions(notes_path)
+        admissions = {hadm: admission for hadm, admission in read.items() if admission.reports}
+        if len(admissions) < len(read):
+            log.info("dataset '%s': dropped %d admissions with no report", self.name, len(read) - len(admissions))
         labels = self._labels(diagnoses_path)
+        if self.unlabelled_label is None and not any(labels.get(hadm) for hadm in admissions):
+            coded = sum(hadm in labels for hadm in admissions)
+            raise DataError(
+                f"no admission of {notes_path} has a label: of its {len(admissions)} admissions with a "
+                f"{self.category} report, {coded} have only diagnosis codes that give none (V / E codes while "
+                "dataset.v_code_label / e_code_label are null, or codes outside dataset.chapters) and "
+                f"{len(admissions) - coded} have no row in {diagnoses_path}; check that both files are of one "
+                "release, or set dataset.v_code_label / e_code_label to label those codes, or dataset.unlabelled_label "
+                "to keep admissions without a label"
+            )
         documents = (
             Document(
-                where=f"data row {admission.first_row}",
+                where=admission.where,
                 text="\n\n".join(text for *_, text in self._notes_of(admission)),
                 labels=sorted(labels.get(hadm, ())),
                 doc_id=f"admission-{hadm}",
                 group=admission.subject,
             )
             for hadm, admission in sorted(admissions.items(), key=lambda item: int(item[0]))
-            if admission.reports
         )
         train, groups = self.release_corpus(documents, str(notes_path), "train")
         return SourceSplits(train, None, groups)
@@ -135,35 +148,29 @@ class MimicDataset(ReleaseDataset):
         return sorted(admission.reports) + (sorted(admission.addenda) if self.addenda == "append" else [])
 
     def _admissions(self, path: Path) -> dict[str, Admission]:
-        """The kept notes of `path` by HADM_ID; notes without an admission are dropped (counted)."""
+        """The kept notes of `path` by HADM_ID; notes without an admission are dropped (counted). A file without
+        one kept note is refused: no setting could make a document of it."""
         admissions: dict[str, Admission] = {}
-        no_admission = errors = 0
-        for chunk in _csv_chunks(path, NOTE_COLUMNS, "notes_file"):
-            kept = chunk[chunk["CATEGORY"].str.strip() == self.category]
-            flagged = kept["ISERROR"].str.strip() == "1"
-            errors += int(flagged.sum())
-            kept = kept[~flagged]
-            for row, row_id, subject, hadm, date, description, text in zip(
-                kept.index,
-                kept["ROW_ID"],
-                kept["SUBJECT_ID"],
-                kept["HADM_ID"].str.strip(),
-                kept["CHARTDATE"],
-                kept["DESCRIPTION"].str.strip(),
-                kept["TEXT"],
-                strict=True,
-            ):
-                if not hadm:
-                    no_admission += 1
-                    continue
-                if not hadm.isdigit() or not str(row_id).strip().isdigit():
-                    raise DataError(
-                        f"{path} data row {row + 1}: HADM_ID or ROW_ID is not a whole number; check that "
-                        "dataset.notes_file names MIMIC-III's NOTEEVENTS file"
-                    )
-                admission = admissions.setdefault(hadm, Admission(subject=subject.strip(), first_row=row + 1))
-                note = (date, int(row_id), text)
-                (admission.reports if description == REPORT else admission.addenda).append(note)
+        notes = no_admission = errors = 0
+        for where, row in _release_rows(path, NOTE_COLUMNS, "notes_file"):
+            notes += 1
+            if row["CATEGORY"].strip() != self.category:
+                continue
+            if row["ISERROR"].strip() == "1":
+                errors += 1
+                continue
+            hadm, row_id = row["HADM_ID"].strip(), row["ROW_ID"].strip()
+            if not hadm:
+                no_admission += 1
+                continue
+            if not hadm.isdigit() or not row_id.isdigit():
+                raise DataError(
+                    f"{path} {where}: HADM_ID or ROW_ID is not a whole number; check that dataset.notes_file names "
+                    "MIMIC-III's NOTEEVENTS file"
+                )
+            admission = admissions.setdefault(hadm, Admission(subject=row["SUBJECT_ID"].strip(), where=where))
+            note = (row["CHARTDATE"], int(row_id), row["TEXT"])
+            (admission.reports if row["DESCRIPTION"].strip() == REPORT else admission.addenda).append(note)
         log.info(
             "dataset '%s': %d admissions with %s notes (%d notes marked ISERROR and %d without an admission dropped)",
             self.name,
@@ -172,16 +179,22 @@ class MimicDataset(ReleaseDataset):
             errors,
             no_admission,
         )
+        if not any(admission.reports for admission in admissions.values()):
+            raise DataError(
+                f"{path}: none of its {notes} notes is a report (DESCRIPTION {REPORT!r}) of CATEGORY "
+                f"{self.category!r} with an HADM_ID and not marked ISERROR; check dataset.category and that "
+                "dataset.notes_file names MIMIC-III's NOTEEVENTS file"
+            )
         return admissions
 
     def _labels(self, path: Path) -> dict[str, set[str]]:
-        """The chapter labels of each admission's diagnosis codes in `path`."""
+        """The chapter labels of each admission's diagnosis codes in `path` (an empty set: its codes give none)."""
         labels: dict[str, set[str]] = defaultdict(set)
-        for chunk in _csv_chunks(path, DIAGNOSIS_COLUMNS, "diagnoses_file"):
-            for row, hadm, code in zip(chunk.index, chunk["HADM_ID"].str.strip(), chunk["ICD9_CODE"].str.strip()):
-                label = self._chapter(code, f"{path} data row {row + 1}")
-                if label is not None:
-                    labels[hadm].add(label)
+        for where, row in _release_rows(path, DIAGNOSIS_COLUMNS, "diagnoses_file"):
+            found = labels[row["HADM_ID"].strip()]
+            label = self._chapter(row["ICD9_CODE"].strip(), f"{path} {where}")
+            if label is not None:
+                found.add(label)
         return labels
 
     def _chapter(self, code: str, at: str) -> str | None:
@@ -200,18 +213,13 @@ class MimicDataset(ReleaseDataset):
         return self._chapter_of[int(code[:3])]
 
 
-def _csv_chunks(path: Path, columns: tuple[str, ...], key: str) -> Iterator[pd.DataFrame]:
-    """The `columns` of the CSV file `path` (gzipped when its name ends .gz) as text, CHUNK_ROWS rows at a time;
-    its index counts data rows from 0. A file that is not such a CSV is refused naming `key`."""
-    try:
-        check_columns(pd.read_csv(path, nrows=0).columns, columns, str(path), key)
-        yield from pd.read_csv(path, usecols=list(columns), dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS)
-    except pd.errors.ParserError as exc:
-        raise DataError(f"{path} is not valid CSV ({exc}); check that dataset.{key} names the release's file") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path} is not UTF-8 text; check that dataset.{key} names the release's file") from None
-    except (gzip.BadGzipFile, EOFError, zlib.error):
-        raise DataError(
-            f"{path} is not a complete gzip file; download it again, or gunzip it and set "
-            f"dataset.{key} to the unzipped name"
-        ) from None
+def _release_rows(path: Path, columns: tuple[str, ...], key: str) -> Iterator[Row]:
+    """The rows of the release's CSV file `path` (gzipped when its name ends .gz), refused unless its header holds
+    `columns`; a row whose field count is not the header's is refused naming its line (a TEXT read from the wrong
+    column would make another note of it)."""
+    return delimited_rows(
+        path,
+        key=key,
+        fix="the file is malformed; download it again, or re-export it with every text field quoted",
+        check_header=lambda header: check_columns(header, columns, str(path), key),
+    )

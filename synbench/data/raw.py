@@ -120,6 +120,13 @@ class ReleaseDataset(FileDataset):
                 continue
             rows.append((doc.where, {"id": doc.doc_id, "text": doc.text, "label": labels or [self.unlabelled_label]}))
             groups.append(doc.group)
+        if dropped and not rows:
+            raise DataError(
+                f"{source}: none of its {dropped} {split} documents has a label by dataset '{self.name}''s label "
+                "rules, and dataset.unlabelled_label=null drops such documents; check that dataset.data_dir holds "
+                "the release and the label keys of the config (--cfg job prints them), or set "
+                "dataset.unlabelled_label to keep them"
+            )
         if dropped:
             log.info(
                 "dataset '%s': dropped %d %s documents with no label (dataset.unlabelled_label=null)",

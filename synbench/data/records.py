@@ -124,8 +124,9 @@ MAX_CHARS = 1_000_000
 NO_LABEL_MAP: Mapping[str, str] = MappingProxyType({})  # labels kept as the source writes them (`dataset.label_map`)
 
 
-def _text(value: Any, text_field: str, at: str, max_chars: int = MAX_CHARS) -> str:
-    """The document text, HTML entities decoded and surrounding whitespace removed; refused over `max_chars`."""
+def _text(value: Any, text_field: str, at: str, max_chars: int = MAX_CHARS, html_entities: bool = False) -> str:
+    """The document text without surrounding whitespace (HTML character references decoded only with
+    `html_entities`: a clinical note's `&deg` or `&lt;` is the publisher's text); refused over `max_chars`."""
     if _missing(value):
         value = ""
     if not isinstance(value, str):
@@ -137,7 +138,7 @@ def _text(value: Any, text_field: str, at: str, max_chars: int = MAX_CHARS) -> s
             f"{at}: field {text_field!r} holds {len(value):,} characters, more than dataset.max_chars="
             f"{max_chars:,}; split or shorten the record, or raise dataset.max_chars"
         )
-    text = html.unescape(value).strip()
+    text = (html.unescape(value) if html_entities else value).strip()
     if not text:
         raise DataError(f"{at}: field {text_field!r} is empty; remove the record or fix the text")
     return text
@@ -160,6 +161,7 @@ def records_to_corpus(
     unlabelled_label: str | None = None,
     max_chars: int = MAX_CHARS,
     label_from_scores: bool = False,
+    html_entities: bool = False,
 ) -> Corpus:
     """Validate `rows` from `source` (a path or a description) into the corpus `<name>-<split>`.
 
@@ -175,6 +177,10 @@ def records_to_corpus(
     With `label_from_scores` the label field holds a mapping of class ->
     score and the label is the class with the largest score (ties: the first
     in the label space), then renamed by `label_map` like any label.
+    Texts are kept as the source writes them (surrounding whitespace aside);
+    `html_entities` decodes HTML character references (`&#039;` to an
+    apostrophe), for a source known to carry them as escapes of a web page
+    (the UCI drug reviews scraped from Drugs.com), never for clinical text.
     """
     space = [str(s) for s in label_space] if label_space is not None else None
     allowed = set(space) if space is not None else None
@@ -184,7 +190,7 @@ def records_to_corpus(
     first_seen: dict[str, str] = {}
     for i, (where, record) in enumerate(rows):
         at = f"{source} {where}"
-        text = _text(_field(record, text_field, "text_field", at), text_field, at, max_chars)
+        text = _text(_field(record, text_field, "text_field", at), text_field, at, max_chars, html_entities)
         value = _field(record, label_field, "label_field", at)
         if label_from_scores:
             found = _top_scored(value, label_map, space, label_field, at)
