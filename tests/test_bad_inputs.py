@@ -222,6 +222,17 @@ REFUSED: list[tuple[Any, ...]] = [
         ["+experiment=paper_psytar_dpgen", "generator=copy"],
         ["Key 'epochs' not in 'CopyGeneratorOptions'"],
     ),
+    # a control under a finite eps, in a task that does not test the claim
+    ("copy eps=4", ["eps=4"], ["generator=copy is a control and does not apply eps=4", "set eps=inf"]),
+    ("public eps=1", ["generator=public", "eps=1"], ["generator=public is a control", "sweep it with -m"]),
+    # a plugin's options, typed before any data is read (a list given as a word)
+    ("a scalar list", ["generator=dpgen", "generator.lora.target_modules=q_proj"], ["target_modules=[q_proj]"]),
+    # the audit's options, refused where they are set
+    ("audit.eps_grid=[-1]", ["task=audit", "audit.eps_grid=[-1]"], ["audit.eps_grid=[-1.0]", "positive finite"]),
+    ("audit.min_count=-1", ["task=audit", "audit.min_count=-1"], ["audit.min_count=-1", "at least 0"]),
+    ("audit.lof_neighbors=0", ["task=audit", "audit.lof_neighbors=0"], ["audit.lof_neighbors=0", "positive whole"]),
+    ("audit.lof_contamination=abc", ["task=audit", "audit.lof_contamination=abc"], ["audit.lof_contamination='abc'"]),
+    ("model_audit.min_count=-1", ["task=model_audit", "model_audit.min_count=-1"], ["model_audit.min_count=-1"]),
     # where the job writes
     ("output_root=/proc/foo", ["output_root=/proc/foo"], ["/proc/foo", "output_root"]),
     ("output_root is a file", ["output_root={a_file}"], ["not_a_folder", "output_root"]),
@@ -229,6 +240,11 @@ REFUSED: list[tuple[Any, ...]] = [
     ("hydra.run.dir outside", ["hydra.run.dir={folder}/elsewhere"], ["elsewhere is not inside output_root"]),
     # a sweep: every point validated before its first job runs
     ("sweep eps=1,abc", ["-m", "eps=1,abc"], ["eps=abc", "could not be converted to Float"]),
+    (
+        "sweep a scalar list",
+        ["-m", "generator=dpgen", "generator.lora.target_modules=q_proj", "seed=0,1"],
+        ["is not a list"],
+    ),
     ("sweep seed=0,-1", ["-m", "seed=0,-1"], ["seed=-1 is invalid"]),
     ("sweep delta", ["-m", "delta=1e-5,2"], ["delta=2 is invalid"]),
     ("sweep eps=1,1e400", ["-m", "eps=1,1e400"], ["a number in 'eps=1,1e400' is too large"]),
@@ -378,8 +394,8 @@ def test_an_option_after_an_override_is_one_line(
 
 # (id, overrides, the values the job must have run with: results.json key path -> value)
 RUN: list[tuple[Any, ...]] = [
-    ("eps=1.0", ["eps=1.0"], {"epsilon": 1.0}),
-    ("eps=1e0", ["eps=1e0"], {"epsilon": 1.0}),
+    ("eps=1.0", ["generator=example", "eps=1.0"], {"epsilon": 1.0}),
+    ("eps=1e0", ["generator=example", "eps=1e0"], {"epsilon": 1.0}),
     ("eps=inf", ["eps=inf"], {"epsilon": "inf"}),
     ("delta rule", ["delta='1/(N ln N)'"], {"config.delta": "1/(N ln N)"}),
     ("n_synthetic=7", ["task.n_synthetic=7"], {"generation.n_synthetic": 7}),
@@ -432,11 +448,12 @@ def test_an_edge_input_runs_with_the_values_it_names(
 
 
 def test_a_control_says_what_it_did_not_do(inputs: dict[str, Path], capfd: pytest.CaptureFixture[str]) -> None:
-    """The copy control under a finite eps and asked for more documents than the private set holds: one warning line
-    each, and the job's summary line and the report's tables show its eps as "control", not 4."""
+    """The copy control under a finite eps of a sweep (its reference row there) and asked for more documents than the
+    private set holds: one warning line each, and the job's summary line and the report's tables show its eps as
+    "control", not 4. A single job that sets it is refused (the REFUSED table)."""
     from synbench.report.build import write_report
 
-    outcome = run_app(command(["eps=4", "task.n_synthetic=100"], inputs), capfd)
+    outcome = run_app(command(["-m", "eps=4", "task.n_synthetic=100"], inputs), capfd)
     assert outcome.code == 0, outcome.stderr
     lines = (outcome.stdout + outcome.stderr).splitlines()
     assert len([line for line in lines if "is a control and does not apply eps=4" in line]) == 1
@@ -583,7 +600,7 @@ def test_a_job_already_running_elsewhere_stops_with_its_own_code(
 ) -> None:
     """The same job, its folder held by another process past lock_wait_s: not an error of the job but its own line
     and exit code, and nothing of this process written into the other's folder."""
-    assert run_app(command([], inputs), capfd).code == 0
+    assert run_app(command(["eps=inf"], inputs), capfd).code == 0
     [done] = inputs["out"].rglob("results.json")
     done.unlink()  # the job is to run again, and another process holds its folder
     with (done.parent / ".lock").open("r+") as held:
@@ -594,10 +611,21 @@ def test_a_job_already_running_elsewhere_stops_with_its_own_code(
         held.truncate()
         held.flush()
         before = time.monotonic()
-        outcome = run_app(command(["eps=4.0", "lock_wait_s=0.5"], inputs), capfd)  # the default eps, another name
+        outcome = run_app(command(["eps=inf", "lock_wait_s=0.5"], inputs), capfd)  # the same job, told to wait
         waited = time.monotonic() - before
     assert outcome.code == ALREADY_RUNNING_EXIT and not outcome.errors, outcome.stderr
     [line] = outcome.stderr.strip().splitlines()
     assert line.startswith("synbench: already running: the job folder") and "is locked by pid 4242" in line
     assert "lock_wait_s" in line and waited >= 0.5
     assert not done.exists()
+
+
+@pytest.mark.parametrize("task", ["report", "export"])
+def test_a_task_on_a_sweep_that_never_ran_leaves_no_folder(
+    task: str, inputs: dict[str, Path], capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The one-line error is the whole answer: no `<sweep>/<task>/...` folder is left to be taken for the sweep."""
+    outcome = run_app([f"task={task}", "sweep=never_ran", f"output_root={inputs['out']}"], capfd)
+    assert outcome.code == 2 and len(outcome.errors) == 1, outcome.stderr
+    assert "no results.json under" in outcome.errors[0] and "sweep=<name>" in outcome.errors[0]
+    assert not inputs["out"].exists() or not any(inputs["out"].iterdir())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from synbench.audit.design import MODES
-from synbench.core.errors import ConfigError
+from synbench.core.errors import ConfigError, require_count
 
 TARGET_KINDS = ("outliers", "canaries", "both")
 CROSSFIT_RULES = ("lower_bound", "estimate")  # how the cross-fit chooses its rule on the choosing fold
@@ -143,6 +143,17 @@ class AuditConfig:
         for key in ("fpr_grid", "recall_grid"):
             if not all(0 < v <= 1 for v in getattr(self, key)):
                 raise ConfigError(f"audit.{key}={list(getattr(self, key))} must hold rates in (0, 1]")
+        if not all(0 < v < float("inf") for v in self.eps_grid):
+            raise ConfigError(f"audit.eps_grid={list(self.eps_grid)} must hold positive finite epsilons")
+        require_count(self.min_count, "audit.min_count", 0)
+        require_count(self.lof_neighbors, "audit.lof_neighbors", 1)
+        if self.lof_contamination != "auto" and not (
+            isinstance(self.lof_contamination, (int, float)) and 0 < self.lof_contamination <= 0.5
+        ):
+            raise ConfigError(
+                f"audit.lof_contamination={self.lof_contamination!r} must be a share in (0, 0.5] (LOF's bound) or "
+                "'auto'"
+            )
         if self.delta is not None and not 0 <= self.delta < 1:
             raise ConfigError(f"audit.delta={self.delta} must lie in [0, 1), or be null for the job's delta")
         if self.n_synthetic is not None and self.n_synthetic < 1:

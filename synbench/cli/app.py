@@ -36,14 +36,17 @@ from omegaconf import BooleanNode, DictConfig, FloatNode, OmegaConf
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
 from synbench.core import registry
+from synbench.core.base import Generator
 from synbench.core.errors import ConfigError, did_you_mean
-from synbench.core.schema import SynBenchConfig, check_bool, node_at
+from synbench.core.schema import PLUGIN_KEY, SynBenchConfig, check_bool, node_at
 from synbench.job import failures, lock
 from synbench.job.lifecycle import error_record
 from synbench.job.record import FAILED, JobRecord
+from synbench.job.release import is_control
 from synbench.job.results import read_results, write_results
 from synbench.job.spec import JobConfig, check_no_credentials, job_dirname
 from synbench.tasks import get_task, writes_results
+from synbench.tasks.options import check_generator_options
 
 log = logging.getLogger(__name__)
 
@@ -410,6 +413,10 @@ def hydra_app(cfg: DictConfig) -> None:
         check_config_files(cfg, hydra_cfg)
         config = JobConfig.from_config(cfg, hydra_cfg.overrides.task, hydra_cfg.runtime.choices)
         task = get_task(config.spec.task)
+        if not multirun and task.writes_results:  # a sweep checks each of its points before its first job
+            check_generator_options(config.generator)
+            if not task.tests_claim:
+                check_control_eps(config, hydra_cfg.overrides.task)
         if not task.writes_results:
             task.run(config, job_dir)
             return
@@ -426,7 +433,8 @@ def hydra_app(cfg: DictConfig) -> None:
     except Exception as raised:
         exc = failures.config_error(raised) or raised
         refused_run = not started and not multirun
-        if writes_results(OmegaConf.select(cfg, "task.name")) and not (refused_run and remove_fresh_folder(job_dir)):
+        removed = refused_run and remove_fresh_folder(job_dir, OmegaConf.select(cfg, "output_root", default=None))
+        if writes_results(OmegaConf.select(cfg, "task.name")) and not removed:
             record_failure(job_dir, exc)
         failures.print_debug_traceback(exc)  # stderr only, and only when asked for: never app.log
         line = failures.describe(exc).message
@@ -435,6 +443,22 @@ def hydra_app(cfg: DictConfig) -> None:
             raise SystemExit(2) from None
         # In a multirun the sweep goes on; synbench.cli.sweeps.SweepCallback reports the failure at the end.
         log.error("job %s failed: %s", job_dir, line)
+
+
+def check_control_eps(config: JobConfig, overrides: Sequence[str]) -> None:
+    """Refuse a single job that sets a finite eps on the command line for a control (copy releases the private set
+    as it is, public never reads it): it would run as a non-private job labelled with a budget it never applied. In a
+    sweep (`-m`) the control runs at each eps as that eps's reference row, and its tables say 'control'; a task that
+    tests the claim (`Task.tests_claim`, an audit) takes it as a planted violation."""
+    if math.isinf(config.spec.epsilon) or not any(re.match(r"[+~]*eps=", arg) for arg in overrides):
+        return
+    node = config.generator
+    if is_control(registry.load(Generator, str(node[PLUGIN_KEY]))):
+        raise ConfigError(
+            f"generator={config.spec.generator_name} is a control and does not apply eps={config.spec.epsilon:g} "
+            "(copy releases the private set, public never reads it); set eps=inf, or sweep it with -m "
+            "beside private generators, where it is each eps's reference row"
+        )
 
 
 def check_inside_output_root(job_dir: Path, output_root: Path) -> None:
@@ -447,18 +471,24 @@ def check_inside_output_root(job_dir: Path, output_root: Path) -> None:
         )
 
 
-def remove_fresh_folder(job_dir: Path) -> bool:
+def remove_fresh_folder(job_dir: Path, output_root: str | None) -> bool:
     """Remove the folder of a single job the checks refused before it started, when it holds only what Hydra wrote
-    there before the app ran (its copy of the config, the job's log): the one-line error is the whole answer, and
-    no folder of a job that never ran is left to be taken for a result. True when removed; a folder holding anything
-    else (an earlier run's results or lock) is kept. In a sweep the refused job keeps its failed results.json
-    instead, which the sweep's table names and a re-run retries."""
+    there before the app ran (its copy of the config, the job's log), and the folders above it that are left empty,
+    up to output_root (kept): the one-line error is the whole answer, and no folder of a job that never ran (a
+    report of a sweep that does not exist) is left to be taken for a result. True when removed; a folder holding
+    anything else (an earlier run's results or lock) is kept. In a sweep the refused job keeps its failed
+    results.json instead, which the sweep's table names and a re-run retries."""
     hydra_cfg = HydraConfig.get()
     log_file = OmegaConf.select(hydra_cfg, "job_logging.handlers.file.filename", default=None)
     hydra_written = {hydra_cfg.output_subdir, Path(str(log_file)).name if log_file else None} - {None}
     if not job_dir.is_dir() or not {path.name for path in job_dir.iterdir()} <= hydra_written:
         return False
     shutil.rmtree(job_dir)
+    root = Path(output_root).expanduser().resolve() if output_root else None
+    parent = job_dir.resolve().parent
+    while root is not None and parent != root and parent.is_relative_to(root) and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
     return True
 
 

@@ -22,14 +22,14 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from synbench.core import registry
-from synbench.core.base import DatasetLoader, Generator
+from synbench.core.base import DatasetLoader
 from synbench.job import failures
 from synbench.job.lock import LOCK_FILE
 from synbench.job.record import COMPLETE
 from synbench.job.release import control_results
 from synbench.job.results import RESULTS_FILE, sweep_rows
 from synbench.job.spec import JobConfig
-from synbench.tasks.options import check_task_options
+from synbench.tasks.options import check_generator_options, check_task_options
 
 log = logging.getLogger("synbench.sweep")
 SEARCHPATH = "hydra.searchpath="
@@ -107,8 +107,7 @@ def check_sweep_points(config: DictConfig) -> None:
         job = JobConfig.from_config(cfg, point)
         check_task_options(job.task)
         registry.create(DatasetLoader, job.dataset).check_source()  # its config's checks, its files there; none read
-        if job.generator:  # typed as the run will build it (the job folder is the core's keyword), not built
-            registry.check_node(Generator, job.generator, extra=("job_dir",))
+        check_generator_options(job.generator)
 
 
 def run_rows(sweep_dir: Path, since: float, markers: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -32,3 +32,11 @@ class DataError(SynBenchError):
 
 class PluginError(SynBenchError):
     """A plugin name is unknown, provided twice, or cannot be built."""
+
+
+def require_count(value: object, key: str, minimum: int) -> None:
+    """Refuse a config value `key` that is not a whole number of at least `minimum` (a bool is not a number here),
+    naming the key and what it must be."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        bound = "a positive whole number" if minimum == 1 else f"a whole number of at least {minimum}"
+        raise ConfigError(f"{key}={value!r} must be {bound}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from synbench.core.errors import ConfigError
+from synbench.core.errors import ConfigError, require_count
 from synbench.dp.settings import DPSGDSettings
 
 
@@ -134,5 +134,6 @@ class ModelAuditConfig:
             raise ConfigError(f"model_audit.n_population={self.n_population} must be at least 1 (RMIA's z samples)")
         if not all(0 < f <= 1 for f in self.fpr_grid):
             raise ConfigError(f"model_audit.fpr_grid={list(self.fpr_grid)} must hold rates in (0, 1]")
+        require_count(self.min_count, "model_audit.min_count", 0)
         if not 0 < self.confidence < 1:
             raise ConfigError(f"model_audit.confidence={self.confidence} must lie strictly between 0 and 1")

@@ -12,7 +12,10 @@ nothing dispatches on its name:
   the keys it declares in `public_details`);
 - `report_section`: which of the report's tables its jobs belong to, written
   into each `results.json` (the report reads results files only, never this
-  class); None lists the jobs without tabulating them.
+  class); None lists the jobs without tabulating them;
+- `tests_claim`: whether it measures a generator against its nominal eps (an
+  audit): there a control under a finite eps (copy claiming eps=1) is a planted
+  violation, a calibration; a task that does not refuses a single such job.
 
 A job task implements `body(job)`, which `run` wraps in the task wrapper
 (resume, tracking, timing, status, results). A task that writes no
@@ -43,6 +46,7 @@ class Task(Plugin):
     generation_fields: ClassVar[frozenset[str]] = frozenset()
     report_section: ClassVar[str | None] = None
     writes_results: ClassVar[bool] = True
+    tests_claim: ClassVar[bool] = False
 
     @classmethod
     def check_plugin_class(cls, name: str) -> None:

@@ -65,6 +65,7 @@ class ModelAuditTask(Task):
         }
     )
     report_section = "model_audit"
+    tests_claim = True  # a model audit measures the generator against its nominal eps
 
     def body(self, job: JobRun) -> None:
         model_audit_job(job)

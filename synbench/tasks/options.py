@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Mapping, Optional
 
 from synbench.audit.config import DisclosureConfig
-from synbench.core import schema
+from synbench.core import registry, schema
+from synbench.core.base import Generator
 from synbench.core.errors import ConfigError
 from synbench.job.tracking import WandbOptions
 
@@ -119,3 +120,11 @@ def check_task_options(task: Mapping[str, Any]) -> None:
     options = OPTIONS.get(str(task.get("name")))
     if options is not None:
         schema.typed(options, task, "task")
+
+
+def check_generator_options(generator: Mapping[str, Any] | None) -> None:
+    """The generator's node refused as the job would build it (its plugin, unknown keys, values of the wrong type,
+    its options' own checks), without building it, before any data is read: a sweep checks each of its points, a
+    single job itself. The job folder is the keyword the core adds."""
+    if generator:
+        registry.check_node(Generator, generator, extra=("job_dir",))
