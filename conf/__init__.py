@@ -20,6 +20,7 @@ PLUGINS = {
         "mimic": "synbench.data.mimic:MimicDataset",
         "psytar": "synbench.data.psytar:PsyTARDataset",
         "n2c2_2008": "synbench.data.n2c2:N2C2ObesityDataset",
+        "asylex": "synbench.data.asylex:AsyLexDataset",
     },
     "generator": {
         "dpgen": "synbench.generators.dpgen.settings:DPGenOptions",

@@ -24,7 +24,7 @@ from synbench.data.split import make_splits
 
 CONF = Path(__file__).parents[1] / "conf" / "dataset"
 DRUGREVIEW = sorted(p.stem for p in CONF.glob("drugreview*.yaml"))
-HUB = ("hoc", "asylax", "dmsafn", "lc37fnd", "zstfns", "eurlex")
+HUB = ("hoc", "dmsafn", "lc37fnd", "zstfns", "eurlex")  # AsyLex is read from its files (its own section)
 # hub datasets for which no commit sha was found (docs/datasets.md, Revisions): they read the branch `main`
 UNPINNED_HUB = ("dmsafn", "lc37fnd")
 
@@ -128,23 +128,33 @@ def test_every_hub_dataset_pins_a_commit_unless_listed_unpinned_and_has_a_label_
     assert loader(option).name == option
 
 
-def test_the_hub_load_passes_the_pinned_revision(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_hub_load_passes_the_pinned_revision_and_records_the_commit_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The hub is asked for the config's commit, and the commit the load read is where `datasets` cached it
+    (`<repo>/<config>/<version>/<commit sha>/`), so recording it asks the hub nothing more."""
     import datasets
 
     asked = {}
+    sha = "89abcdef0123456789abcdef0123456789abcdef"
+    cached = tmp_path / "cache" / "zeroshot___twitter-financial-news-sentiment" / "default" / "0.0.0" / sha
+    rows = {"text": ["$AAPL falls", "$MSFT rises"], "label": [0, 1]}
+    datasets.DatasetDict({split: datasets.Dataset.from_dict(rows) for split in ("train", "validation")}).save_to_disk(
+        str(cached)
+    )
 
     def load_dataset(path: str, subset: str | None = None, **options: object) -> datasets.DatasetDict:
         asked.update(path=path, **options)
-        rows = {"extracted_sentences_determination": ["The claim is rejected.", "Granted."], "decision_outcome": [0, 1]}
-        return datasets.DatasetDict(
-            {"train": datasets.Dataset.from_dict(rows), "test": datasets.Dataset.from_dict(rows)}
-        )
+        return datasets.load_from_disk(str(cached))
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
-    splits = same_eval_for_every_seed(loader("asylax"))
-    assert asked["path"] == "clairebarale/AsyLex" and asked["revision"] == "4c8d264b7b4e2a9f1aca499413d4ef1ced1c3ec4"
-    assert asked["delimiter"] == ";" and set(asked["data_files"]) == {"train", "test"}
-    assert splits.train.labels == (("reject",), ("granted",))  # the outcome codes through the config's map
+    splits = same_eval_for_every_seed(loader("zstfns"))
+    assert asked["path"] == "zeroshot/twitter-financial-news-sentiment"
+    assert asked["revision"] == "ccbe24de388e287beb92dd393a335c376b350ac3"
+    assert splits.train.labels == (("Bearish",), ("Bullish",))  # the integer labels through the config's names
+    assert splits.source_revision == sha
+    local = loader("zstfns", f"dataset.path={cached}").load(0)  # a save_to_disk folder: no commit recorded
+    assert local.source_revision is None and local.train.texts == splits.train.texts
 
 
 def test_bigbio_class_names_map_to_the_hoc_label_space(tmp_path: Path) -> None:
@@ -421,6 +431,149 @@ def test_n2c2_reads_text_in_cdata_as_another_export_writes_it(tmp_path: Path) ->
     records.write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<root><docs>{docs}</docs></root>\n')
     splits = loader("n2c2_2008", f"dataset.data_dir={folder}").load(0)
     assert splits.eval.texts[0] == release_fixtures.n2c2_doc(101) and len(splits.eval) == 9
+
+
+# --- AsyLex from its hub repository's files ----------------------------------------------------------------------
+# The layout of clairebarale/AsyLex: outcome_train_test/{train_dataset_silver,test_dataset_gold}.csv
+# (decisionID;decision_outcome) and determination_label_extracted_sentences.csv
+# (decisionID;extracted_sentences_determination, a Python list literal per row, several rows per decision), all
+# written by the authors with pandas' to_csv(sep=";"), as the fixture is. Every decision and sentence is made up.
+
+ASYLEX_SHA = "0123456789abcdef0123456789abcdef01234567"
+ASYLEX_SECRET = "Claimant Ophelia Brandywhistle"  # made up: never in a message, a log or a manifest
+ASYLEX_SILVER = {101: 0, 102: 1, 103: 0, 104: 2, 105: 1, 106: 0, 107: 1, 201: 1}  # 106: no rows; 107: "[]"
+ASYLEX_GOLD = {201: 1, 202: 0, 203: 1, 204: 0}  # 201 is also silver; 204 has no rows
+ASYLEX_ROWS = [  # (decisionID, the sentences of one row) in file order; 101 has two rows and one repeated row
+    (101, [f"{ASYLEX_SECRET} is not a Convention refugee.", "The claim is rejected."]),
+    (102, ["The panel's finding: the claimant is a person in need of protection; the claim is allowed."]),
+    (101, ["The claimant lacks credibility."]),
+    (101, ["The claimant lacks credibility."]),
+    (103, ["The claim is rejected for lack of credible evidence."]),
+    (104, ["The panel cannot determine the outcome."]),
+    (105, ["The claim for refugee protection is accepted."]),
+    (107, []),
+    (201, ["The claim is accepted."]),
+    (202, ["The Refugee Protection Division rejects the claim."]),
+    (203, ["The claimant is a Convention refugee."]),
+]
+
+
+def write_asylex(
+    folder: Path, rows: list[tuple[object, object]] = ASYLEX_ROWS, gold_ids_as_floats: bool = False
+) -> Path:
+    """The three files of the repository at `folder`, as pandas writes them (a list cell as its str())."""
+    import pandas as pd
+
+    (folder / "outcome_train_test").mkdir(parents=True)
+    silver = pd.DataFrame({"decisionID": list(ASYLEX_SILVER), "decision_outcome": list(ASYLEX_SILVER.values())})
+    silver.to_csv(folder / "outcome_train_test" / "train_dataset_silver.csv", sep=";", index=False)
+    gold_ids = [float(d) if gold_ids_as_floats else d for d in ASYLEX_GOLD]
+    gold = pd.DataFrame({"decisionID": gold_ids, "decision_outcome": list(ASYLEX_GOLD.values())})
+    gold.to_csv(folder / "outcome_train_test" / "test_dataset_gold.csv", sep=";", index=False)
+    sentences = pd.DataFrame(
+        {"decisionID": [d for d, _ in rows], "extracted_sentences_determination": [s for _, s in rows]}
+    )
+    sentences.to_csv(folder / "determination_label_extracted_sentences.csv", sep=";", index=False)
+    return folder
+
+
+@pytest.mark.parametrize("gold_ids_as_floats", [False, True])
+def test_asylex_joins_its_sentences_to_the_outcomes_and_keeps_eval_out_of_train(
+    gold_ids_as_floats: bool, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No user code: the folder as published; gold decisions leave train, decisions without sentences are dropped,
+    both counted in the log without an id; no eval document is a training document."""
+    folder = write_asylex(tmp_path / "AsyLex", gold_ids_as_floats=gold_ids_as_floats)
+    with caplog.at_level("INFO", logger="synbench.data.asylex"):
+        splits = same_eval_for_every_seed(loader("asylax", f"dataset.data_dir={folder}"))
+    assert splits.train.ids == ("101", "102", "103", "104", "105") and splits.eval.ids == ("201", "202", "203")
+    assert splits.train.texts[0] == (
+        f"{ASYLEX_SECRET} is not a Convention refugee. The claim is rejected. The claimant lacks credibility."
+    )
+    assert splits.train.texts[1] == ASYLEX_ROWS[1][1][0]  # a `;` and a quote inside a sentence, as written
+    assert splits.train.labels == (("reject",), ("granted",), ("reject",), ("uncertain",), ("granted",))
+    assert splits.eval.labels == (("granted",), ("reject",), ("granted",))
+    assert not set(splits.eval.texts) & set(splits.train.texts) and not set(splits.eval.ids) & set(splits.train.ids)
+    assert splits.source_revision is None  # a folder of no snapshot layout names no commit
+    logged = "\n".join(caplog.messages)
+    for count in ("dropped 2 train decisions", "dropped 1 eval decisions", "removed 1 silver", "read 1 repeated"):
+        assert count in logged
+    assert ASYLEX_SECRET not in logged and not re.search(r"\b(10[1-7]|20[1-4])\b", logged)
+
+
+def test_asylex_from_its_hub_id_reads_the_snapshot_at_the_pinned_revision(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`dataset=asylax` alone: the three files fetched at the config's commit (the card's configs never read), and
+    the commit of the snapshot folder recorded."""
+    import huggingface_hub
+
+    snapshot = write_asylex(tmp_path / "hub" / "datasets--clairebarale--AsyLex" / "snapshots" / ASYLEX_SHA)
+    asked: dict[str, object] = {}
+
+    def snapshot_download(**options: object) -> str:
+        asked.update(options)
+        return str(snapshot)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    node = compose_config(["dataset=asylax"]).dataset
+    assert node._plugin_ == "asylex" and re.fullmatch(r"[0-9a-f]{40}", node.revision)
+    assert set(node.label_map.values()) == set(node.label_space) == {"reject", "granted", "uncertain"}
+    splits = loader("asylax").load(0)
+    assert asked["repo_id"] == "clairebarale/AsyLex" and asked["repo_type"] == "dataset"
+    assert asked["revision"] == node.revision and set(asked["allow_patterns"]) == {
+        "outcome_train_test/train_dataset_silver.csv",
+        "outcome_train_test/test_dataset_gold.csv",
+        "determination_label_extracted_sentences.csv",
+    }
+    assert splits.source_revision == ASYLEX_SHA and len(splits.train) == 5 and len(splits.eval) == 3
+
+    def offline(**options: object) -> str:
+        raise ConnectionError("no internet")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+    with pytest.raises(DataError, match=r"snapshot_download\('clairebarale/AsyLex'.*dataset.data_dir=/some/folder"):
+        loader("asylax").load(0)
+
+
+@pytest.mark.parametrize("cell", ["['unterminated", "[1, 2]", "{'sentence': 'x'}", "The claim is rejected."])
+def test_asylex_refuses_a_malformed_sentences_cell_in_one_line(cell: str, tmp_path: Path) -> None:
+    rows = [*ASYLEX_ROWS[:2], (103, f"{ASYLEX_SECRET} {cell}" if cell[0] not in "[{" else cell), *ASYLEX_ROWS[4:]]
+    folder = write_asylex(tmp_path / "AsyLex", rows)
+    with pytest.raises(DataError) as info:
+        loader("asylax", f"dataset.data_dir={folder}").load(0)
+    message = str(info.value)
+    assert message.startswith(f"{folder / 'determination_label_extracted_sentences.csv'} line 4: column ")
+    assert "\n" not in message and ASYLEX_SECRET not in message and cell not in message
+
+
+def test_asylex_parses_only_the_cells_of_its_decisions(tmp_path: Path) -> None:
+    """A row of a decision in neither outcome file (the authors' pipeline wrote `no_match_filename` rows) is not
+    a document, and its cell is never read."""
+    folder = write_asylex(tmp_path / "AsyLex", [*ASYLEX_ROWS, ("no_match_filename", "['unterminated")])
+    assert len(loader("asylax", f"dataset.data_dir={folder}").load(0).train) == 5
+
+
+def test_asylex_names_the_key_of_a_missing_file_or_release(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"set dataset.data_dir=<the AsyLex .* or dataset.path=<its hub id>"):
+        loader("asylax", "dataset.path=null").check_source()
+    folder = write_asylex(tmp_path / "AsyLex")
+    (folder / "determination_label_extracted_sentences.csv").unlink()
+    with pytest.raises(DataError, match=r"does not exist; .* or dataset.sentences_file to its name there"):
+        loader("asylax", f"dataset.data_dir={folder}").check_source()
+
+
+def test_asylex_prepares_from_its_folder_through_the_cli(tmp_path: Path) -> None:
+    folder = write_asylex(tmp_path / "AsyLex")
+    out = tmp_path / "out"
+    proc = run_cli(["task=prepare", "dataset=asylax", f"dataset.data_dir={folder}", f"output_root={out}"], cwd=tmp_path)
+    train = [json.loads(line) for line in next(out.rglob("train.jsonl")).read_text().splitlines()]
+    test = [json.loads(line) for line in next(out.rglob("test.jsonl")).read_text().splitlines()]
+    assert len(train) == 5 and len(test) == 3
+    assert not {row["text"] for row in test} & {row["text"] for row in train}
+    manifest = next(out.rglob("manifest.json")).read_text()
+    for text in (proc.stdout, proc.stderr, manifest):
+        assert ASYLEX_SECRET not in text and "Convention refugee" not in text
 
 
 # --- a release that is not there ---------------------------------------------------------------------------------

@@ -31,13 +31,16 @@ LONG_DOCUMENTS = ("truncate", "head_tail", "chunk")
 @dataclass(frozen=True)
 class SourceSplits:
     """What a reader read: the train corpus, the release's own eval split (None: held out of train), for each
-    train document its group (None: none), which a held-out split keeps on one side, and the label space the
-    release declares when the config leaves it to the release (public metadata, not inferred from records)."""
+    train document its group (None: none), which a held-out split keeps on one side, the label space the
+    release declares when the config leaves it to the release (public metadata, not inferred from records), and
+    the hub commit the read resolved (None: a local release, or unknown), which `Splits.source_revision` carries
+    to the manifest and results.json."""
 
     train: Corpus
     eval: Corpus | None = None
     groups: Sequence[str] | None = None
     label_space: tuple[str, ...] | None = None
+    source_revision: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -130,7 +133,7 @@ class BaseDataset(DatasetLoader):
             groups=read.groups,
             min_eval_per_class=self.min_eval_per_class,
         )
-        return replace(splits, label_space_inferred=inferred)
+        return replace(splits, label_space_inferred=inferred, source_revision=read.source_revision)
 
     @abstractmethod
     def _read(self) -> SourceSplits:

@@ -7,19 +7,71 @@ make that folder. Integer labels are mapped to names through the dataset's
 ClassLabel features, so label spaces read as words, not indices. A hub id is
 read at the `revision` its config pins (a commit of the dataset's repository),
 so every user of the config gets the same data, whatever the repository
-holds today.
+holds today. The commit a hub load actually read is kept (`source_revision`,
+into the manifest and results.json), so a job read at a branch can be pinned
+afterwards; a folder on disk has none.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import FieldDataset, SourceSplits
 from synbench.data.records import listing
+
+COMMIT_SHA = re.compile(r"[0-9a-f]{40}")  # a full commit id of a hub repository: the one revision no push can move
+
+
+def pinned(revision: str | None) -> bool:
+    """Whether `revision` names one commit (a full sha) rather than a branch or tag a later push can move."""
+    return revision is not None and COMMIT_SHA.fullmatch(revision) is not None
+
+
+def names_folder(path: str) -> bool:
+    """Whether a `dataset.path` is written as a folder on disk (absolute, relative or under ~), not a hub id."""
+    return path.startswith(("/", ".", "~"))
+
+
+def snapshot_revision(folder: Path) -> str | None:
+    """The commit of a `huggingface_hub` snapshot folder (`.../snapshots/<sha>`, the cache's layout); None for any
+    other folder, whose origin nothing on disk records."""
+    return folder.name if folder.parent.name == "snapshots" and pinned(folder.name) else None
+
+
+def loaded_revision(data: Any) -> str | None:
+    """The commit a `datasets` hub load read, without asking the hub again: `datasets` caches a hub load under
+    `.../<commit sha>/` (its builder's hash), online or offline; None when the cached files name no one commit."""
+    groups = data.cache_files.values() if isinstance(data.cache_files, dict) else [data.cache_files]
+    found = {
+        part
+        for files in groups
+        for file in files
+        for part in Path(file["filename"]).parts
+        if COMMIT_SHA.fullmatch(part)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def snapshot(repo: str, revision: str | None, files: Sequence[str], dataset: str) -> Path:
+    """The folder of `files` of the hub dataset repository `repo` at `revision`, fetched (or found in the cache)
+    by `huggingface_hub.snapshot_download`: the repository's files as they lie, with no loader of the card's."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = snapshot_download(repo_id=repo, repo_type="dataset", revision=revision, allow_patterns=list(files))
+    except Exception as exc:  # the hub client raises many types (connection, auth, not found, offline)
+        raise DataError(
+            f"dataset '{dataset}': could not fetch {list(files)} of {repo!r} at revision {revision!r} from the Hugging "
+            f"Face hub ({type(exc).__name__}); on a machine with internet run huggingface_hub.snapshot_download("
+            f"{repo!r}, repo_type='dataset', revision={revision!r}, allow_patterns={list(files)!r}, "
+            "local_dir='/some/folder'), copy the folder here and pass dataset.data_dir=/some/folder"
+        ) from None
+    return Path(folder)
 
 
 def _class_names(feature: Any) -> list[str] | None:
@@ -66,16 +118,17 @@ class HuggingFaceDataset(FieldDataset):
     def _read(self) -> SourceSplits:
         import datasets
 
-        data = self._open()
+        data, revision = self._open()
         train_data = data if isinstance(data, datasets.Dataset) else self._split(data, self.train_split, "train_split")
         declared = self._declared_space(train_data)
         reader = replace(self, label_space=list(declared), label_space_from_features=False) if declared else self
         train_split = "train" if isinstance(data, datasets.Dataset) else self.train_split
         train = reader._split_corpus(train_data, train_split, "train")
         if isinstance(data, datasets.Dataset) or self.eval_split is None:
-            return SourceSplits(train, label_space=declared)
+            return SourceSplits(train, label_space=declared, source_revision=revision)
         eval_data = self._split(data, self.eval_split, "eval_split")
-        return SourceSplits(train, reader._split_corpus(eval_data, self.eval_split, "eval"), label_space=declared)
+        evaluation = reader._split_corpus(eval_data, self.eval_split, "eval")
+        return SourceSplits(train, evaluation, label_space=declared, source_revision=revision)
 
     def _declared_space(self, data: Any) -> tuple[str, ...] | None:
         """With `label_space_from_features`, the class names of the label feature (refused when it declares none)."""
@@ -95,12 +148,13 @@ class HuggingFaceDataset(FieldDataset):
             raise ConfigError(
                 f"dataset '{self.name}' needs dataset.path=<a save_to_disk folder or a hub id>.{self.where_to_get()}"
             )
-        if self.path.startswith(("/", ".", "~")) and not Path(self.path).expanduser().exists():
+        if names_folder(self.path) and not Path(self.path).expanduser().exists():
             raise DataError(
                 f"dataset '{self.name}': folder '{self.path}' does not exist; set dataset.path=/the/saved/folder"
             )
 
-    def _open(self) -> Any:
+    def _open(self) -> tuple[Any, str | None]:
+        """The data, and the hub commit it was read at (None for a `save_to_disk` folder)."""
         import datasets
 
         self.check_source()
@@ -108,7 +162,7 @@ class HuggingFaceDataset(FieldDataset):
         local = Path(self.path).expanduser()
         if local.exists():
             try:
-                return datasets.load_from_disk(str(local))
+                return datasets.load_from_disk(str(local)), None
             except (FileNotFoundError, ValueError) as exc:
                 raise DataError(
                     f"'{local}' is not a folder written by datasets' save_to_disk ({type(exc).__name__}); "
@@ -117,7 +171,7 @@ class HuggingFaceDataset(FieldDataset):
         given = {"revision": self.revision, "data_files": self.data_files, "delimiter": self.delimiter}
         options = {key: value for key, value in given.items() if value is not None}
         try:
-            return datasets.load_dataset(self.path, self.subset, **options)
+            data = datasets.load_dataset(self.path, self.subset, **options)
         except Exception as exc:  # the hub client raises many types (connection, auth, not found)
             arguments = [repr(self.path), *([repr(self.subset)] if self.subset else [])]
             arguments += [f"{key}={value!r}" for key, value in options.items()]
@@ -126,6 +180,7 @@ class HuggingFaceDataset(FieldDataset):
                 f"on a machine with internet run datasets.load_dataset({', '.join(arguments)})"
                 f".save_to_disk('/some/folder'), copy the folder here and pass dataset.path=/some/folder"
             ) from None
+        return data, loaded_revision(data)
 
     def _split(self, data: Any, split: str, key: str) -> Any:
         if split not in data:

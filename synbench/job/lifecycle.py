@@ -107,6 +107,7 @@ class JobRun:
         """
         record = self.results
         record.label_space_inferred = splits.label_space_inferred
+        record.source_revision = splits.source_revision
         record.non_private_control = non_private_control
         record.generation = dict(generation)
         curves: dict[str, list[float]] = {}

@@ -53,6 +53,9 @@ class JobRecord(MutableMapping[str, Any]):
     job_key: str | None = None  # the job's canonical description's key: a complete record of it is skipped
     noise: str | None = None  # the noise source's mode (secure, seeded), or "n/a" for a control
     label_space_inferred: bool = False  # the label space came from the data rather than the dataset's config
+    # the hub commit the dataset was read at, as the hub resolved it (public: a commit id of a public repository, no
+    # function of its records); None for a local release, or when the load could not tell
+    source_revision: str | None = None
     non_private_control: bool = False  # a built-in control (`is_control`) that spent inf: `copy`, at any eps
     # whether the job gave its generator the private documents, decided by the job from the generator's class and
     # config before it ran (`GeneratorRun.reads_private`; public: a plan value); False makes the job a public

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from synbench.data.hub import names_folder, pinned
 from synbench.job.record import number
 from synbench.job.release import control_results
 from synbench.report.stats import format_job_eps, macro_f1_leads
@@ -134,6 +135,22 @@ def audit_line(results: dict[str, Any]) -> str:
     )
 
 
+def revision_line(results: dict[str, Any]) -> str | None:
+    """Where the dataset was read from its hub id at a revision that is not a commit (null, or a branch such as
+    `main`): which commit that resolved to and the key that pins it; None for a pinned revision or a dataset read
+    from a folder or prepared files (no hub revision applies)."""
+    dataset = (results.get("config") or {}).get("dataset") or {}
+    if "revision" not in dataset or pinned(dataset["revision"]):
+        return None
+    if dataset.get("data_dir") or dataset.get("train") or names_folder(str(dataset.get("path") or "")):
+        return None
+    resolved = results.get("source_revision")
+    return (
+        f"dataset {results.get('dataset')} read at an unpinned revision (resolved {resolved or 'unknown'}); pin "
+        f"dataset.revision={resolved or '<a commit sha of the repository>'} to reproduce"
+    )
+
+
 def summary(results: dict[str, Any]) -> str:
     """What the job shows in plain words (disclosure, utility, audit), then the budget and the headline figures
     beside their reference rows."""
@@ -156,7 +173,11 @@ def summary(results: dict[str, Any]) -> str:
         if macro_f1_leads(utility.get("majority_f1"), utility.get("random_f1"))
         else (F1_MICRO, F1_MACRO)
     )
-    plain = [disclosure_line(results.get("disclosure") or {}), utility_line(utility, f1, results)]
+    plain = [
+        revision_line(results),
+        disclosure_line(results.get("disclosure") or {}),
+        utility_line(utility, f1, results),
+    ]
     if results.get("task") in ("benchmark", "audit"):
         plain.append(audit_line(results))
     lines += [f"  {line}" for line in plain if line]
