@@ -53,10 +53,13 @@ class ExportOptions:
 @dataclass
 class PrepareOptions:
     """`task=prepare`: a dataset's splits as JSONL (`<out_dir>/<dataset.name>/{train,test}.jsonl`), the layout the
-    paper experiments read from `data_root`, and a manifest of counts."""
+    paper experiments read from `data_root`, and a manifest of counts, source and digests."""
 
     name: str = "prepare"
     out_dir: str = "${output_root}/prepared"  # the folder of prepared datasets: pass it as data_root to read them
+    # true: replace a prepared folder of another source (another release folder, split seed or policy); false
+    # refuses it and keeps its files. A single run only: a sweep refuses it (synbench.tasks.prepare)
+    overwrite: bool = False
 
 
 @dataclass
