@@ -196,6 +196,7 @@ class PrepareTask(Task):
         out_dir = Path(options.out_dir).expanduser().resolve()
         with job.timing("prepare"):
             counted = prepare(dataset, job.config.dataset, job.spec.seed, out_dir, options.overwrite)
+        record.source_revision = counted["source_revision"]  # the hub commit read (public: no function of records)
         record["prepare"] = {"folder": str(out_dir / dataset.name)}
         print(json.dumps(counted, indent=2))
         print(f"prepare: {out_dir / dataset.name} (pass data_root={options.out_dir} to read it back)")
