@@ -14,27 +14,15 @@ afterwards; a folder on disk has none.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, DataError
+from synbench.core.revisions import COMMIT_SHA, names_folder, pinned
 from synbench.data.common import FieldDataset, SourceSplits
 from synbench.data.records import listing
-
-COMMIT_SHA = re.compile(r"[0-9a-f]{40}")  # a full commit id of a hub repository: the one revision no push can move
-
-
-def pinned(revision: str | None) -> bool:
-    """Whether `revision` names one commit (a full sha) rather than a branch or tag a later push can move."""
-    return revision is not None and COMMIT_SHA.fullmatch(revision) is not None
-
-
-def names_folder(path: str) -> bool:
-    """Whether a `dataset.path` is written as a folder on disk (absolute, relative or under ~), not a hub id."""
-    return path.startswith(("/", ".", "~"))
 
 
 def snapshot_revision(folder: Path) -> str | None:

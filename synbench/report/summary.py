@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from synbench.data.hub import names_folder, pinned
+from synbench.core.revisions import names_folder, pinned
 from synbench.job.record import number
 from synbench.job.release import control_results
 from synbench.report.stats import format_job_eps, macro_f1_leads
