@@ -30,10 +30,11 @@ SECRET = "Zelda Quibblesworth"  # a made-up name in one note: it must never reac
 
 
 def note_text(subject: int, admission: int, kind: str) -> str:
-    """A made-up note with what breaks naive CSV readers: commas, quotes, blank lines."""
+    """A made-up note with what breaks naive CSV readers (commas, quotes, blank lines) and text that looks like an
+    HTML character reference, which a reader must keep as written."""
     return (
         f'Admission Date: [**2150-1-{admission % 28 + 1}**]\n\n{kind} for patient {subject}, "stable", '
-        f"seen by Dr. X, discharged home.\nPlan: follow up, labs, and rest."
+        f"seen by Dr. X, T 38.5&deg C, K &lt; 3.5, discharged home.\nPlan: follow up, labs, and rest."
     )
 
 
@@ -60,10 +61,17 @@ ADMISSIONS = [
 ]
 
 
-def write_mimic(folder: Path, gzipped: bool = True, summaries: Sequence[str] | None = None) -> Path:
+def write_mimic(
+    folder: Path,
+    gzipped: bool = True,
+    summaries: Sequence[str] | None = None,
+    extra_notes: Sequence[Sequence[object]] = (),
+    v_codes_only: bool = False,
+) -> Path:
     """A mimic-iii-clinical-database-1.4 folder: NOTEEVENTS and DIAGNOSES_ICD (gzipped as PhysioNet ships them);
     `summaries`, one per admission, replace the discharge summaries' made-up text (long notes that share
-    boilerplate, say)."""
+    boilerplate, say); `extra_notes` are written after the notes as given (a malformed row, say); with
+    `v_codes_only` every admission's diagnoses are V codes."""
     folder.mkdir(parents=True, exist_ok=True)
     notes, diagnoses = [], []
     row = 0
@@ -74,7 +82,7 @@ def write_mimic(folder: Path, gzipped: bool = True, summaries: Sequence[str] | N
             if summaries is not None and kind == "Discharge summary":
                 text = summaries[number]
             notes.append([row, subject, hadm, "2150-01-02", "", "", kind, description, "", error, text])
-        for seq, code in enumerate(codes, 1):
+        for seq, code in enumerate(["V3000", "V053"] if v_codes_only else codes, 1):
             diagnoses.append([len(diagnoses) + 1, subject, hadm, seq, code])
     first = ADMISSIONS[0]
     # the first admission: an addendum (before its report in the file), an ISERROR note, a note with the secret
@@ -101,6 +109,7 @@ def write_mimic(folder: Path, gzipped: bool = True, summaries: Sequence[str] | N
         [9003, 3, 100030, "2150-01-01", "", "", "Discharge summary", "Report", "", "", f"Earlier report; {SECRET}."]
     )
     notes.append([9004, 30, "", "2150-01-01", "", "", "Discharge summary", "Report", "", "", "No admission."])
+    notes.extend(list(row) for row in extra_notes)
     diagnoses.append([len(diagnoses) + 1, 30, 999999, 1, ""])  # an empty code
     suffix = ".csv.gz" if gzipped else ".csv"
     _write_csv(folder / f"NOTEEVENTS{suffix}", NOTE_HEADER, notes, gzipped)
@@ -158,13 +167,23 @@ def write_psytar(folder: Path, extra_rows: list[list[object]] | None = None) -> 
 DISEASES = ["Asthma", "CAD", "Obesity", "Diabetes", "Hypertension"]
 
 
+# The judgements the last training addendum gives again, by source: (document, disease) -> the new judgement
+REJUDGED = {"intuitive": {(3, "Obesity"): "N", (4, "Obesity"): "Y"}, "textual": {(9, "Asthma"): "N"}}
+
+
 def n2c2_doc(doc_id: int) -> str:
-    return f'Discharge summary {doc_id} & notes <de-identified>:\nPatient stable, weight "high", BMI 41.'
+    return (
+        f'Discharge summary {doc_id} & notes <de-identified>:\nPatient stable, weight "high", BMI 41, 38.5&deg C, '
+        "K &lt; 3.5."
+    )
 
 
-def write_n2c2(folder: Path) -> Path:
+def write_n2c2(folder: Path, test_by_source: bool = False) -> Path:
     """An n2c2 2008 folder: the 8 XML files by their release names, training records over two files and
-    annotations over four (textual and intuitive sources), the test set in one of each."""
+    annotations over four (textual and intuitive sources; the last addendum judges a few documents' diseases
+    again, `REJUDGED`), the test set in one of each, or with `test_by_source` its judgements in one file per
+    source (obesity_standoff_annotations_test_textual.xml and ..._intuitive.xml, as some distributions ship
+    them)."""
     folder.mkdir(parents=True, exist_ok=True)
     train_ids, test_ids = list(range(1, 25)), list(range(101, 113))
     _records(folder / "obesity_patient_records_training.xml", train_ids[:16])
@@ -178,8 +197,14 @@ def write_n2c2(folder: Path) -> Path:
         "obesity_standoff_annotations_training_addendum3.xml",
     ]
     for i, name in enumerate(annotation_files):  # each file holds a quarter of the diseases' judgements
-        _annotations(folder / name, {doc: judgements[doc] for doc in train_ids}, DISEASES[i::4])
-    _annotations(folder / "obesity_standoff_annotations_test.xml", {doc: judgements[doc] for doc in test_ids}, DISEASES)
+        again = REJUDGED if i == len(annotation_files) - 1 else {}
+        _annotations(folder / name, {doc: judgements[doc] for doc in train_ids}, DISEASES[i::4], again)
+    test = {doc: judgements[doc] for doc in test_ids}
+    if test_by_source:
+        for source in ("textual", "intuitive"):
+            _annotations(folder / f"obesity_standoff_annotations_test_{source}.xml", test, DISEASES, sources=[source])
+    else:
+        _annotations(folder / "obesity_standoff_annotations_test.xml", test, DISEASES)
     return folder
 
 
@@ -199,18 +224,31 @@ def _records(path: Path, ids: list[int]) -> None:
     ET.ElementTree(root).write(path, encoding="UTF-8", xml_declaration=True)
 
 
-def _annotations(path: Path, judgements: dict[int, dict[str, dict[str, str]]], diseases: list[str]) -> None:
+def _annotations(
+    path: Path,
+    judgements: dict[int, dict[str, dict[str, str]]],
+    diseases: list[str],
+    again: dict[str, dict[tuple[int, str], str]] | None = None,
+    sources: Sequence[str] = ("textual", "intuitive"),
+) -> None:
+    """A standoff annotation file: per source, the judgements of `diseases`, then (an addendum) a <diseases>
+    element per source of `again` judging those documents' diseases once more."""
     root = ET.Element("diseaseset")
-    for source in ("textual", "intuitive"):
+    for source in sources:
         element = ET.SubElement(root, "diseases", source=source)
         for disease in diseases:
             node = ET.SubElement(element, "disease", name=disease)
             for doc_id, judged in judgements.items():
                 if disease in judged[source]:
                     ET.SubElement(node, "doc", id=str(doc_id), judgment=judged[source][disease])
+    for source, rejudged in (again or {}).items():
+        element = ET.SubElement(root, "diseases", source=source)
+        for (doc_id, disease), judgment in rejudged.items():
+            ET.SubElement(ET.SubElement(element, "disease", name=disease), "doc", id=str(doc_id), judgment=judgment)
     ET.ElementTree(root).write(path, encoding="UTF-8", xml_declaration=True)
 
 
-def n2c2_labels(doc: int) -> set[str]:
-    """The labels the config's rule (textual or intuitive judgement Y) gives a fixture document."""
-    return {disease for judged in _judged(doc).values() for disease, mark in judged.items() if mark == "Y"}
+def n2c2_labels(doc: int, source: str = "intuitive") -> set[str]:
+    """The diseases a fixture document's final `source` judgement (the addendum's where it judges again) marks Y."""
+    judged = {**_judged(doc)[source], **{d: j for (i, d), j in REJUDGED[source].items() if i == doc}}
+    return {disease for disease, mark in judged.items() if mark == "Y"}

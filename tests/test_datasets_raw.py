@@ -6,6 +6,7 @@ Every fixture here is made up by the test (real column names, sheet names, XML s
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -364,6 +365,93 @@ def test_mimic_policies_are_the_configs(tmp_path: Path) -> None:
     assert docs["admission-100020"][1] == (SYMPTOMS,) and len(docs) == 36
 
 
+MALFORMED = "the file is malformed; download it again, or re-export it with every text field quoted"
+
+
+@pytest.mark.parametrize("fields", [12, 10])
+def test_mimic_refuses_a_note_row_whose_field_count_is_not_the_headers(fields: int, tmp_path: Path) -> None:
+    """A NOTEEVENTS row with a field too many (an unquoted comma) or too few would put TEXT in the wrong column:
+    it is refused in one line naming the file and the line where the row starts, never quoting the row."""
+    head: list[object] = [9100, 40, 100400, "2150-01-01", "", "", "Discharge summary", "Report", "", ""]
+    text = f"Seen by {release_fixtures.SECRET}."
+    row = [*head, "an unquoted comma", text] if fields == 12 else [*head[:9], text]
+    folder = release_fixtures.write_mimic(tmp_path / "mimic-iii-clinical-database-1.4", extra_notes=[row])
+    notes = folder / "NOTEEVENTS.csv.gz"
+    with gzip.open(notes, "rt", encoding="utf-8", newline="") as f:
+        content = f.read()
+    line = content[: content.index("9100,")].count("\n") + 1
+    with pytest.raises(DataError) as info:
+        loader("mimic", f"dataset.data_dir={folder}").load(0)
+    assert str(info.value) == f"{notes} line {line}: {fields} CSV fields but the header has 11; {MALFORMED}"
+    assert release_fixtures.SECRET not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "damage, refusal",
+    [
+        ("empty gzip", "is empty (no header line); check that dataset.notes_file names the right file"),
+        ("zero bytes", "is empty (no header line); check that dataset.notes_file names the right file"),
+        (
+            "plain CSV",
+            "is not gzip-compressed though its name ends .gz; rename it without .gz and set "
+            "dataset.notes_file to the new name",
+        ),
+        ("cut short", "is a damaged or incomplete gzip file; download it again (dataset.notes_file names it)"),
+    ],
+)
+def test_mimic_names_a_notes_file_that_is_empty_or_not_gzip(damage: str, refusal: str, tmp_path: Path) -> None:
+    folder = release_fixtures.write_mimic(tmp_path / "mimic-iii-clinical-database-1.4")
+    notes = folder / "NOTEEVENTS.csv.gz"
+    packed = notes.read_bytes()
+    damaged = {
+        "empty gzip": gzip.compress(b""),
+        "zero bytes": b"",
+        "plain CSV": gzip.decompress(packed),
+        "cut short": packed[: len(packed) // 2],
+    }
+    notes.write_bytes(damaged[damage])
+    with pytest.raises(DataError) as info:
+        loader("mimic", f"dataset.data_dir={folder}").load(0)
+    assert str(info.value) == f"{notes} {refusal}"
+
+
+def test_mimic_names_the_line_of_a_byte_that_is_not_utf8(tmp_path: Path) -> None:
+    """A notes file saved in Latin-1 (a re-export) is refused at the line of its first such byte."""
+    folder = release_fixtures.write_mimic(tmp_path / "release")
+    notes = folder / "NOTEEVENTS.csv.gz"
+    content = gzip.decompress(notes.read_bytes())
+    at = content.index(b"discharged home")
+    notes.write_bytes(gzip.compress(content[:at] + b"discharg\xe9" + content[at + len("discharged") :]))  # é
+    line, line_start = content[:at].count(b"\n") + 1, content.rindex(b"\n", 0, at) + 1
+    with pytest.raises(DataError) as info:
+        loader("mimic", f"dataset.data_dir={folder}").load(0)
+    byte = at - line_start + len("discharg") + 1
+    assert str(info.value) == f"{notes} line {line}: byte {byte} of the line is not UTF-8; save the file as UTF-8"
+
+
+def test_mimic_says_why_no_admission_has_a_label(tmp_path: Path) -> None:
+    """Notes are there, but every admission's codes are V codes (no label by default), or no note is of the
+    configured category: the message says which, with the keys to set, not that the file has no records."""
+    folder = release_fixtures.write_mimic(tmp_path / "mimic-iii-clinical-database-1.4", v_codes_only=True)
+    notes = folder / "NOTEEVENTS.csv.gz"
+    with pytest.raises(DataError) as info:
+        loader("mimic", f"dataset.data_dir={folder}").load(0)
+    message = str(info.value)
+    assert message.startswith(
+        f"no admission of {notes} has a label: of its 36 admissions with a Discharge summary report, 36 have only "
+        "diagnosis codes that give none (V / E codes while dataset.v_code_label / e_code_label are null"
+    )
+    assert f"and 0 have no row in {folder / 'DIAGNOSES_ICD.csv.gz'};" in message
+    assert "has no records" not in message and "dataset.unlabelled_label" in message
+    with pytest.raises(DataError) as info:
+        loader("mimic", f"dataset.data_dir={folder}", "dataset.category=Radiology").load(0)
+    assert str(info.value).startswith(
+        f"{notes}: none of its 76 notes is a report (DESCRIPTION 'Report') of CATEGORY 'Radiology' with an HADM_ID"
+    )
+    labelled = loader("mimic", f"dataset.data_dir={folder}", f"dataset.v_code_label='{SYMPTOMS}'").load(0)
+    assert len(labelled.train) + len(labelled.eval) == 36  # the key the message names makes them documents
+
+
 # --- PsyTAR from its workbook -----------------------------------------------------------------------------------
 
 
@@ -403,23 +491,43 @@ def test_psytar_refuses_an_unknown_mark_without_quoting_the_sentence(tmp_path: P
     assert release_fixtures.SECRET not in message and "zoloft" not in message
 
 
+def test_psytar_reads_a_cell_of_spaces_as_empty(tmp_path: Path) -> None:
+    """An indicator cell holding only a space is unmarked; a sentence cell holding only a space is no sentence."""
+    rows = [
+        ["zoloft.8", 1, "My sleep got worse.", " ", None, "!", None, None, None, None, " "],
+        ["zoloft.8", 2, " ", "!", None, None, None, None, None, None, None],
+    ]
+    docs = by_id(loader("psytar", f"dataset.data_dir={release_fixtures.write_psytar(tmp_path / 'p', rows)}").load(0))
+    assert docs["zoloft.8-1"] == ("My sleep got worse.", ("EF",)) and "zoloft.8-2" not in docs
+
+
 # --- n2c2 2008 from its XML files -------------------------------------------------------------------------------
 
 
+def n2c2_labels(splits: Splits) -> dict[str, set[str]]:
+    """Every document of both splits: id -> its labels."""
+    return {doc_id: set(labels) for doc_id, (_, labels) in by_id(splits).items()}
+
+
+def fixture_labels(documents: range, source: str) -> dict[str, set[str]]:
+    """The fixture's answer: the documents whose final `source` judgement marks a disease Y, with those diseases."""
+    found = {str(d): release_fixtures.n2c2_labels(d, source) for d in documents}
+    return {doc_id: labels for doc_id, labels in found.items() if labels}
+
+
 def test_n2c2_reads_the_release_files_with_its_official_split(tmp_path: Path) -> None:
+    """By default a disease is a label when its intuitive judgement is Y; judgement_source=textual reads the
+    other source's judgements."""
     folder = release_fixtures.write_n2c2(tmp_path / "n2c2")
     splits = same_eval_for_every_seed(loader("n2c2_2008", f"dataset.data_dir={folder}"))
-    train, test = dict(zip(splits.train.ids, splits.train.labels)), dict(zip(splits.eval.ids, splits.eval.labels))
-    labelled = {d for d in range(1, 25) if release_fixtures.n2c2_labels(d)}
-    assert set(train) == {str(d) for d in labelled} and len(train) == 18  # 6 documents with no Y are dropped
-    assert len(test) == 9 and all(int(d) > 100 for d in test)  # the release's test files are the eval split
-    assert set(train["3"]) == {"Asthma", "Obesity"} and train["10"] == ("Diabetes",)  # textual Y, intuitive Y
-    assert all(set(labels) == release_fixtures.n2c2_labels(int(d)) for d, labels in {**train, **test}.items())
-    assert splits.train.texts[0] == release_fixtures.n2c2_doc(1)  # XML entities read back as the text
-    only_intuitive = by_id(
-        loader("n2c2_2008", f"dataset.data_dir={folder}", "dataset.judgement_sources=[intuitive]").load(0)
-    )
-    assert train["6"] == ("Asthma",) and "6" not in only_intuitive and only_intuitive["3"][1] == ("Obesity",)
+    train, test = n2c2_labels(Splits(splits.train, splits.train)), n2c2_labels(Splits(splits.eval, splits.eval))
+    assert train == fixture_labels(range(1, 25), "intuitive") and len(train) == 14  # 10 with no Y are dropped
+    assert test == fixture_labels(range(101, 113), "intuitive") and len(test) == 7  # the release's test files: eval
+    assert train["7"] == {"Obesity"} and train["10"] == {"Diabetes"} and "6" not in train  # 6: textual Y only
+    assert splits.train.texts[0] == release_fixtures.n2c2_doc(1)  # XML entities read back as written: "&deg" kept
+    textual = n2c2_labels(loader("n2c2_2008", f"dataset.data_dir={folder}", "dataset.judgement_source=textual").load(0))
+    assert textual == {**fixture_labels(range(1, 25), "textual"), **fixture_labels(range(101, 113), "textual")}
+    assert textual["6"] == {"Asthma"} and "7" not in textual and len(textual) == 7 + 4
 
 
 def test_n2c2_reads_text_in_cdata_as_another_export_writes_it(tmp_path: Path) -> None:
@@ -430,7 +538,61 @@ def test_n2c2_reads_text_in_cdata_as_another_export_writes_it(tmp_path: Path) ->
     )
     records.write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<root><docs>{docs}</docs></root>\n')
     splits = loader("n2c2_2008", f"dataset.data_dir={folder}").load(0)
-    assert splits.eval.texts[0] == release_fixtures.n2c2_doc(101) and len(splits.eval) == 9
+    assert splits.eval.texts[0] == release_fixtures.n2c2_doc(101) and len(splits.eval) == 7  # "&lt;" stays "&lt;"
+
+
+def test_n2c2_a_later_judgement_replaces_an_earlier_one_of_its_document_disease_and_source(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The last addendum judges three diseases again, as the release's addenda do: an intuitive Y judged N is no
+    label any more, an N judged Y becomes one, and a textual re-judgement leaves the intuitive labels alone. The
+    log counts the judgements replaced and names no document."""
+    folder = release_fixtures.write_n2c2(tmp_path / "n2c2")
+    with caplog.at_level("INFO", logger="synbench.data.n2c2"):
+        intuitive = n2c2_labels(loader("n2c2_2008", f"dataset.data_dir={folder}").load(0))
+    assert "3" not in intuitive and intuitive["4"] == {"Obesity"} and intuitive["9"] == {"Obesity"}
+    logged = "\n".join(caplog.messages)
+    assert "2 train intuitive judgements were overridden by a later judgement" in logged and "eval" not in logged
+    caplog.clear()
+    with caplog.at_level("INFO", logger="synbench.data.n2c2"):
+        textual = n2c2_labels(
+            loader("n2c2_2008", f"dataset.data_dir={folder}", "dataset.judgement_source=textual").load(0)
+        )
+    assert "9" not in textual and textual["3"] == {"Asthma"}  # its Asthma judged N again; doc 3's Asthma stays
+    assert "1 train textual judgements were overridden by a later judgement" in "\n".join(caplog.messages)
+
+
+def test_n2c2_finds_the_test_judgements_in_either_layout(tmp_path: Path) -> None:
+    """Test judgements in one file or in one file per source both load with no override, to the same eval set."""
+    one = loader("n2c2_2008", f"dataset.data_dir={release_fixtures.write_n2c2(tmp_path / 'one')}").load(0)
+    folder = release_fixtures.write_n2c2(tmp_path / "by-source", test_by_source=True)
+    assert not (folder / "obesity_standoff_annotations_test.xml").exists()
+    split = same_eval_for_every_seed(loader("n2c2_2008", f"dataset.data_dir={folder}"))
+    assert (split.eval.ids, split.eval.texts, split.eval.labels) == (one.eval.ids, one.eval.texts, one.eval.labels)
+    textual = loader("n2c2_2008", f"dataset.data_dir={folder}", "dataset.judgement_source=textual").load(0)
+    assert n2c2_labels(Splits(textual.eval, textual.eval)) == fixture_labels(range(101, 113), "textual")
+    (folder / "obesity_standoff_annotations_test_intuitive.xml").unlink()  # the default source's file is gone
+    with pytest.raises(DataError) as info:
+        loader("n2c2_2008", f"dataset.data_dir={folder}").check_source()
+    assert str(info.value) == (
+        f"dataset 'n2c2_2008': '{folder}' holds neither obesity_standoff_annotations_test.xml nor "
+        "obesity_standoff_annotations_test_intuitive.xml (the test judgements, dataset.judgement_source=intuitive); "
+        "set dataset.data_dir to the n2c2 2008 obesity folder that holds one, or dataset.test_annotations to the "
+        "files there"
+    )
+
+
+def test_n2c2_refuses_a_judgement_it_cannot_read(tmp_path: Path) -> None:
+    folder = release_fixtures.write_n2c2(tmp_path / "n2c2", test_by_source=True)
+    textual_only = "dataset.test_annotations=[obesity_standoff_annotations_test_textual.xml]"
+    with pytest.raises(DataError, match=r"no judgement has source='intuitive'; set dataset.judgement_source"):
+        loader("n2c2_2008", f"dataset.data_dir={folder}", textual_only).load(0)
+    annotations = folder / "obesity_standoff_annotations_test_intuitive.xml"
+    annotations.write_text(annotations.read_text().replace('judgment="N"', 'judgment="No"', 1))
+    with pytest.raises(DataError, match=r"judgement number \d+: its judgment attribute is not one of Y, N, Q, U"):
+        loader("n2c2_2008", f"dataset.data_dir={folder}").load(0)
+    with pytest.raises(ConfigError, match=r"dataset.judgement_source='both' is not one of textual, intuitive"):
+        loader("n2c2_2008", "dataset.judgement_source=both")
 
 
 # --- AsyLex from its hub repository's files ----------------------------------------------------------------------

@@ -3,17 +3,28 @@ under (DBMI Data Portal).
 
 Records files hold `<root><docs><doc id="..."><text>...</text></doc>...`;
 annotation files hold `<diseaseset><diseases source="textual|intuitive">
-<disease name="Asthma"><doc id="..." judgment="Y|N|Q|U"/>...`. A disease is
-a label of a document when one of its `judgement_sources` judges it one of
-`positive_judgements` (the config's rule; by default Y, present, in either
-source). The release's own split is kept: the training files are train, the
-test files eval.
+<disease name="Asthma"><doc id="..." judgment="Y|N|Q|U"/>...`. Judgements
+are read file by file in the configured order, and a later judgement of the
+same (document, disease, source) replaces an earlier one, as BigBIO's reader
+and the other public readers do: the training addenda re-judge diseases of
+the first file (the count replaced is logged). A disease is a label of a
+document when its final `judgement_source` judgement is one of
+`positive_judgements` (by default intuitive and Y, the framing public
+multi-label readers use). The release's own split is kept: the training
+files are train, the test files eval.
+
+The test judgements ship in one of two layouts: one file holding both
+sources (`obesity_standoff_annotations_test.xml`), or one file per source
+(`obesity_standoff_annotations_test_textual.xml`, `..._intuitive.xml`).
+With `test_annotations: null` the reader takes whichever the folder holds
+(the one file when both are there; of the split layout, the configured
+source's file).
 """
 
 from __future__ import annotations
 
+import logging
 import xml.etree.ElementTree as ET
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -23,8 +34,12 @@ from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import SourceSplits
 from synbench.data.raw import Document, ReleaseDataset
 
+log = logging.getLogger(__name__)
+
 JUDGEMENT_SOURCES = ("textual", "intuitive")
 JUDGEMENTS = ("Y", "N", "Q", "U")  # present, absent, questionable, unmentioned
+TEST_ANNOTATIONS = "obesity_standoff_annotations_test.xml"  # the test judgements of both sources in one file
+TEST_ANNOTATIONS_OF_SOURCE = "obesity_standoff_annotations_test_{source}.xml"  # the layout with a file per source
 
 
 @dataclass(kw_only=True)
@@ -44,41 +59,98 @@ class N2C2ObesityDataset(ReleaseDataset):
         ]
     )
     test_records: list[str] = field(default_factory=lambda: ["obesity_patient_records_test.xml"])
-    test_annotations: list[str] = field(default_factory=lambda: ["obesity_standoff_annotations_test.xml"])
-    judgement_sources: list[str] = field(default_factory=lambda: list(JUDGEMENT_SOURCES))
-    positive_judgements: list[str] = field(default_factory=lambda: ["Y"])
+    test_annotations: list[str] | None = None  # null: the layout data_dir holds (one file, or one per source)
+    judgement_source: str = "intuitive"  # JUDGEMENT_SOURCES: whose judgements make the labels
+    positive_judgements: list[str] = field(default_factory=lambda: ["Y"])  # the judgements that make a label
 
     release_folder = "n2c2 2008 obesity"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for key, values, allowed in (
-            ("judgement_sources", self.judgement_sources, JUDGEMENT_SOURCES),
-            ("positive_judgements", self.positive_judgements, JUDGEMENTS),
-        ):
-            if not values or set(values) - set(allowed):
-                raise ConfigError(f"dataset.{key}={values} must list one or more of {', '.join(allowed)}")
+        if self.judgement_source not in JUDGEMENT_SOURCES:
+            raise ConfigError(
+                f"dataset.judgement_source={self.judgement_source!r} is not one of {', '.join(JUDGEMENT_SOURCES)}"
+            )
+        if not self.positive_judgements or set(self.positive_judgements) - set(JUDGEMENTS):
+            raise ConfigError(
+                f"dataset.positive_judgements={self.positive_judgements} must list one or more of "
+                f"{', '.join(JUDGEMENTS)}"
+            )
+        for key in ("train_records", "train_annotations", "test_records", "test_annotations"):
+            if getattr(self, key) == []:
+                raise ConfigError(
+                    f"dataset.{key}=[] names no file; list the release's files"
+                    + (" (or null: the layout data_dir holds)" if key == "test_annotations" else "")
+                )
 
     def release_files(self) -> dict[str, list[str]]:
-        return {
+        """The files of fixed names; the test judgements' layout, when not configured, is found by `check_source`
+        once the folder holds the others."""
+        files = {
             "train_records": self.train_records,
             "train_annotations": self.train_annotations,
             "test_records": self.test_records,
-            "test_annotations": self.test_annotations,
         }
+        return files if self.test_annotations is None else {**files, "test_annotations": self.test_annotations}
+
+    def check_source(self) -> None:
+        super().check_source()
+        if self.train is None:
+            self._test_annotations()
+
+    def _test_annotations(self) -> list[str]:
+        """The configured test judgement files, or (null) the layout `data_dir` holds: the one file of both sources,
+        else the configured source's file of the split layout; a folder with neither is refused naming both."""
+        if self.test_annotations is not None:
+            return self.test_annotations
+        assert self.data_dir is not None  # only a release folder is read (check_source refuses none)
+        folder = Path(self.data_dir).expanduser()
+        layouts = [TEST_ANNOTATIONS, TEST_ANNOTATIONS_OF_SOURCE.format(source=self.judgement_source)]
+        for name in layouts:
+            if (folder / name).is_file():
+                return [name]
+        raise DataError(
+            f"dataset '{self.name}': '{folder}' holds neither {layouts[0]} nor {layouts[1]} (the test judgements, "
+            f"dataset.judgement_source={self.judgement_source}); set dataset.data_dir to the {self.release_folder} "
+            "folder that holds one, or dataset.test_annotations to the files there"
+        )
 
     def read_release(self, folder: Path) -> SourceSplits:
         train = self._split(folder, self.train_records, self.train_annotations, "train", "train_annotations")
-        test = self._split(folder, self.test_records, self.test_annotations, "eval", "test_annotations")
+        test = self._split(folder, self.test_records, self._test_annotations(), "eval", "test_annotations")
         return SourceSplits(train, test)
 
     def _split(self, folder: Path, records: list[str], annotations: list[str], split: str, key: str) -> Corpus:
-        """The corpus of one split: its records labelled by its annotation files."""
+        """The corpus of one split: its records labelled by the final judgements of its annotation files."""
         texts = dict(self._records(folder, records))
-        labels: dict[str, set[str]] = defaultdict(set)
+        judged: dict[tuple[str, str], str] = {}  # (document id, disease) -> the last judgement of the source read
+        rejudged = changed = 0
         for name in annotations:
-            for doc_id, disease in self._positive(folder / name, texts, key):
-                labels[doc_id].add(disease)
+            for doc_id, disease, judgement in self._judgements(folder / name, texts, key):
+                earlier = judged.get((doc_id, disease))
+                if earlier is not None:
+                    rejudged += 1
+                    changed += earlier != judgement
+                judged[doc_id, disease] = judgement
+        if not judged:
+            raise DataError(
+                f"{folder} ({', '.join(annotations)}): no judgement has source={self.judgement_source!r}; set "
+                f"dataset.judgement_source to the source the files hold, or dataset.{key} to the files of that source"
+            )
+        if rejudged:
+            log.info(
+                "dataset '%s': %d %s %s judgements were overridden by a later judgement of the same document and "
+                "disease (%d of them to another judgement); the later one is kept",
+                self.name,
+                rejudged,
+                split,
+                self.judgement_source,
+                changed,
+            )
+        labels: dict[str, list[str]] = {doc_id: [] for doc_id in texts}
+        for (doc_id, disease), judgement in judged.items():
+            if judgement in self.positive_judgements:
+                labels[doc_id].append(disease)
         documents = (
             Document(where=where, text=text, labels=sorted(labels[doc_id]), doc_id=doc_id)
             for doc_id, (where, text) in texts.items()
@@ -104,21 +176,32 @@ class N2C2ObesityDataset(ReleaseDataset):
                 seen.add(doc_id)
                 yield doc_id, (f"{name} <doc> number {number}", text or "")
 
-    def _positive(self, path: Path, texts: dict[str, tuple[str, str]], key: str) -> Iterator[tuple[str, str]]:
-        """(document id, disease) of each judgement of `path` that makes the disease a label by the config's rule."""
+    def _judgements(self, path: Path, texts: dict[str, tuple[str, str]], key: str) -> Iterator[tuple[str, str, str]]:
+        """(document id, disease, judgement) of each `judgement_source` judgement of `path`, in file order."""
         for diseases in _root(path).iter("diseases"):
-            if diseases.get("source") not in self.judgement_sources:
+            if diseases.get("source") != self.judgement_source:
                 continue
             for index, disease in enumerate(diseases.findall("disease"), 1):
-                name = disease.get("name") or ""
+                where = f"{path} <diseases source={self.judgement_source!r}> <disease> number {index}"
+                name = (disease.get("name") or "").strip()
+                if not name:
+                    raise DataError(
+                        f"{where}: it has no name attribute; check that dataset.{key} names "
+                        "the release's annotation files"
+                    )
                 for number, judged in enumerate(disease.findall("doc"), 1):
+                    at = f"{where}, judgement number {number}"
                     if judged.get("id") not in texts:
                         raise DataError(
-                            f"{path} <disease> number {index}, judgement number {number}: it names a document that "
-                            f"no records file of its split holds; check dataset.{key} and the records files beside it"
+                            f"{at}: it names a document that no records file of its split holds; check "
+                            f"dataset.{key} and the records files beside it"
                         )
-                    if judged.get("judgment") in self.positive_judgements:
-                        yield str(judged.get("id")), name
+                    if judged.get("judgment") not in JUDGEMENTS:
+                        raise DataError(
+                            f"{at}: its judgment attribute is not one of {', '.join(JUDGEMENTS)}; check that "
+                            f"dataset.{key} names the release's annotation files"
+                        )
+                    yield str(judged.get("id")), name, str(judged.get("judgment"))
 
 
 def _root(path: Path) -> ET.Element:
