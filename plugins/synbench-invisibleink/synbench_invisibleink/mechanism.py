@@ -13,11 +13,14 @@ varies around B and may exceed it, and the denominator stays B):
   removing one, moves each score by at most C/B (`accounting` turns that
   into zCDP).
 - Top-k+: the candidates are the tokens whose public logit is at least the
-  k-th largest public logit minus 2C/B (the expansion of the authors' code,
-  `invink` and InvisibleInk-Experiments). The set is a function of public
-  logits only, so it costs nothing; its width trades diversity for quality.
-  (Each score lies within C of its public logit, so a widening of 2C would
-  hold every possible private top-k token; 2C/B is the authors' choice.)
+  k-th largest public logit minus 2C/B, the expansion of the authors'
+  experiment code (InvisibleInk-Experiments' generate.py passes its batch
+  less the public prompt, B, to `get_topk`). Their package `invink` 0.1.0
+  passes its batch_size, which counts the public prompt, so it widens by
+  2C/(B+1); we use 2C/B. The set is a function of public logits only, so it
+  costs nothing; its width trades diversity for quality. (Each score lies
+  within C of its public logit, so a widening of 2C would hold every
+  possible private top-k token; 2C/B is the authors' choice.)
 - Exponential mechanism: the token is drawn with probability proportional
   to exp(score / tau) over the candidates, from the job's secret noise stream.
 
