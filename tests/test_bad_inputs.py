@@ -159,6 +159,8 @@ def no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.netrc with a W&B key
 
 
+# A program that never runs: the cases that use it are refused before the job starts.
+COMMAND = 'generator.command=[python,my_gen.py,"{{spec}}","{{out}}"]'
 # (id, overrides, words the one error line must hold); `{name}` is a path of the `inputs` fixture.
 REFUSED: list[tuple[Any, ...]] = [
     # the command line, before Hydra composes anything
@@ -340,6 +342,60 @@ REFUSED: list[tuple[Any, ...]] = [
         "a plugin's bool option=2",
         ["plugins=[{flagged_plugin}]", "generator._plugin_=flagged", "+generator.greedy=2"],
         ["generator.greedy=2 is not a bool"],
+    ),
+    # a command program's and the public control's keys, and every torch thread count, refused before any work
+    ("no generator.command", ["generator=command"], ["'generator.command' is not set", "pass generator.command="]),
+    (
+        "generator.command=[]",
+        ["generator=command", "generator.command=[]"],
+        ["generator.command must be a non-empty list", 'e.g. generator.command=[python,my_gen.py,"{spec}","{out}"]'],
+    ),
+    (
+        "a generator.workdir that does not exist",
+        ["generator=command", COMMAND, "generator.workdir={folder}/nowhere"],
+        ["generator.workdir=", "nowhere does not exist", "leave generator.workdir unset"],
+    ),
+    (
+        "a generator.log_dir inside output_root",
+        ["generator=command", COMMAND, "generator.log_dir={out}/logs"],
+        ["generator.log_dir=", "logs is inside output_root=", "outside output_root"],
+    ),
+    (
+        "a public prompt with an unknown placeholder",
+        ["generator=public", "generator.prompt='Write a {{label}} note on {{drug}}'"],
+        ["generator.prompt has an unknown placeholder {drug}", "{label} (required) and {domain}"],
+    ),
+    (
+        "a public prompt with an unmatched brace",
+        ["generator=public", "generator.prompt='Write a {{label}} note {{'"],
+        ["generator.prompt has an unmatched brace", "write a literal brace as {{ or }}"],
+    ),
+    ("generator.num_threads=-2", ["generator=public", "generator.num_threads=-2"], ["generator.num_threads=-2 must"]),
+    (
+        "generator.num_threads=0",
+        ["generator=public", "generator.num_threads=0"],
+        ["generator.num_threads=0 must be at least 1", "or null for PyTorch's default"],
+    ),
+    ("dpgen num_threads=0", ["generator=dpgen", "generator.num_threads=0"], ["generator.num_threads=0 must be"]),
+    (
+        "generator.backend.num_threads=0",
+        ["generator=augpe", "generator.backend.num_threads=0"],
+        ["generator.backend.num_threads=0 must be at least 1"],
+    ),
+    (
+        "contamination.mink.num_threads=0",
+        ["task=contamination", "contamination.mink.num_threads=0"],
+        ["contamination.mink.num_threads=0 must be at least 1"],
+    ),
+    (
+        "model_audit.head.num_threads=0",
+        ["task=model_audit", "model_audit.head.num_threads=0"],
+        ["model_audit.head.num_threads=0 must be at least 1"],
+    ),
+    (
+        "sweep generator.num_threads=1,0",
+        ["-m", "generator=public", "generator.num_threads=1,0"],
+        ["generator.num_threads=0 must be at least 1"],
     ),
 ]
 

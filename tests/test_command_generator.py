@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, command_overrides, compose_config
+from conftest import FIXTURES, REPO, command_overrides, compose_config
 from synbench.core.errors import ConfigError, SynBenchError
 from synbench.core.privacy import PrivacySpec
-from synbench.generators.command import CommandGenerator
+from synbench.generators.command import (
+    DEFAULT_TIMEOUT_S,
+    WORK_PREFIX,
+    CommandGenerator,
+    CommandOptions,
+    remove_stale_workspaces,
+)
 from synbench.job.spec import JobConfig
 from synbench.testing import check_generator
 from synbench.testing.checks import ConformanceError
@@ -162,6 +172,219 @@ def test_bad_command_configs_are_refused(tmp_path: Path) -> None:
         missing.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
     with pytest.raises(ConfigError, match="sample\\(\\) called before fit\\(\\)"):
         CommandGenerator(["x", "{spec}"]).sample(1)
+
+
+# A program that starts a worker (which ignores SIGTERM when asked) and records both pids, then ends with `END`.
+WITH_WORKER = (
+    "import json, os, subprocess, sys\n"
+    "spec = json.load(open(sys.argv[1]))\n"
+    "code = 'import signal, time\\n' + ('signal.signal(signal.SIGTERM, signal.SIG_IGN)\\n' if STUBBORN else '')\n"
+    "worker = subprocess.Popen([sys.executable, '-c', code + 'time.sleep(120)'])\n"
+    "json.dump({'program': os.getpid(), 'worker': worker.pid}, open(PIDS, 'w'))\n"
+    "line = json.dumps({'text': 'a note', 'label': ['relief']}) + '\\n'\n"
+    "open(os.path.join(sys.argv[2], 'synthetic.jsonl'), 'w').write(line * spec['n_synthetic'])\n"
+    "json.dump({'epsilon_spent': 1.0}, open(os.path.join(sys.argv[2], 'spent.json'), 'w'))\n"
+    "END\n"
+)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie that its new parent has not reaped yet counts as gone)."""
+    try:
+        os.kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+    return state not in ("Z", "X")
+
+
+def gone_soon(pid: int, seconds: float = 5.0) -> bool:
+    """Whether `pid` is gone within `seconds` (a signalled process takes a moment to exit)."""
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+@pytest.mark.parametrize(
+    ("end", "stubborn"),
+    [("sys.exit(0)", False), ("sys.exit(3)", False), ("sys.exit(0)", True)],
+    ids=["finished", "failed", "a worker that ignores SIGTERM"],
+)
+def test_no_worker_outlives_its_program(tmp_path: Path, end: str, stubborn: bool) -> None:
+    """The job ends the program's session when the program ends, done or failed: a worker it left running gets
+    SIGTERM, and SIGKILL after the grace when it ignores that."""
+    pids = tmp_path / "pids.json"
+    code = WITH_WORKER.replace("END", end).replace("STUBBORN", str(stubborn)).replace("PIDS", repr(str(pids)))
+    generator = inline(code, tmp_path, n_synthetic=3)
+    try:
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+    except SynBenchError as exc:
+        assert end == "sys.exit(3)" and "exited with code 3" in str(exc)
+    started = json.loads(pids.read_text())
+    assert not alive(started["program"]) and gone_soon(started["worker"])
+
+
+def test_the_program_runs_in_its_own_folder_and_finds_its_files_where_the_job_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No workdir: the program's working directory is its working folder (scratch files go with it), and a relative
+    path on the command line (the script, a file it reads) still means the file where the job was started."""
+    started = tmp_path / "started"
+    started.mkdir()
+    (started / "words.txt").write_text("relief\n")
+    (started / "my_gen.py").write_text(
+        "import json, os, sys\n"
+        "spec_path, words, out = sys.argv[1:]\n"
+        "open('scratch.txt', 'w').write('scratch')\n"
+        "label = open(words).read().strip()\n"
+        "seen = {'cwd': os.getcwd(), 'work': os.path.dirname(spec_path)}\n"
+        f"json.dump(seen, open({str(tmp_path / 'seen.json')!r}, 'w'))\n"
+        "line = json.dumps({'text': 'a note', 'label': [label]})\n"
+        "open(os.path.join(out, 'synthetic.jsonl'), 'w').write(line + '\\n')\n"
+        "json.dump({'epsilon_spent': 1.0}, open(os.path.join(out, 'spent.json'), 'w'))\n"
+    )
+    monkeypatch.chdir(started)
+    generator = CommandGenerator(
+        [sys.executable, "my_gen.py", "{spec}", "words.txt", "{out}"], log_dir=str(tmp_path / "logs"), n_synthetic=1
+    )
+    generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen["cwd"] == seen["work"] and not Path(seen["work"]).exists()  # its scratch file went with the folder
+    assert sorted(p.name for p in started.iterdir()) == ["my_gen.py", "words.txt"]
+    assert generator.sample(1).labels == (("relief",),)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    chosen = CommandGenerator(  # a folder the user chose: the command is relative to it
+        [sys.executable, "../started/my_gen.py", "{spec}", "../started/words.txt", "{out}"],
+        log_dir=str(tmp_path / "logs"),
+        n_synthetic=1,
+        workdir=str(elsewhere),
+    )
+    chosen.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+    assert json.loads((tmp_path / "seen.json").read_text())["cwd"] == str(elsewhere)
+    assert (elsewhere / "scratch.txt").exists()  # a folder the user chose keeps what the program wrote there
+
+
+def test_a_missing_workdir_names_the_key_not_the_program(tmp_path: Path) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    for workdir, words in ((tmp_path / "nowhere", "does not exist"), (a_file, "is not a folder")):
+        with pytest.raises(ConfigError, match=rf"^generator.workdir={workdir} {words}; create it, or leave"):
+            CommandGenerator([sys.executable, "gen.py", "{spec}", "{out}"], workdir=str(workdir))
+    folder = tmp_path / "removed_later"
+    folder.mkdir()
+    generator = CommandGenerator([sys.executable, "gen.py", "{spec}", "{out}"], workdir=str(folder))
+    folder.rmdir()  # gone between the config check and the run: still the folder's line, not the program's
+    with pytest.raises(ConfigError, match=r"generator.workdir=.*removed_later does not exist"):
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+
+
+HOLD = "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
+
+
+def work_folder(root: Path, name: str, *files: str) -> Path:
+    folder = root / f"{WORK_PREFIX}{name}"
+    (folder / "out").mkdir(parents=True)
+    for file in files:
+        (folder / file).write_text("private")
+    return folder
+
+
+def test_stale_folders_of_killed_runs_are_removed_and_no_other(tmp_path: Path) -> None:
+    """Only a `synbench-command-*` working folder this user owns that no live process holds is removed: not one a
+    live process holds (until it is gone), another user's, a link, the log folder, or a folder of other files."""
+    root = tmp_path / "tmp"
+    stale = work_folder(root, "stale123", "private.jsonl", "spec.json")
+    empty = root / f"{WORK_PREFIX}empty123"  # killed before it held anything
+    empty.mkdir()
+    held = work_folder(root, "held1234", "private.jsonl")
+    others = work_folder(root, "others12")
+    os.chown(others, 4242, 4242)
+    target = work_folder(tmp_path, "target12", "private.jsonl")
+    (root / f"{WORK_PREFIX}linked12").symlink_to(target)
+    logs = root / f"{WORK_PREFIX}logs"
+    logs.mkdir()
+    (logs / "command-x.log").write_text("log")
+    unrelated = root / f"{WORK_PREFIX}notes123"
+    unrelated.mkdir()
+    (unrelated / "notes.txt").write_text("mine")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD + "print(1, flush=True)\ntime.sleep(60)", str(held)], stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"1"
+        assert remove_stale_workspaces(root) == 2
+        assert not stale.exists() and not empty.exists()
+        kept = [held, others, target, logs, unrelated, root / f"{WORK_PREFIX}linked12"]
+        assert all(path.exists() for path in kept) and (target / "private.jsonl").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert remove_stale_workspaces(root) == 1 and not held.exists()  # its holder is gone: stale now
+
+
+def test_the_folder_of_a_killed_job_is_removed_once_its_program_is_gone(tmp_path: Path) -> None:
+    """SIGKILL to the job while its program runs: the program (its own session) holds the folder on, so it stays
+    while the program lives, and the next run's cleanup removes it, private set included, once it is gone."""
+    root, record = tmp_path / "tmp", tmp_path / "running.json"
+    root.mkdir()
+    program = (
+        "import json, os, sys, time\n"
+        f"json.dump({{'pid': os.getpid(), 'spec': sys.argv[1]}}, open({str(record)!r}, 'w'))\n"
+        "time.sleep(120)\n"
+    )
+    job = (
+        "import sys\n"
+        "from synbench.core.privacy import PrivacySpec\n"
+        "from synbench.generators.command import CommandGenerator\n"
+        "from synbench.testing.corpora import public_corpus\n"
+        f"CommandGenerator([sys.executable, '-c', {program!r}, '{{spec}}', '{{out}}'], log_dir={str(tmp_path)!r})"
+        ".fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)\n"
+    )
+    killed = subprocess.Popen([sys.executable, "-c", job], env={**os.environ, "TMPDIR": str(root)})
+    deadline = time.monotonic() + 60
+    while not record.exists() or not record.read_text():
+        assert killed.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    running = json.loads(record.read_text())
+    work = Path(running["spec"]).parent
+    killed.kill()
+    killed.wait()
+    assert (work / "private.jsonl").exists() and alive(running["pid"])
+    assert remove_stale_workspaces(root) == 0 and work.exists()  # held by the program, which runs on
+    os.kill(running["pid"], signal.SIGKILL)
+    assert gone_soon(running["pid"])
+    assert remove_stale_workspaces(root) == 1 and not work.exists()
+
+
+def test_every_torch_thread_count_below_one_is_refused_naming_its_key() -> None:
+    """One check for every `num_threads` (lm.settings.check_num_threads): 0 is not taken for null, nor -2 passed on
+    to torch; a filter's is checked too, though a job builds its filter only after the generator has run."""
+    from synbench.contamination.config import MinKConfig
+    from synbench.filters.settings import PYesPNoConfig
+    from synbench.generators.dpgen.settings import DPGenSettings
+    from synbench.generators.public import PublicOptions
+    from synbench.lm.settings import LocalBackendOptions
+
+    for build, key in [
+        (lambda n: LocalBackendOptions(num_threads=n), "generator.backend.num_threads"),
+        (lambda n: PublicOptions(model={}, domain="drug", num_threads=n), "generator.num_threads"),
+        (lambda n: DPGenSettings(num_threads=n), "generator.num_threads"),
+        (lambda n: MinKConfig(num_threads=n), "contamination.mink.num_threads"),
+        (lambda n: PYesPNoConfig(model={}, domain="medical", num_threads=n), "filter.num_threads"),
+    ]:
+        for bad in (0, -2):
+            with pytest.raises(ConfigError, match=rf"^{key}={bad} must be at least 1 .* or null for PyTorch's"):
+                build(bad)
+        assert build(None).num_threads is None and build(2).num_threads == 2
+
+
+def test_the_default_timeout_is_the_documented_one() -> None:
+    page = (REPO / "docs" / "generators" / "command.md").read_text()
+    assert DEFAULT_TIMEOUT_S == 6 * 3600 and CommandOptions(command=["x", "{spec}"]).timeout_s == DEFAULT_TIMEOUT_S
+    assert f"| `generator.timeout_s` | `{DEFAULT_TIMEOUT_S:g}` (6 h) |" in page
 
 
 def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: list[str]) -> None:

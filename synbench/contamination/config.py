@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict
 
 from synbench.core.errors import ConfigError
+from synbench.lm.settings import check_num_threads
 
 DETECTORS = ("exact", "mink", "minkpp")
 PLANTED_ARMS = ("contaminated", "clean")
@@ -82,6 +83,7 @@ class MinKConfig:
             raise ConfigError("contamination.mink.calibration=files needs contamination.mink.non_members=[path, ...]")
         if self.batch_size < 1 or self.max_length < 2:
             raise ConfigError("contamination.mink.batch_size must be >= 1 and max_length >= 2")
+        check_num_threads(self.num_threads, "contamination.mink.num_threads")
 
 
 @dataclass(frozen=True)

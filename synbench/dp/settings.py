@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 from synbench.core.errors import ConfigError
 from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets
+from synbench.lm.settings import check_num_threads
 
 if TYPE_CHECKING:
     import torch
@@ -74,6 +75,7 @@ class DPSGDSettings:
             if getattr(self, key) not in allowed:
                 raise ConfigError(f"{self.section}.{key}={getattr(self, key)!r} must be one of {', '.join(allowed)}")
         at_least_one(self, "epochs", "batch_size", "physical_batch_size", "devices")
+        check_num_threads(self.num_threads, f"{self.section}.num_threads")
         if self.precision == "16-mixed" and self.grad_sample_mode != "hooks":
             raise ConfigError(
                 f"{self.section}.precision=16-mixed needs {self.section}.grad_sample_mode=hooks (an fp16 overflow "

@@ -13,6 +13,7 @@ from typing import Any, Optional, Tuple
 from omegaconf import MISSING
 
 from synbench.core.errors import ConfigError
+from synbench.lm.settings import check_num_threads
 
 ANSWERS = ("yes_answers", "no_answers")
 
@@ -38,6 +39,7 @@ class PYesPNoConfig:
             object.__setattr__(self, key, tuple(getattr(self, key)))
         if not 0 < self.keep_share <= 1:
             raise ConfigError(f"filter.keep_share={self.keep_share} must lie in (0, 1]")
+        check_num_threads(self.num_threads, "filter.num_threads")
         if not self.domain and "{domain}" in self.prompt:
             raise ConfigError(
                 "filter.domain is not set: the filter's prompt asks whether a document is a realistic one of "

@@ -12,44 +12,73 @@ empirical epsilon lower bound near 0); anything else is a bug in the audit.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import string
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
 
 import numpy as np
+from omegaconf import MISSING
 
 from synbench.core.base import ChatRequest, FitReport, Generator
 from synbench.core.corpus import Corpus, Labels
 from synbench.core.errors import ConfigError
 from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets
+from synbench.lm.settings import check_num_threads
 
 DEFAULT_PROMPT = 'Write one short text from a {domain} dataset, with the label "{label}". Reply with the text only.'
+PLACEHOLDERS = ("label", "domain")  # what the prompt is formatted with; {label} is required
+
+
+@dataclass(frozen=True)
+class PublicOptions:
+    """`generator=public`'s keys (conf/generator/public.yaml sets what differs), checked when the config is read."""
+
+    model: Any = MISSING  # the `model` group's node (the YAML wires `${model}`): the public model
+    domain: str = MISSING  # public words for the dataset's domain in the prompt
+    prompt: str = DEFAULT_PROMPT
+    max_new_tokens: int = 32
+    temperature: float = 1.0
+    top_p: float = 0.95
+    batch_size: int = 32
+    num_threads: Optional[int] = None  # torch CPU threads while generating; null = PyTorch's default
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1 or self.batch_size < 1:
+            raise ConfigError("generator.max_new_tokens and generator.batch_size must be at least 1")
+        check_prompt(self.prompt)
+        check_num_threads(self.num_threads, "generator.num_threads")
+
+
+def check_prompt(prompt: str) -> None:
+    """Refuse a prompt that `str.format(label=..., domain=...)` cannot fill, naming the placeholder: otherwise the
+    first batch would fail with a KeyError after the model has loaded. The prompt is config, never private."""
+    fix = "use {label} (required) and {domain}, and write a literal brace as {{ or }}"
+    try:
+        names = [name for _, name, _, _ in string.Formatter().parse(prompt) if name is not None]
+    except ValueError:
+        raise ConfigError(f"generator.prompt has an unmatched brace; {fix}") from None
+    unknown = [name for name in names if name not in PLACEHOLDERS]
+    if unknown:
+        raise ConfigError(f"generator.prompt has an unknown placeholder {{{unknown[0]}}}; {fix}")
+    if "label" not in names:
+        raise ConfigError(f"generator.prompt has no {{label}}, so every text would be written for no label; {fix}")
 
 
 class PublicGenerator(Generator):
     """Label-prompted sampling from the public model; the label mix is uniform (a public prior) unless given."""
 
+    options = PublicOptions
     public_details = frozenset({"control", "model"})
 
-    def __init__(
-        self,
-        model: Mapping[str, Any],
-        domain: str,
-        prompt: str = DEFAULT_PROMPT,
-        max_new_tokens: int = 32,
-        temperature: float = 1.0,
-        top_p: float = 0.95,
-        batch_size: int = 32,
-        num_threads: int | None = None,
-    ) -> None:
-        if max_new_tokens < 1 or batch_size < 1:
-            raise ConfigError("generator.max_new_tokens and generator.batch_size must be at least 1")
-        if "{label}" not in prompt:
-            raise ConfigError("generator.prompt must contain {label} (and may contain {domain})")
+    def __init__(self, model: Mapping[str, Any], **options: Any) -> None:
+        try:
+            self.settings = PublicOptions(model=model, **options)
+        except TypeError as exc:
+            raise ConfigError(f"generator 'public': {exc}; see conf/generator/public.yaml for its keys") from None
         from synbench.lm.backends import LocalBackend  # torch, on first use: the schema reads this module
 
-        self.backend = LocalBackend(model, batch_size=batch_size, num_threads=num_threads)
-        self.domain, self.prompt = domain, prompt
-        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
+        self.backend = LocalBackend(model, batch_size=self.settings.batch_size, num_threads=self.settings.num_threads)
         self._label_space: tuple[str, ...] | None = None
         self._multi_label = False
         self._seed = 0
@@ -80,11 +109,8 @@ class PublicGenerator(Generator):
 
     def _write(self, plan: list[Labels]) -> list[str]:
         """One text per label set of `plan`, from the shared batched local backend (chat template, KV cache)."""
-        requests = [ChatRequest(self.prompt.format(domain=self.domain, label=", ".join(labels))) for labels in plan]
+        s = self.settings
+        requests = [ChatRequest(s.prompt.format(domain=s.domain, label=", ".join(labels))) for labels in plan]
         return self.backend.complete(
-            requests,
-            max_new_tokens=self.max_new_tokens,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            seed=self._seed,
+            requests, max_new_tokens=s.max_new_tokens, temperature=s.temperature, top_p=s.top_p, seed=self._seed
         )

@@ -93,6 +93,8 @@ def config_error(exc: BaseException) -> ConfigError | None:
     if isinstance(exc, (MissingMandatoryValue, InterpolationToMissingValueError)):
         found = re.search(r"Missing mandatory value: ?([\w.]+)", str(exc))
         missing = found.group(1) if found else exc.full_key
+        if isinstance(exc, MissingMandatoryValue) and exc.full_key:
+            missing = exc.full_key  # OmegaConf's message names a nested value by its own key (command)
         needed = f" (needed by '{exc.full_key}')" if exc.full_key and exc.full_key != missing else ""
         return ConfigError(f"config value '{missing}'{needed} is not set: pass {missing}=<value> on the command line")
     if isinstance(exc, (ConfigAttributeError, ConfigKeyError)) and exc.full_key:

@@ -212,6 +212,7 @@ def check_top_level(cfg: DictConfig) -> None:
             "running in another process"
         )
     check_cache_dir(OmegaConf.select(cfg, "cache_dir"), OmegaConf.select(cfg, "output_root"))
+    check_log_dir(OmegaConf.select(cfg, "generator.log_dir", default=None), OmegaConf.select(cfg, "output_root"))
 
 
 def check_cache_dir(cache_dir: str | None, output_root: str | None) -> None:
@@ -222,6 +223,19 @@ def check_cache_dir(cache_dir: str | None, output_root: str | None) -> None:
         raise ConfigError(
             f"cache_dir={cache_dir} is outside output_root={output_root}: caches hold embeddings of private "
             "text, so they stay under the output root; set cache_dir=${output_root}/cache (the default)"
+        )
+
+
+def check_log_dir(log_dir: str | None, output_root: str | None) -> None:
+    """A generator's `log_dir` (generator=command: the program's stdout and stderr, which may quote records) stays
+    out of output_root, where the jobs write what they release."""
+    if log_dir is None or output_root is None:
+        return
+    if Path(log_dir).expanduser().resolve().is_relative_to(Path(output_root).expanduser().resolve()):
+        raise ConfigError(
+            f"generator.log_dir={log_dir} is inside output_root={output_root}, beside what the jobs release, and the "
+            "program's output may quote private records; set generator.log_dir to a private folder outside "
+            "output_root, or leave it unset for <tmp>/synbench-command-logs"
         )
 
 

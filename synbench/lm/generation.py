@@ -21,7 +21,7 @@ import torch
 
 from synbench.core.errors import ConfigError
 from synbench.core.progress import Meter
-from synbench.lm.settings import TRANSFORMERS_TOP_K
+from synbench.lm.settings import TRANSFORMERS_TOP_K, check_num_threads
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,11 @@ class GenerationStats:
 
 @contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
-    """PyTorch CPU threads for a block, restored afterwards (the setting is process-wide); None keeps it."""
+    """PyTorch CPU threads for a block, restored afterwards (the setting is process-wide); None keeps it. Each key
+    that sets `n` refuses a count below 1 where it is set; a plugin calling this directly gets the same line."""
+    check_num_threads(n, "num_threads")
     before = torch.get_num_threads()
-    if n:
+    if n is not None:
         torch.set_num_threads(int(n))
     try:
         yield

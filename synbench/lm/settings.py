@@ -20,6 +20,13 @@ DTYPES = ("float32", "bfloat16", "float16")
 ATTENTION = ("auto", "flash_attention_2", "sdpa", "eager")
 
 
+def check_num_threads(value: int | None, key: str) -> None:
+    """Refuse a torch CPU thread count below 1, naming its key (null keeps PyTorch's default): torch raises on a
+    negative count only once a model runs, and a 0 passed on as "unset" would hide the typo."""
+    if value is not None and (isinstance(value, bool) or value < 1):
+        raise ConfigError(f"{key}={value!r} must be at least 1 (torch CPU threads), or null for PyTorch's default")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """The `model` config node (conf/model/*.yaml): a causal LM, from a packaged GGUF file, a hub id or a folder."""
@@ -64,6 +71,7 @@ class LocalBackendOptions:
             raise ConfigError(f"generator.backend.batch_size={self.batch_size} must be at least 1")
         if self.top_k < 0:
             raise ConfigError(f"generator.backend.top_k={self.top_k} must be at least 0 (0 = every token)")
+        check_num_threads(self.num_threads, "generator.backend.num_threads")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise ConfigError(
                 f"generator.backend.dtype={self.dtype!r} is unknown; choose one of {', '.join(DTYPES)}, or null "
