@@ -229,6 +229,13 @@ REFUSED: list[tuple[Any, ...]] = [
     ("public eps=1", ["generator=public", "eps=1"], ["generator=public is a control", "sweep it with -m"]),
     # a plugin's options, typed before any data is read (a list given as a word)
     ("a scalar list", ["generator=dpgen", "generator.lora.target_modules=q_proj"], ["target_modules=[q_proj]"]),
+    # the filter's options, typed before any data is read (the filter runs after the generator)
+    ("filter.num_threads=0", ["filter=pyes_pno", "filter.num_threads=0"], ["filter.num_threads=0 must be at least 1"]),
+    (
+        "a filter prompt with an unknown placeholder",
+        ["filter=pyes_pno", 'filter.prompt="{{text}} {{drug}}"'],
+        ["filter.prompt has an unknown placeholder {drug}", "{text} (required)"],
+    ),
     # the audit's options, refused where they are set
     ("audit.eps_grid=[-1]", ["task=audit", "audit.eps_grid=[-1]"], ["audit.eps_grid=[-1.0]", "positive finite"]),
     ("audit.min_count=-1", ["task=audit", "audit.min_count=-1"], ["audit.min_count=-1", "at least 0"]),

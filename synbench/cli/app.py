@@ -46,7 +46,7 @@ from synbench.job.release import is_control
 from synbench.job.results import read_results, write_results
 from synbench.job.spec import JobConfig, check_no_credentials, job_dirname
 from synbench.tasks import get_task, writes_results
-from synbench.tasks.options import check_generator_options
+from synbench.tasks.options import check_plugin_options
 
 log = logging.getLogger(__name__)
 
@@ -414,7 +414,7 @@ def hydra_app(cfg: DictConfig) -> None:
         config = JobConfig.from_config(cfg, hydra_cfg.overrides.task, hydra_cfg.runtime.choices)
         task = get_task(config.spec.task)
         if not multirun and task.writes_results:  # a sweep checks each of its points before its first job
-            check_generator_options(config.generator)
+            check_plugin_options(config.generator, config.filter)
             if not task.tests_claim:
                 check_control_eps(config, hydra_cfg.overrides.task)
         if not task.writes_results:

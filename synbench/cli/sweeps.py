@@ -29,7 +29,7 @@ from synbench.job.record import COMPLETE
 from synbench.job.release import control_results
 from synbench.job.results import RESULTS_FILE, sweep_rows
 from synbench.job.spec import JobConfig
-from synbench.tasks.options import check_generator_options, check_task_options
+from synbench.tasks.options import check_plugin_options, check_task_options
 
 log = logging.getLogger("synbench.sweep")
 SEARCHPATH = "hydra.searchpath="
@@ -107,7 +107,7 @@ def check_sweep_points(config: DictConfig) -> None:
         job = JobConfig.from_config(cfg, point)
         check_task_options(job.task)
         registry.create(DatasetLoader, job.dataset).check_source()  # its config's checks, its files there; none read
-        check_generator_options(job.generator)
+        check_plugin_options(job.generator, job.filter)
 
 
 def run_rows(sweep_dir: Path, since: float, markers: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -13,9 +13,10 @@ from typing import Any, Optional, Tuple
 from omegaconf import MISSING
 
 from synbench.core.errors import ConfigError
-from synbench.lm.settings import check_num_threads
+from synbench.lm.settings import check_num_threads, check_prompt
 
 ANSWERS = ("yes_answers", "no_answers")
+PLACEHOLDERS = ("text", "domain", "label")  # what the prompt is formatted with; {text} is required
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,6 @@ class PYesPNoConfig:
                 "the dataset's domain; add `domain: <medical|financial|legal|...>` to the dataset's config "
                 "(conf/dataset/<name>.yaml), or pass dataset.domain=<word> or filter.domain=<word>"
             )
-        if "{text}" not in self.prompt:
-            raise ConfigError("filter.prompt must contain {text} (and may use {domain} and {label})")
+        check_prompt(self.prompt, "filter.prompt", PLACEHOLDERS, "text")
         if self.batch_size < 1 or self.max_length < 8:
             raise ConfigError("filter.batch_size must be >= 1 and filter.max_length >= 8")

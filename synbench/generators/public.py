@@ -12,7 +12,6 @@ empirical epsilon lower bound near 0); anything else is a bug in the audit.
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -24,7 +23,7 @@ from synbench.core.corpus import Corpus, Labels
 from synbench.core.errors import ConfigError
 from synbench.core.privacy import PrivacySpec
 from synbench.dp import label_sets
-from synbench.lm.settings import check_num_threads
+from synbench.lm.settings import check_num_threads, check_prompt
 
 DEFAULT_PROMPT = 'Write one short text from a {domain} dataset, with the label "{label}". Reply with the text only.'
 PLACEHOLDERS = ("label", "domain")  # what the prompt is formatted with; {label} is required
@@ -46,23 +45,8 @@ class PublicOptions:
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1 or self.batch_size < 1:
             raise ConfigError("generator.max_new_tokens and generator.batch_size must be at least 1")
-        check_prompt(self.prompt)
+        check_prompt(self.prompt, "generator.prompt", PLACEHOLDERS, "label")
         check_num_threads(self.num_threads, "generator.num_threads")
-
-
-def check_prompt(prompt: str) -> None:
-    """Refuse a prompt that `str.format(label=..., domain=...)` cannot fill, naming the placeholder: otherwise the
-    first batch would fail with a KeyError after the model has loaded. The prompt is config, never private."""
-    fix = "use {label} (required) and {domain}, and write a literal brace as {{ or }}"
-    try:
-        names = [name for _, name, _, _ in string.Formatter().parse(prompt) if name is not None]
-    except ValueError:
-        raise ConfigError(f"generator.prompt has an unmatched brace; {fix}") from None
-    unknown = [name for name in names if name not in PLACEHOLDERS]
-    if unknown:
-        raise ConfigError(f"generator.prompt has an unknown placeholder {{{unknown[0]}}}; {fix}")
-    if "label" not in names:
-        raise ConfigError(f"generator.prompt has no {{label}}, so every text would be written for no label; {fix}")
 
 
 class PublicGenerator(Generator):

@@ -9,8 +9,9 @@ before any model is loaded. The checks a type cannot express are in each
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 from omegaconf import MISSING
 
@@ -97,3 +98,21 @@ class OpenAIBackendOptions:
             raise ConfigError(
                 "generator.backend: max_workers must be at least 1, max_retries at least 0 and timeout_s positive"
             )
+
+
+def check_prompt(prompt: str, key: str, placeholders: Sequence[str], required: str) -> None:
+    """Refuse a prompt template (`key`) that `str.format` with `placeholders` cannot fill, or that lacks `required`,
+    naming the placeholder: otherwise the first batch fails with a KeyError after the model has loaded. A prompt is
+    config, never private."""
+    allowed = ", ".join(f"{{{name}}}" for name in placeholders if name != required)
+    also = f" and {allowed}" if allowed else ""
+    fix = f"use {{{required}}} (required){also}, and write a literal brace as {{{{ or }}}}"
+    try:
+        names = [name for _, name, _, _ in string.Formatter().parse(prompt) if name is not None]
+    except ValueError:
+        raise ConfigError(f"{key} has an unmatched brace; {fix}") from None
+    unknown = [name for name in names if name not in placeholders]
+    if unknown:
+        raise ConfigError(f"{key} has an unknown placeholder {{{unknown[0]}}}; {fix}")
+    if required not in names:
+        raise ConfigError(f"{key} has no {{{required}}}; {fix}")

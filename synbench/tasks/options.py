@@ -19,6 +19,7 @@ from synbench.audit.config import DisclosureConfig
 from synbench.core import registry, schema
 from synbench.core.base import Generator
 from synbench.core.errors import ConfigError
+from synbench.filters.base import Filter
 from synbench.job.tracking import WandbOptions
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
@@ -125,9 +126,11 @@ def check_task_options(task: Mapping[str, Any]) -> None:
         schema.typed(options, task, "task")
 
 
-def check_generator_options(generator: Mapping[str, Any] | None) -> None:
-    """The generator's node refused as the job would build it (its plugin, unknown keys, values of the wrong type,
-    its options' own checks), without building it, before any data is read: a sweep checks each of its points, a
-    single job itself. The job folder is the keyword the core adds."""
+def check_plugin_options(generator: Mapping[str, Any] | None, filter: Mapping[str, Any] | None) -> None:
+    """The generator's and the filter's nodes refused as the job would build them (the plugin, unknown keys, values
+    of the wrong type, its options' own checks), without building them, before any data is read: a sweep checks
+    each of its points, a single job itself. The job folder is the keyword the core adds to a generator."""
     if generator:
         registry.check_node(Generator, generator, extra=("job_dir",))
+    if filter:
+        registry.check_node(Filter, filter)
