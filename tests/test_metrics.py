@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
+import os
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -24,7 +26,7 @@ from synbench.metrics.common import counter_js, counter_kl, js_divergence, kl_di
 from synbench.metrics.entities import EntitiesMetric
 from synbench.metrics.labels import LabelsMetric
 from synbench.metrics.length import LengthMetric
-from synbench.metrics.mauve import MauveMetric
+from synbench.metrics.mauve import FAISS_FEW_POINTS, MauveMetric, stderr_without
 from synbench.metrics.utility import (
     UtilityMetric,
     bootstrap_f1_sd,
@@ -221,6 +223,21 @@ def test_mauve_counts_and_keeps_empty_synthetic_texts(fake_encoder: FakeEncoder)
     assert mostly_empty["mauve"] < mostly_empty["mauve_ref"] - 0.5  # empties are scored, not dropped
     assert metric(real, corpus([""] * 100), ctx)["mauve"] < 0.1
     assert metric(real, corpus([], []), ctx)["mauve"] == 0.0
+
+
+def test_mauve_drops_faiss_noise_from_stderr_and_passes_on_the_rest(capfd: pytest.CaptureFixture[str]) -> None:
+    """faiss's k-means warns on C stderr when a bucket has fewer than 39 points (here 20: 6 auto buckets over 120
+    points); the MAUVE call drops that line, anything else written to stderr there still shows, and faiss's
+    import-time INFO lines (which CPU builds it could not load) stay below WARNING."""
+    features = np.random.default_rng(0).normal(size=(60, 8)).astype(np.float32)
+    capfd.readouterr()
+    assert MauveMetric(kmeans_seeds=2, kmeans_num_redo=1).compare(features, features, context())["mauve"] > 0.9
+    assert "please provide at least" not in capfd.readouterr().err
+    assert logging.getLogger("faiss.loader").getEffectiveLevel() == logging.WARNING
+    with stderr_without(FAISS_FEW_POINTS):
+        os.write(2, b"WARNING clustering 148 points to 7 centroids: please provide at least 273 training points\n")
+        os.write(2, b"faiss: a line that is not the bucket warning\n")
+    assert capfd.readouterr().err == "faiss: a line that is not the bucket warning\n"
 
 
 # ---------------------------------------------------------------- utility

@@ -15,11 +15,25 @@ Empty synthetic texts are kept as samples (embedded as the empty string), not
 dropped as mauve-text does with raw text: a generator that collapses to empty
 output must score low, and `mauve_n_empty` counts them. A side with no
 documents at all scores 0.
+
+MAUVE's k-means is faiss, which says two things that mean nothing to the
+reader of a job: at import, on its `faiss.loader` logger at INFO, which CPU
+builds it could not load; at each clustering, on C stderr, that a bucket
+gets fewer points than faiss's minimum of 39 (the `auto` rule, a tenth of the
+smaller side, leaves 20 a bucket where the sides are equal). The first is
+kept below WARNING, the second dropped from what the MAUVE call writes to
+stderr (every other line it writes is passed on).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import logging
+import os
+import re
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -27,6 +41,34 @@ from synbench.core.base import MetricContext
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
 from synbench.metrics.common import TextFidelityMetric, embedding_cache
+
+# faiss's warning for a k-means bucket below its minimum of training points, written with C's fprintf
+FAISS_FEW_POINTS = re.compile(rb"^WARNING clustering \d+ points to \d+ centroids: please provide at least \d+ ")
+
+
+@contextmanager
+def stderr_without(noise: re.Pattern[bytes]) -> Iterator[None]:
+    """Run the block with file descriptor 2 captured, then write back every line of it that `noise` does not match.
+
+    C code writes past `sys.stderr`, logging and warning filters, so only the
+    descriptor catches it; anything else the block writes to stderr, a real
+    error included, still reaches it (after the block).
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = b"".join(line for line in captured if not noise.match(line))
+            if kept:
+                with os.fdopen(os.dup(2), "wb") as stderr:
+                    stderr.write(kept)
 
 
 class MauveMetric(TextFidelityMetric):
@@ -58,6 +100,7 @@ class MauveMetric(TextFidelityMetric):
     def compare(self, real: np.ndarray, synthetic: np.ndarray, ctx: MetricContext) -> dict[str, float]:
         if len(real) == 0 or len(synthetic) == 0:
             return {"mauve": 0.0, "mauve_std": 0.0}
+        logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # before mauve imports faiss
         from mauve import compute_mauve
 
         buckets = self.num_buckets
@@ -65,20 +108,21 @@ class MauveMetric(TextFidelityMetric):
             buckets = min(int(buckets), len(real) + len(synthetic))  # k-means needs at least k points
         # Below 2**30: mauve adds small offsets to the seed and faiss takes a C int.
         seeds = np.random.default_rng(ctx.seed).integers(0, 2**30, size=self.kmeans_seeds)
-        scores = [
-            compute_mauve(
-                p_features=real,
-                q_features=synthetic,
-                num_buckets=buckets,
-                mauve_scaling_factor=self.scaling_factor,
-                kmeans_explained_var=self.kmeans_explained_var,
-                kmeans_num_redo=self.kmeans_num_redo,
-                kmeans_max_iter=self.kmeans_max_iter,
-                seed=int(seed),
-                verbose=False,
-            ).mauve
-            for seed in seeds
-        ]
+        with stderr_without(FAISS_FEW_POINTS):
+            scores = [
+                compute_mauve(
+                    p_features=real,
+                    q_features=synthetic,
+                    num_buckets=buckets,
+                    mauve_scaling_factor=self.scaling_factor,
+                    kmeans_explained_var=self.kmeans_explained_var,
+                    kmeans_num_redo=self.kmeans_num_redo,
+                    kmeans_max_iter=self.kmeans_max_iter,
+                    seed=int(seed),
+                    verbose=False,
+                ).mauve
+                for seed in seeds
+            ]
         return {"mauve": float(np.mean(scores)), "mauve_std": float(np.std(scores))}
 
     def __call__(self, real: Corpus, synthetic: Corpus, ctx: MetricContext) -> dict[str, float]:
