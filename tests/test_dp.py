@@ -86,3 +86,33 @@ def test_secure_mode_reaches_the_optimizer() -> None:
     )
     assert private["optimizer"].secure_mode is True and private["optimizer"].expected_batch_size == 5.0
     private["hooks"].cleanup()
+
+
+def test_the_trainer_prints_no_lightning_tip_and_the_fit_no_library_noise(caplog: pytest.LogCaptureFixture) -> None:
+    """Lightning logs a "Tip" advertising its cloud products when a Trainer is built; `quiet_trainer` keeps its
+    rank-zero INFO lines out (warnings still pass), and `quiet_fit` ignores the two fit warnings that say nothing
+    about a job while any other warning still shows."""
+    import logging
+    import warnings
+
+    import pytorch_lightning as pl
+
+    from synbench.dp.lightning import RANK_ZERO_LOGGER, quiet_fit, quiet_trainer
+
+    options: dict[str, Any] = {"logger": False, "enable_checkpointing": False, "enable_progress_bar": False}
+    caplog.set_level(logging.INFO)
+    logging.getLogger(RANK_ZERO_LOGGER).setLevel(logging.NOTSET)
+    pl.Trainer(**options)
+    assert any("Tip" in record.getMessage() for record in caplog.records)  # what Lightning prints by itself
+    caplog.clear()
+    quiet_trainer(**options)
+    assert not [r for r in caplog.records if r.name.startswith("pytorch_lightning") and r.levelno < logging.WARNING]
+    assert logging.getLogger(RANK_ZERO_LOGGER).isEnabledFor(logging.WARNING)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with quiet_fit():
+            warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use ...", FutureWarning, stacklevel=1)
+            hook = "Full backward hook is firing when gradients are computed with respect to module outputs"
+            warnings.warn(hook, UserWarning, stacklevel=1)
+            warnings.warn("a warning about the job itself", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["a warning about the job itself"]

@@ -69,6 +69,7 @@ from synbench.core.errors import ConfigError
 from synbench.core.privacy import NoiseSource
 from synbench.dp.distributed import DPDDPStrategy, largest_over_ranks, sum_over_ranks
 from synbench.dp.hooks import group_grad_samples
+from synbench.dp.lightning import quiet_fit, quiet_trainer
 from synbench.dp.poisson import PoissonPlan, Shard, make_private, physical_loader, poisson_loader
 
 log = logging.getLogger(__name__)
@@ -413,7 +414,7 @@ def fit_module(
         module.plan.steps_per_epoch,
         module.plan.sample_rate,
     )
-    trainer = pl.Trainer(
+    fitter = quiet_trainer(
         accelerator=accelerator,
         devices=devices,
         strategy=strategy,
@@ -433,7 +434,8 @@ def fit_module(
     if spawned:  # each spawned process moves its copy to its own device; no GPU memory is shared across processes
         module.model.to("cpu")
     start = time.perf_counter()
-    trainer.fit(module)
+    with quiet_fit():
+        fitter.fit(module)
     seconds = time.perf_counter() - start
     if spawned:
         module.model.to(device)

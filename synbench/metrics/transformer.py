@@ -25,6 +25,7 @@ from torch.utils.data import DataLoader
 
 from synbench.core.base import Classifier
 from synbench.core.errors import ConfigError
+from synbench.dp.lightning import quiet_fit, quiet_trainer
 from synbench.metrics.transformer_options import TransformerOptions
 from synbench.text.embeddings import model_source
 
@@ -108,7 +109,7 @@ class TransformerClassifier(TransformerOptions, Classifier):
         total = self.epochs * math.ceil(len(train_texts) / self.batch_size)
         # from_pretrained returns the model in eval mode (dropout off) and Lightning keeps submodule modes.
         module = FineTune(model.train(), self.lr, self.weight_decay, int(self.warmup_ratio * total), total, multi_label)
-        trainer = pl.Trainer(
+        fitter = quiet_trainer(
             max_epochs=self.epochs,
             accelerator="auto",
             devices=1,
@@ -118,6 +119,7 @@ class TransformerClassifier(TransformerOptions, Classifier):
             enable_progress_bar=False,
             enable_model_summary=False,
         )
-        trainer.fit(module, train)
-        batches = trainer.predict(module, evaluate)
+        with quiet_fit():
+            fitter.fit(module, train)
+            batches = fitter.predict(module, evaluate)
         return torch.cat(batches).cpu().numpy().astype(float)  # type: ignore[arg-type]
