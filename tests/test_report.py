@@ -514,7 +514,8 @@ def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> Non
 
 
 def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None:
-    """Where micro F1 is mostly the majority class (majority >= 1.5x random), macro F1 is the first figure shown."""
+    """Where micro F1 is mostly the majority class (majority >= 1.5x random), macro F1 is the first figure shown:
+    the utility line's, with all its reference rows; the figures below it list only the other F1."""
     import pandas as pd
 
     from synbench.report.benchmark import lead
@@ -531,9 +532,17 @@ def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None
         "real_f1_macro": 0.61,
     }
     balanced = {**imbalanced, "majority_f1": 0.34, "random_f1": 0.33}
-    for utility, first in (
-        (imbalanced, "F1 macro: 0.31 (random 0.155, majority 0.113, real 0.61)"),
-        (balanced, "F1 micro: 0.52 (random 0.33, majority 0.34, real 0.74)"),
+    for utility, first, other in (
+        (
+            imbalanced,
+            "Utility: F1 macro 0.31: above random (0.155), above majority (0.113), real data 0.61;",
+            "F1 micro: 0.52 (random 0.197, majority 0.514, real 0.74)",
+        ),
+        (
+            balanced,
+            "Utility: F1 micro 0.52: above random (0.33), above majority (0.34), real data 0.74;",
+            "F1 macro: 0.31 (random 0.155, majority 0.113, real 0.61)",
+        ),
     ):
         lines = summary(
             {
@@ -549,7 +558,7 @@ def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None
             }
         ).splitlines()
         figures = [line.strip() for line in lines if line.strip().startswith(("F1 micro:", "F1 macro:"))]
-        assert figures[0] == first and len(figures) == 2  # below the summary's plain-words lines
+        assert any(line.strip().startswith(first) for line in lines) and figures == [other]
     jobs = pd.DataFrame([{f"utility.{k}": v for k, v in imbalanced.items()}])
     assert lead(jobs)[:2] == ("utility.f1_macro", "utility.f1_micro")
     assert lead(jobs.assign(**{"utility.majority_f1": 0.34, "utility.random_f1": 0.33}))[:2] == (
@@ -574,5 +583,5 @@ def test_the_summary_puts_headline_figures_beside_their_references() -> None:
             "audit": {},
         }
     )
-    assert "epsilon_spent=4" in text and "F1 micro: 0.575 (random 0.325, real 0.697)" in text
+    assert "epsilon_spent=4" in text and "Utility: F1 micro 0.575: above random (0.325), real data 0.697;" in text
     assert "MAUVE: 0.241 (real vs real 0.978)" in text and "AUC" not in text

@@ -134,3 +134,37 @@ def test_the_job_summary_leads_with_plain_words() -> None:
     assert lines[2].strip() == "Audit: inconclusive: eps_emp_lower 3.87 <= ceiling 3.9 <= nominal eps 8"
     benchmark = summary({**results, "task": "benchmark", "audit": {}})
     assert "Audit: not run by task=benchmark; add `task=audit audit.mode=one_run`" in benchmark
+
+
+def test_the_job_summary_shows_each_f1_once_and_label_cardinality_only_where_labels_are_sets() -> None:
+    """The headline F1 (macro here: the majority class holds half the documents) stands in the utility line with
+    every reference row, so the figures below list only the other F1; the label-cardinality divergence is 0 by
+    construction when no document on either side has two labels, so it shows only where some does."""
+    utility = {
+        "f1_macro": 0.35,
+        "random_f1_macro": 0.155,
+        "majority_f1_macro": 0.113,
+        "real_f1_macro": 0.61,
+        "matched_real_f1_macro": 0.52,
+        "f1_micro": 0.365,
+        "random_f1": 0.197,
+        "majority_f1": 0.514,
+        "real_f1": 0.736,
+    }
+    fidelity = {
+        "label_cardinality_div": 0.0,
+        "label_cardinality_div_ref": 0.0,
+        "label_multi_share_real": 0.0,
+        "label_multi_share_syn": 0.0,
+    }
+    results = {"task": "benchmark", "generator": "g", "dataset": "d", "epsilon": 4.0, "seed": 0, "utility": utility}
+    single = summary({**results, "fidelity": fidelity})
+    assert single.count("F1 macro") == 1 and single.count("F1 micro") == 2  # its flag in the line, its figures
+    assert (
+        "Utility: F1 macro 0.35: above random (0.155), above majority (0.113), real data 0.61, real data at this "
+        "size 0.52, F1 micro 0.365 NOT above majority (0.514)" in single
+    )
+    assert "  F1 micro: 0.365 (random 0.197, majority 0.514, real 0.736)" in single.splitlines()
+    assert "label-cardinality JS" not in single
+    multi = summary({**results, "fidelity": {**fidelity, "label_multi_share_real": 0.4, "label_cardinality_div": 0.2}})
+    assert "  label-cardinality JS: 0.2 (real vs real 0)" in multi.splitlines()

@@ -97,9 +97,10 @@ PUBLIC_BASELINES = "label_names,template,public"  # the built-in public-knowledg
 
 
 def utility_line(utility: dict[str, Any], f1: tuple[tuple, tuple], results: dict[str, Any]) -> str | None:
-    """The headline F1 against random, majority and real data, and the other F1 where it is not above random or
-    majority; public-knowledge baselines are other jobs, so a job given the private documents says how to run them
-    into its sweep (one that was not is such a baseline itself)."""
+    """The headline F1 against random, majority and real data (all its reference rows, so the figures below do not
+    repeat it), and the other F1 where it is not above random or majority; public-knowledge baselines are other
+    jobs, so a job given the private documents says how to run them into its sweep (one that was not is such a
+    baseline itself)."""
     (_, key, label, refs), (_, other_key, other_label, other_refs) = f1
     if key not in utility:
         return None
@@ -108,8 +109,9 @@ def utility_line(utility: dict[str, Any], f1: tuple[tuple, tuple], results: dict
         return {name: utility.get(path.split(".", 1)[1]) for name, path in pairs}
 
     words = against(float(utility[key]), found(refs))
-    if isinstance(found(refs).get("real"), (int, float)):
-        words.append(f"real data {show(float(found(refs)['real']))}")
+    for name, text in (("real", "real data"), ("real at this size", "real data at this size")):
+        if isinstance(found(refs).get(name), (int, float)):
+            words.append(f"{text} {show(float(found(refs)[name]))}")
     if other_key in utility:
         flags = [w for w in against(float(utility[other_key]), found(other_refs)) if w.startswith("NOT")]
         words += [f"{other_label} {show(float(utility[other_key]))} {w}" for w in flags]
@@ -151,6 +153,13 @@ def revision_line(results: dict[str, Any]) -> str | None:
     )
 
 
+def single_label(fidelity: dict[str, Any]) -> bool:
+    """Whether no document on either side carries two labels (the `labels` metric's shares): every label
+    cardinality is then 1 and their divergence 0 whatever the generator wrote, a figure that says nothing."""
+    shares = [fidelity.get(f"label_multi_share_{side}") for side in ("real", "syn")]
+    return all(isinstance(share, (int, float)) and share == 0 for share in shares)
+
+
 def summary(results: dict[str, Any]) -> str:
     """What the job shows in plain words (disclosure, utility, audit), then the budget and the headline figures
     beside their reference rows."""
@@ -181,8 +190,9 @@ def summary(results: dict[str, Any]) -> str:
     if results.get("task") in ("benchmark", "audit"):
         plain.append(audit_line(results))
     lines += [f"  {line}" for line in plain if line]
-    for section, key, label, refs in (*f1, *HEADLINES):
-        if key in results.get(section, {}):
+    skip = {"label_cardinality_div"} if single_label(results.get("fidelity") or {}) else set()
+    for section, key, label, refs in (f1[1], *HEADLINES):  # the headline F1 is in the utility line
+        if key in results.get(section, {}) and key not in skip:
             ref = ", ".join(f"{name} {show(value(path))}" for name, path in refs if value(path) is not None)
             lines.append(f"  {label}: {show(results[section][key])}" + (f" ({ref})" if ref else ""))
     return "\n".join(lines)
