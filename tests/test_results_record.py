@@ -17,7 +17,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from conftest import compose_config, model_overrides
-from synbench.cli.sweeps import SweepCallback, run_rows
+from synbench.cli.sweeps import COLUMNS, SweepCallback, run_rows, table_line
 from synbench.core.errors import DataError
 from synbench.job import lifecycle
 from synbench.job.record import FAILED, HEADER, READERS, RUNNING, JobRecord
@@ -177,3 +177,17 @@ def test_the_sweeps_closing_table_lists_the_jobs_this_run_touched_with_their_dat
     out = capsys.readouterr().out
     assert "1 job(s)" in out and " tiny " in out and "other" not in out and "dataset" in out.splitlines()[2]
     assert "FAILED benchmark/eps=2: DataError: train.jsonl line 3: no text" in out
+
+
+def test_the_closing_tables_figure_is_a_benchmarks_macro_f1_or_an_audits_bound_and_its_heading_says_so() -> None:
+    """The last column names what it shows: macro F1 for a benchmark job (never its micro F1), the eps lower bound
+    for an audit job; the heading is as wide as its cells."""
+    header = {"dataset": "d", "generator": "g", "epsilon": 4.0, "seed": 0, "status": "complete", "epsilon_spent": 4.0}
+    benchmark = {**header, "task": "benchmark", "utility.f1_micro": 0.52, "utility.f1_macro": 0.35}
+    audit = {**header, "task": "audit", "audit.eps_emp_lower": 0.8}
+    heading, bench_line, audit_line = (
+        table_line([heading for heading, _, _ in COLUMNS]),
+        *(table_line([cell(row) for _, _, cell in COLUMNS]) for row in (benchmark, audit)),
+    )
+    assert heading.endswith(" F1 macro / eps_lb") and len(heading) == len(bench_line) == len(audit_line)
+    assert bench_line.endswith(" 0.35") and "0.52" not in bench_line and audit_line.endswith(" 0.8")

@@ -129,7 +129,8 @@ def _cell(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, float) else ("-" if value is None else str(value))
 
 
-# the closing table: heading, width and the row's cell, per column
+# the closing table: heading, width and the row's cell, per column; the last is a benchmark job's macro F1 (micro
+# F1 mostly counts the majority class of imbalanced labels) or an audit job's eps lower bound
 COLUMNS: tuple[tuple[str, int, Callable[[dict[str, Any]], Any]], ...] = (
     ("task", -10, lambda row: row.get("task")),
     ("dataset", -12, lambda row: row.get("dataset")),
@@ -138,7 +139,7 @@ COLUMNS: tuple[tuple[str, int, Callable[[dict[str, Any]], Any]], ...] = (
     ("seed", 4, lambda row: row.get("seed")),
     ("status", -10, lambda row: row.get("status")),
     ("eps_spent", 9, lambda row: row.get("epsilon_spent")),
-    ("F1 / eps_lb", 11, lambda row: row.get("utility.f1_micro", row.get("audit.eps_emp_lower"))),
+    ("F1 macro / eps_lb", 17, lambda row: row.get("utility.f1_macro", row.get("audit.eps_emp_lower"))),
 )
 
 
