@@ -178,3 +178,22 @@ def test_precision_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     gen = DPGenGenerator(model=tiny_model, precision="16-mixed", accelerator="cpu", max_seq_len=32)
     with pytest.raises(ConfigError, match="CUDA only"):
         gen.fit(docs(8), PrivacySpec.for_private_set(8, 4.0), seed=0)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_bf16_if_native_follows_the_device(monkeypatch: pytest.MonkeyPatch, native: bool) -> None:
+    """`bfloat16_if_native` / `bf16-mixed-if-native` are bf16 only where the device runs bf16 matmuls natively (a CPU
+    without AVX512-BF16 or AMX emulates them, tens of times slower), else float32 / 32-true; the other names are
+    themselves whatever the device."""
+    from synbench.dp.settings import DPSGDSettings
+    from synbench.lm import models
+
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: native, raising=False)
+    cpu = torch.device("cpu")
+    assert models.native_bf16(cpu) is native
+    assert models.dtype_name("bfloat16_if_native", cpu) == ("bfloat16" if native else "float32")
+    assert models.dtype_name("bfloat16", cpu) == "bfloat16" and models.dtype_name("float32", cpu) == "float32"
+    settings = DPSGDSettings(precision="bf16-mixed-if-native")
+    assert settings.precision_on(cpu) == ("bf16-mixed" if native else "32-true")
+    assert settings.trainer_kwargs(cpu)["precision"] == settings.precision_on(cpu)
+    assert DPSGDSettings(precision="bf16-mixed").precision_on(cpu) == "bf16-mixed"

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from synbench.dp.module import TrainConfig
 
 # Lightning precisions the DP core supports: clipping and noise are fp32 in all of them (synbench.dp.hooks).
-PRECISIONS = ("32-true", "bf16-mixed", "16-mixed")
+# bf16-mixed-if-native: bf16-mixed where the device runs bf16 natively (synbench.lm.models.native_bf16), else 32-true
+PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "bf16-mixed-if-native")
 LABEL_PRIORS = label_sets.PRIORS
 
 
@@ -59,7 +60,8 @@ class DPSGDSettings:
     accelerator: str = "auto"  # auto | cpu | gpu
     devices: int = 1
     strategy: str = "auto"  # auto | dpddp (multi-GPU: Lightning DDP launcher, Opacus DPDDP + distributed optimizer)
-    precision: str = "32-true"  # 32-true | bf16-mixed | 16-mixed (CUDA, grad_sample_mode=hooks); synbench/dp/hooks.py
+    # 32-true | bf16-mixed | 16-mixed (CUDA, grad_sample_mode=hooks) | bf16-mixed-if-native; synbench/dp/hooks.py
+    precision: str = "32-true"
     fp16_loss_scale: float = 1024.0  # static loss scale under precision=16-mixed (CUDA); see synbench.dp.module
     num_threads: int | None = None  # torch CPU threads for the whole job (process-wide); null = PyTorch's default
 
@@ -130,6 +132,15 @@ class DPSGDSettings:
             loss_scale=self.fp16_loss_scale if self.precision == "16-mixed" else 1.0,
         )
 
+    def precision_on(self, device: torch.device) -> str:
+        """The precision that runs on `device`: `bf16-mixed-if-native` is bf16-mixed where the device runs bf16
+        natively, else 32-true (emulated bf16 is tens of times slower); any other precision is itself."""
+        if self.precision != "bf16-mixed-if-native":
+            return self.precision
+        from synbench.lm.models import native_bf16
+
+        return "bf16-mixed" if native_bf16(device) else "32-true"
+
     def trainer_kwargs(self, device: torch.device) -> dict[str, Any]:
         """`fit_module` keywords: accelerator, devices, strategy (Opacus DPDDP with `dpddp`), precision."""
         if self.precision == "16-mixed" and device.type != "cuda":
@@ -142,5 +153,5 @@ class DPSGDSettings:
             "accelerator": "gpu" if device.type == "cuda" else "cpu",
             "devices": self.devices,
             "strategy": DPDDPStrategy() if self.strategy == "dpddp" else "auto",
-            "precision": self.precision,
+            "precision": self.precision_on(device),
         }

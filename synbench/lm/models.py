@@ -31,11 +31,30 @@ import torch
 from synbench.core import schema
 from synbench.core.errors import ConfigError, SynBenchError
 from synbench.core.files import atomic_folder
-from synbench.lm.settings import ModelSpec
+from synbench.lm.settings import IF_NATIVE, ModelSpec
 
 log = logging.getLogger(__name__)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}  # settings.DTYPES
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether `device` runs bf16 matmuls natively: CUDA with bf16, or a CPU with AVX512-BF16 or AMX (oneDNN's own
+    check). Elsewhere PyTorch emulates them, tens of times slower than float32 (bench_dtype.json)."""
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return bool(check is not None and check())
+
+
+def dtype_name(name: str, device: torch.device) -> str:
+    """A configured dtype as it runs on `device`: `bfloat16_if_native` is bfloat16 where `native_bf16`, else
+    float32; any other name is itself."""
+    if name != IF_NATIVE:
+        return name
+    return "bfloat16" if native_bf16(device) else "float32"
+
+
 MODEL_KEYS = frozenset(f.name for f in fields(ModelSpec))
 MODEL_CACHE_ENV = "SYNBENCH_MODEL_CACHE"
 # save_pretrained writes these last; a folder holding them is complete (it was renamed into place whole)
@@ -167,11 +186,12 @@ def load_causal_lm(
         if folder is not None:
             check_model_folder(folder)
         source, where = spec.pretrained, {"pretrained_model_name_or_path": spec.pretrained}
-    half = DTYPES[spec.dtype] != torch.float32 if half_precision is None else half_precision
+    dtype = DTYPES[dtype_name(spec.dtype, device)]
+    half = dtype != torch.float32 if half_precision is None else half_precision
     attn = pick_attention(spec.attn_implementation, device, half)
     try:
         tokenizer = AutoTokenizer.from_pretrained(**where)
-        model = _load_weights(AutoModelForCausalLM, where, DTYPES[spec.dtype], attn)
+        model = _load_weights(AutoModelForCausalLM, where, dtype, attn)
     except OSError as exc:
         fix = (
             "save the model into it with save_pretrained (weights, config and tokenizer)"

@@ -17,7 +17,10 @@ from omegaconf import MISSING
 
 from synbench.core.errors import ConfigError
 
-DTYPES = ("float32", "bfloat16", "float16")
+# bfloat16_if_native: bfloat16 where the device runs bf16 matmuls natively (CUDA with bf16, a CPU with AVX512-BF16
+# or AMX), else float32: elsewhere PyTorch emulates them, tens of times slower than float32 (synbench.lm.models)
+IF_NATIVE = "bfloat16_if_native"
+DTYPES = ("float32", "bfloat16", "float16", IF_NATIVE)
 ATTENTION = ("auto", "flash_attention_2", "sdpa", "eager")
 
 
@@ -61,7 +64,8 @@ class LocalBackendOptions:
     batch_size: int = 32  # prompts per generate batch
     num_threads: Optional[int] = None  # torch CPU threads while generating; null = PyTorch's default
     # the dtype the LM prompts in, in place of model.dtype (the model group is shared with generators that train):
-    # bfloat16 runs bf16 matmuls, about 2x faster on CPUs with AVX512-BF16 or AMX; null = model.dtype
+    # bfloat16 runs bf16 matmuls, about 2x faster on CPUs with AVX512-BF16 or AMX and far slower on CPUs without
+    # (bfloat16_if_native picks it only where native); null = model.dtype
     dtype: Optional[str] = None
     # sample among the top_k most likely tokens (before top_p); 0 = every token, as an OpenAI-compatible server
     # samples unless told otherwise

@@ -32,7 +32,7 @@ from synbench.generators.dpgen.settings import DPGenOptions, DPGenSettings
 from synbench.generators.dpgen.trunk import CachedCollator, CachedDocuments, decoder_span, trunk_states
 from synbench.job.resume import resume_key
 from synbench.lm.generation import generate, memory_batch_size
-from synbench.lm.models import DTYPES, load_causal_lm
+from synbench.lm.models import DTYPES, dtype_name, load_causal_lm
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,8 @@ class DPGenGenerator(Generator):
             },
             corpus,
         )
-        loaded = load_causal_lm(self.model_node, s.device(), half_precision=True if s.precision != "32-true" else None)
+        precision = s.precision_on(s.device())
+        loaded = load_causal_lm(self.model_node, s.device(), half_precision=True if precision != "32-true" else None)
         torch.manual_seed(seed)  # LoRA's initial weights: from the seed, not from whatever ran before in this process
         model = weights.prepare_trainable(loaded.model, s.lora, s.checkpointing)
         state = weights.read_state(self.checkpoint) if self.checkpoint else None
@@ -124,7 +125,7 @@ class DPGenGenerator(Generator):
             if self.checkpoint:
                 weights.save(self.checkpoint, model, state, s.lora is not None)
         plain = model.merge_and_unload() if s.lora is not None else model  # plain weights sample faster
-        self._model = plain.to(DTYPES[s.sample_dtype])
+        self._model = plain.to(DTYPES[dtype_name(s.sample_dtype, s.device())])
         self._tokenizer, self._corpus, self._seed = loaded.tokenizer, corpus, seed
         self._labels = label_sets.LabelSetRelease.from_json(state["label_release"])
         eps_spent = float(state["epsilon_spent"])
@@ -243,7 +244,7 @@ class DPGenGenerator(Generator):
             "fine_tuning": "lora" if s.lora is not None else "full",
             "cache_trunk": s.cache_trunk,
             "grad_sample_mode": s.grad_sample_mode,
-            "precision": s.precision,
+            "precision": s.precision_on(s.device()),
             "activation_checkpointing": s.checkpointing,
             "physical_batch_size": s.physical_documents,
             "long_documents": s.long_documents,

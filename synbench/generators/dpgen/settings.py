@@ -67,9 +67,9 @@ class DPGenSettings(DPSGDSettings):
     # largest sampling batch (KV cache, left padding); long outputs: lowered to what 40% of free memory holds in
     # KV cache (results: sample_batch_size_used)
     sample_batch_size: int = 64
-    # the dtype the trained model (LoRA merged) samples and is saved in: float32 | bfloat16 | float16. Training is
-    # untouched (`precision`); bfloat16 halves sampling's weight traffic and runs bf16 matmuls (about 2x faster on
-    # CPUs with AVX512-BF16 or AMX, and on GPUs)
+    # the dtype the trained model (LoRA merged) samples and is saved in: float32 | bfloat16 | float16 |
+    # bfloat16_if_native. Training is untouched (`precision`); bfloat16 halves sampling's weight traffic and runs
+    # bf16 matmuls (about 2x faster on CPUs with AVX512-BF16 or AMX, and on GPUs; emulated, far slower, elsewhere)
     sample_dtype: str = "float32"
 
     @property
