@@ -90,26 +90,33 @@ def test_the_job_key_is_the_canonical_description() -> None:
     assert where in keys  # where a job runs and how long it waits for its lock are not what it is
 
 
+@pytest.fixture
+def dp_job(job: list[str]) -> list[str]:
+    """The tiny job with the example DP generator in place of the copy control: a single job that sets a finite eps
+    for a control is refused, one of a DP generator runs."""
+    return ["generator=example" if arg == "generator=copy" else arg for arg in job]
+
+
 @pytest.mark.parametrize("again", ["eps=1.0", "eps=1e0"])
 def test_the_same_job_under_another_name_is_skipped(
-    job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str], again: str
+    dp_job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str], again: str
 ) -> None:
-    first = run_app([*job, "eps=1"], capfd)
+    first = run_app([*dp_job, "eps=1"], capfd)
     assert first.code == 0, first.stderr
     [done] = list((tmp_path / "out").rglob("results.json"))
     stamp = done.stat().st_mtime_ns
-    second = run_app([*job, again], capfd)
+    second = run_app([*dp_job, again], capfd)
     assert second.code == 0 and "is complete there" in second.stdout + second.stderr
     assert list((tmp_path / "out").rglob("results.json")) == [done] and done.stat().st_mtime_ns == stamp
 
 
 def test_a_sweep_point_is_the_same_job_as_the_single_run_and_the_report_counts_distinct_seeds(
-    job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    dp_job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     from synbench.report.build import write_report
 
-    assert run_app([*job, "eps=1"], capfd).code == 0
-    sweep = run_app(["-m", *job, "eps=1.0", "seed=0,1"], capfd)
+    assert run_app([*dp_job, "eps=1"], capfd).code == 0
+    sweep = run_app(["-m", *dp_job, "eps=1.0", "seed=0,1"], capfd)
     assert sweep.code == 0, sweep.stderr
     results = results_files(tmp_path / "out")
     assert sorted(r["seed"] for r in results) == [0, 1]  # seed 0 was the single run's job: not run again
@@ -118,17 +125,16 @@ def test_a_sweep_point_is_the_same_job_as_the_single_run_and_the_report_counts_d
     [seed0] = [p.parent for p in (tmp_path / "out").rglob("results.json") if json.loads(p.read_text())["seed"] == 0]
     shutil.copytree(seed0, seed0.with_name("eps=1.0,seed=0"))
     markdown, _ = write_report(tmp_path / "out" / "ident")
-    # the utility table's row and the generator comparison's: eps 1 (which the copy control does not apply), two
-    # seeds ({0, 1}) in each
-    rows = [line for line in markdown.read_text().splitlines() if line.startswith("| copy")]
+    # the utility table's row and the generator comparison's: eps 1, two seeds ({0, 1}) in each
+    rows = [line for line in markdown.read_text().splitlines() if line.startswith("| example")]
     cells = [[cell.strip() for cell in row.split("|")][2:4] for row in rows]
-    assert len(rows) == 2 and all(pair == ["control (1 not applied)", "2"] for pair in cells), rows
+    assert len(rows) == 2 and all(pair == ["1", "2"] for pair in cells), rows
 
 
 def test_a_job_waits_for_its_lock_then_runs(
-    job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    dp_job: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert run_app([*job, "eps=1"], capfd).code == 0
+    assert run_app([*dp_job, "eps=1"], capfd).code == 0
     [done] = list((tmp_path / "out").rglob("results.json"))
     done.unlink()
     held = (done.parent / ".lock").open("r+")
@@ -143,7 +149,7 @@ def test_a_job_waits_for_its_lock_then_runs(
         return got
 
     monkeypatch.setattr(lock, "_try_lock", other_job_ends_once_refused)
-    outcome = run_app([*job, "eps=1", "lock_wait_s=30"], capfd)
+    outcome = run_app([*dp_job, "eps=1", "lock_wait_s=30"], capfd)
     assert outcome.code == 0 and "waiting up to 30 s" in outcome.stdout + outcome.stderr
     assert json.loads(done.read_text())["status"] == "complete"
 
@@ -189,11 +195,13 @@ class ClosesItsStream(logging.StreamHandler):  # type: ignore[type-arg]
         super().close()
 
 
-def test_an_in_process_run_closes_no_handler_made_before_it(job: list[str], capfd: pytest.CaptureFixture[str]) -> None:
+def test_an_in_process_run_closes_no_handler_made_before_it(
+    dp_job: list[str], capfd: pytest.CaptureFixture[str]
+) -> None:
     """Hydra's dictConfig closes every live handler; absl's, made when tests/test_dpgen.py imports dp_accounting,
     holds pytest's capture stream, and closing that crashed the rest of the pytest run."""
     earlier = ClosesItsStream(io.StringIO())
-    assert run_app([*job, "eps=1"], capfd).code == 0
+    assert run_app([*dp_job, "eps=1"], capfd).code == 0
     assert not earlier.stream.closed
 
 

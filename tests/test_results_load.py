@@ -110,8 +110,10 @@ def test_the_kept_demo_sweep_loads_through_the_record_as_its_files_read_as_writt
     for path in files:
         written = json.loads(path.read_text())
         assert "error" not in written  # kept results are complete: `reason` is empty
-        # reads_private: a header field the kept files predate, which the record reads as unknown (None)
-        job = {"job": path.parent.relative_to(DEMO).as_posix(), "reason": "", "reads_private": None}
+        # reads_private and source_revision: header fields the kept files predate, which the record reads as
+        # unknown (None)
+        predate = {key: None for key in ("reads_private", "source_revision") if key not in written}
+        job = {"job": path.parent.relative_to(DEMO).as_posix(), "reason": ""} | predate
         rows.append(job | flatten(written))
     as_written = pd.DataFrame(rows)
     frame = results.load(DEMO)

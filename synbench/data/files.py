@@ -98,7 +98,7 @@ FIX_LINE = "fix the line (quote a text that contains the delimiter)"
 
 def delimited_rows(
     path: Path,
-    delimiter: str = ",",
+    delimiter: str,
     *,
     key: str,
     fix: str = FIX_LINE,

@@ -219,6 +219,7 @@ def _release_rows(path: Path, columns: tuple[str, ...], key: str) -> Iterator[Ro
     column would make another note of it)."""
     return delimited_rows(
         path,
+        ",",  # MIMIC-III's CSVs
         key=key,
         fix="the file is malformed; download it again, or re-export it with every text field quoted",
         check_header=lambda header: check_columns(header, columns, str(path), key),

@@ -19,7 +19,6 @@ from synbench.audit.config import DisclosureConfig
 from synbench.core import registry, schema
 from synbench.core.base import Generator
 from synbench.core.errors import ConfigError
-from synbench.filters.base import Filter
 from synbench.job.tracking import WandbOptions
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
@@ -133,4 +132,6 @@ def check_plugin_options(generator: Mapping[str, Any] | None, filter: Mapping[st
     if generator:
         registry.check_node(Generator, generator, extra=("job_dir",))
     if filter:
+        from synbench.filters.base import Filter  # a plugin kind's module: loaded only when a filter is set
+
         registry.check_node(Filter, filter)
