@@ -28,6 +28,21 @@ def test_readme_is_a_short_front_door_whose_links_resolve() -> None:
     assert missing == [], f"README links to files that do not exist: {missing}"
 
 
+def test_the_readme_table_is_the_kept_reports() -> None:
+    """Figures are never typed into README: the table after it cites the kept grid's generated report
+    (experiments/results/demo/report.md) is one of that report's tables, line for line."""
+    readme = (REPO / "README.md").read_text().splitlines()
+    report = (REPO / "experiments" / "results" / "demo" / "report.md").read_text().splitlines()
+    cited = next(i for i, line in enumerate(readme) if "(experiments/results/demo/report.md)" in line)
+    first = next((i for i, line in enumerate(readme) if i > cited and line.startswith("|")), None)
+    assert first is not None, "README shows no table of the demo grid after citing its report"
+    table = [line for line in readme[first:] if line.startswith("|") or not line.strip()]
+    table = table[: next((i for i, line in enumerate(table) if not line.strip()), len(table))]
+    start = next((i for i, line in enumerate(report) if line == table[0]), None)
+    assert start is not None, "README's table header is not a header of the kept report's tables"
+    assert report[start : start + len(table)] == table, "README's table differs from the kept report's"
+
+
 def strict_build(root: Path) -> subprocess.CompletedProcess[str]:
     mkdocs = Path(sys.executable).with_name("mkdocs")
     return subprocess.run(

@@ -355,12 +355,15 @@ def markdown(figures: dict[str, Any]) -> str:
         return f"{row[f'{key}_mean']:.3f}" + ("" if se is None else f" ± {se:.3f}")
 
     for key, row in table.items():
-        if not isinstance(row, dict):
+        if not isinstance(row, dict) or "seeds" not in row:  # the positive control's summary is not a table row
             continue
         generator, _, eps = key.partition(" eps=")
         seconds = f"{row['job_s_mean']:.0f}" if "job_s_mean" in row else ""
         gain = cell(row, "gain_over_public") + (
-            f" ({row['gain_over_public_flag']})" if "gain_over_public_flag" in row else ""
+            f" ({row['gain_over_public_flag']}; half-width {row['gain_half_width']:.3f}, detects "
+            f"{row['detectable_gain_80']:.3f})"
+            if "gain_over_public_flag" in row
+            else ""
         )
         lines.append(
             f"| {generator} | {eps} | {row['seeds']} | {cell(row, 'f1_macro')} | {cell(row, 'f1_micro')} | "
@@ -371,7 +374,15 @@ def markdown(figures: dict[str, Any]) -> str:
             "",
             f"Gain over public: the headline F1 minus that of the best public baseline ({table['best_public']}), "
             f"two independent means, mean ± SE; its verdict from the {table['flag_confidence']:.0%} interval "
-            f"(synbench.report.gain). Private learning shown by: {', '.join(table['private_learning']) or 'none'}.",
+            f"(synbench.report.gain); half-width of that interval, and the smallest gain detected with 80% power. "
+            f"Private learning shown by: {', '.join(table['private_learning']) or 'none'}.",
+        ]
+    control = table.get("positive_control")
+    if control:
+        lines += [
+            "",
+            f"Positive control (real training documents at the synthetic size and label plan): gain over public "
+            f"{control['gain']:.3f} ± {control['half_width']:.3f}, {control['verdict']}.",
         ]
     lines += ["", "| the paper's Table 1 pattern | paper | here |", "|---|---|---|"]
     for name, found in (figures.get("paper_pattern") or {}).items():
