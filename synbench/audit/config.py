@@ -129,8 +129,7 @@ class AuditConfig:
         if not 0 < self.canary_rare_share <= 1:
             raise ConfigError(f"audit.canary_rare_share={self.canary_rare_share} must lie in (0, 1]")
         for key in ("canary_repeats", "canary_prefix_words", "canary_suffix_words", "repeats", "bootstrap_samples"):
-            if getattr(self, key) < 1:
-                raise ConfigError(f"audit.{key}={getattr(self, key)} must be a positive integer")
+            require_count(getattr(self, key), f"audit.{key}", 1)
         if not 0 < self.select_share < 1:
             raise ConfigError(f"audit.select_share={self.select_share} must lie strictly between 0 and 1")
         if not self.guess_fractions or not all(0 < f <= 0.5 for f in self.guess_fractions):
