@@ -17,7 +17,7 @@ import html
 import logging
 import math
 import numbers
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -144,6 +144,68 @@ def _text(value: Any, text_field: str, at: str, max_chars: int = MAX_CHARS, html
     return text
 
 
+@dataclass(frozen=True)
+class _LabelRule:
+    """The label options of `records_to_corpus`, held once so that each record's labels are read by one call (the
+    options are the same for every record of a source, and the label space's set is built once, not per record)."""
+
+    label_field: str
+    sep: str | None
+    names: Sequence[str] | None
+    label_map: Mapping[str, str]
+    unlabelled: str | None
+    from_scores: bool
+    multi_label: bool
+    space: list[str] | None
+    allowed: frozenset[str] | None
+
+    def labels(self, record: Mapping[str, Any], at: str) -> tuple[str, ...]:
+        """The record's labels, renamed by the label map, checked for count and space: every loader gets the same
+        refusals for the same content, each naming the config key that fixes it."""
+        value = _field(record, self.label_field, "label_field", at)
+        if self.from_scores:
+            found = _top_scored(value, self.label_map, self.space, self.label_field, at)
+        else:
+            found = _labels(value, self.sep, self.names, self.label_field, at)
+        if self.label_map:
+            found = list(dict.fromkeys(self.label_map.get(label, label) for label in found))
+        if not found and self.unlabelled is not None:
+            found = [self.unlabelled]
+        if not found:
+            raise DataError(
+                f"{at}: field {self.label_field!r} is empty (no label); every record needs at least one label, or set "
+                "dataset.unlabelled_label to the label such a record means (HoC: NULL)"
+            )
+        if not self.multi_label and len(found) > 1:
+            raise DataError(
+                f"{at}: field {self.label_field!r} has {len(found)} labels but the dataset is single-label; keep one "
+                f"label, set dataset.multi_label=true, or check that dataset.label_field names the label field"
+            )
+        if self.space is not None and self.allowed is not None and any(label not in self.allowed for label in found):
+            raise DataError(
+                f"{at}: field {self.label_field!r} holds a label that is not in the configured label space "
+                f"({listing(self.space)}); check that dataset.label_field names the label field, fix the record, "
+                f"or set dataset.label_space to include it"
+            )
+        return tuple(found)
+
+
+def _unique_id(record: Mapping[str, Any], id_field: str, where: str, at: str, first_seen: dict[str, str]) -> str:
+    """The record's id from `id_field`, refused when empty or used before (`first_seen`: id -> where): checked here,
+    row by row, so the message can name both rows without quoting the (private) id."""
+    raw_id = _field(record, id_field, "id_field", at)
+    doc_id = "" if _missing(raw_id) else str(raw_id).strip()
+    if not doc_id:
+        raise DataError(f"{at}: field {id_field!r} (the id) is empty; give every record an id")
+    if doc_id in first_seen:
+        raise DataError(
+            f"{at}: the id in field {id_field!r} was already used at {first_seen[doc_id]}; ids must be "
+            f"unique (or set dataset.id_field=null to number the records)"
+        )
+    first_seen[doc_id] = where
+    return doc_id
+
+
 def records_to_corpus(
     rows: Iterable[Row],
     *,
@@ -183,7 +245,17 @@ def records_to_corpus(
     (the UCI drug reviews scraped from Drugs.com), never for clinical text.
     """
     space = [str(s) for s in label_space] if label_space is not None else None
-    allowed = set(space) if space is not None else None
+    rule = _LabelRule(
+        label_field=label_field,
+        sep=label_sep,
+        names=label_names,
+        label_map=label_map,
+        unlabelled=unlabelled_label,
+        from_scores=label_from_scores,
+        multi_label=multi_label,
+        space=space,
+        allowed=frozenset(space) if space is not None else None,
+    )
     ids: list[str] = []
     texts: list[str] = []
     labels: list[tuple[str, ...]] = []
@@ -191,47 +263,11 @@ def records_to_corpus(
     for i, (where, record) in enumerate(rows):
         at = f"{source} {where}"
         text = _text(_field(record, text_field, "text_field", at), text_field, at, max_chars, html_entities)
-        value = _field(record, label_field, "label_field", at)
-        if label_from_scores:
-            found = _top_scored(value, label_map, space, label_field, at)
-        else:
-            found = _labels(value, label_sep, label_names, label_field, at)
-        if label_map:
-            found = list(dict.fromkeys(label_map.get(label, label) for label in found))
-        if not found and unlabelled_label is not None:
-            found = [unlabelled_label]
-        if not found:
-            raise DataError(
-                f"{at}: field {label_field!r} is empty (no label); every record needs at least one label, or set "
-                "dataset.unlabelled_label to the label such a record means (HoC: NULL)"
-            )
-        if not multi_label and len(found) > 1:
-            raise DataError(
-                f"{at}: field {label_field!r} has {len(found)} labels but the dataset is single-label; keep one "
-                f"label, set dataset.multi_label=true, or check that dataset.label_field names the label field"
-            )
-        if allowed is not None:
-            if any(label not in allowed for label in found):
-                raise DataError(
-                    f"{at}: field {label_field!r} holds a label that is not in the configured label space "
-                    f"({listing(space)}); check that dataset.label_field names the label field, fix the record, "
-                    f"or set dataset.label_space to include it"
-                )
-        doc_id = f"{name}-{split}-{i}"
-        if id_field is not None:
-            raw_id = _field(record, id_field, "id_field", at)
-            doc_id = "" if _missing(raw_id) else str(raw_id).strip()
-            if not doc_id:
-                raise DataError(f"{at}: field {id_field!r} (the id) is empty; give every record an id")
-            if doc_id in first_seen:
-                raise DataError(
-                    f"{at}: the id in field {id_field!r} was already used at {first_seen[doc_id]}; ids must be "
-                    f"unique (or set dataset.id_field=null to number the records)"
-                )
-            first_seen[doc_id] = where
+        found = rule.labels(record, at)
+        doc_id = f"{name}-{split}-{i}" if id_field is None else _unique_id(record, id_field, where, at, first_seen)
         ids.append(doc_id)
         texts.append(text)
-        labels.append(tuple(found))
+        labels.append(found)
     if not texts:
         raise DataError(f"{source} has no records; check that it is the right file or split")
     if space is None:
