@@ -203,6 +203,8 @@ class AugPEGenerator(Generator):
             self.on_iteration(t, Corpus.build(list(texts), list(labels), space, multi_label=multi, name=f"augpe-t{t}"))
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:
+        """Calibrate, plan the classes, then RANDOM_API and T noisy votes with variations between them (the module
+        docstring's steps 1-2); keeps the last vote's survivors for `sample`."""
         if len(corpus) == 0:
             raise ConfigError("generator 'augpe': the private corpus is empty")
         multi, space = corpus.multi_label, corpus.label_space
@@ -262,12 +264,28 @@ class AugPEGenerator(Generator):
             "pool": {c: [survivors[i] for i in order if survivor_labels[i] == c] for c in classes},
             "weights": {c: np.array([noisy[i] for i in order if survivor_labels[i] == c]) for c in classes},
         }
-        details = {
+        details = self._details(budget, released, population, len(classes), embed_s, survivors)
+        return FitReport(
+            epsilon_spent=budget.epsilon() if privacy.is_private else math.inf, delta=privacy.delta, details=details
+        )
+
+    def _details(
+        self,
+        budget: evolution.AugPEBudget,
+        released: lsets.LabelSetRelease,
+        population: int,
+        n_classes: int,
+        embed_s: float,
+        survivors: Sequence[str],
+    ) -> dict[str, Any]:
+        """The fit's public details (`public_details` lists their keys): the accounting, the settings it ran with
+        and its costs, gathered apart from `fit` so the evolution reads as the algorithm's steps alone."""
+        return {
             **evolution.describe(budget),
             "iterations": self.iterations,
             "variations": self.variations,
             "population": population,
-            "classes": len(classes),
+            "classes": n_classes,
             "threshold": self.threshold,
             "selection": self.selection,
             "lookahead": self.lookahead,
@@ -284,9 +302,6 @@ class AugPEGenerator(Generator):
             **(budget.labels.details() if budget.labels is not None else {}),
             **released.details(),
         }
-        return FitReport(
-            epsilon_spent=budget.epsilon() if privacy.is_private else math.inf, delta=privacy.delta, details=details
-        )
 
     def _grow(
         self, parents: list[str], labels: list[Labels], rng: np.random.Generator
