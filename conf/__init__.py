@@ -1,68 +1,52 @@
 """SynBench's config groups (package data), and the schema nodes of the built-in plugins they extend.
 
 Hydra imports this package before it reads a config from it (`pkg://synbench.conf`), so the schema nodes are in
-the ConfigStore when a group YAML's defaults list names them (`- /schema/dataset/files@_here_`). Each is registered
-by where its options are (`module:name`) and imported when Hydra first loads it (`schema.LazyGroup`): a start-up
-imports only the options of the groups it composes, and `--help` or a refused override none of the plugins. A plugin
-package does the same in its own config package (docs/config.md).
+the ConfigStore when a group YAML's defaults list names them (`- /schema/dataset/files@_here_`). The built-ins are
+the entry points of SynBench's installed distribution (setup.cfg), read as metadata; each is registered by where its
+class is (`module:name`), and its options are imported when Hydra first loads it (`schema.LazyGroup`, read from the
+class's `options = ...` line without importing the class where it has one): a start-up imports only the options of
+the groups it composes, and `--help` or a refused override none of the plugins. A plugin package does the same in its
+own config package (docs/config.md).
 """
 
+from importlib.metadata import PackageNotFoundError, distribution
+
 from synbench.core import schema
+from synbench.core.errors import PluginError
 from synbench.tasks.options import OPTIONS
 
-# each built-in plugin: its options dataclass, or (a class without one) the plugin class, whose constructor's typed
-# keywords are its options (schema.options_of)
-PLUGINS = {
-    "dataset": {
-        "files": "synbench.data.files:FileDataset",
-        "huggingface": "synbench.data.hub:HuggingFaceDataset",
-        "drugreview": "synbench.data.drugreview:DrugReviewDataset",
-        "mimic": "synbench.data.mimic:MimicDataset",
-        "psytar": "synbench.data.psytar:PsyTARDataset",
-        "n2c2_2008": "synbench.data.n2c2:N2C2ObesityDataset",
-        "asylex": "synbench.data.asylex:AsyLexDataset",
-    },
-    "generator": {
-        "dpgen": "synbench.generators.dpgen.settings:DPGenOptions",
-        "dpdiffusion": "synbench.generators.dpdiffusion.settings:DPDiffusionSettings",
-        "augpe": "synbench.generators.augpe.settings:AugPEOptions",
-        "template": "synbench.generators.template:TemplateOptions",
-        "copy": "synbench.generators.copy:CopyGenerator",
-        "public": "synbench.generators.public:PublicGenerator",
-        "command": "synbench.generators.command:CommandGenerator",
-    },
-    "generator/backend": {
-        "local": "synbench.lm.settings:LocalBackendOptions",
-        "openai": "synbench.lm.settings:OpenAIBackendOptions",
-    },
-    "classifier": {
-        "transformer": "synbench.metrics.transformer_options:TransformerOptions",
-        "tfidf": "synbench.metrics.classifiers:TfidfClassifier",
-    },
-    "filter": {
-        "pyes_pno": "synbench.filters.settings:PYesPNoConfig",
-        "none": "synbench.filters.base:NoFilter",
-    },
-    "attack": {
-        "ngram": "synbench.audit.ngram:NgramAttack",
-        "similarity": "synbench.audit.similarity:SimilarityAttack",
-        "holdout": "synbench.audit.holdout:HoldoutAttack",
-        "rare_echo": "synbench.audit.holdout:RareEchoAttack",
-        "run_echo": "synbench.audit.echo:RunEchoAttack",
-    },
-    "metrics": {
-        "utility": "synbench.metrics.utility:UtilityMetric",
-        "mauve": "synbench.metrics.mauve:MauveMetric",
-        "entities": "synbench.metrics.entities:EntitiesMetric",
-        "length": "synbench.metrics.length:LengthMetric",
-        "labels": "synbench.metrics.labels:LabelsMetric",
-    },
-    "model_attacks": {
-        "logits": "synbench.model_audit.attacks:LogitAttack",
-        "lira": "synbench.model_audit.attacks:LiraAttack",
-        "rmia": "synbench.model_audit.attacks:RmiaAttack",
-    },
+# each config group of plugins and the entry-point group (setup.cfg) its plugins register under: the plugins
+# themselves are read from the installed distribution's metadata, which imports none of them
+ENTRY_POINT_GROUPS = {
+    "dataset": "synbench.datasets",
+    "generator": "synbench.generators",
+    "generator/backend": "synbench.lm_backends",
+    "classifier": "synbench.classifiers",
+    "filter": "synbench.filters",
+    "attack": "synbench.attacks",
+    "metrics": "synbench.metrics",
+    "model_attacks": "synbench.model_attacks",
+    "tracking": "synbench.trackers",
 }
+# a tracker is built with the job's spec, folder and sweep group (synbench.job.tracking.tracker), and its node also
+# holds the core's `log_private_stats`
+GIVEN = {"tracking": ("spec", "job_dir", "group")}
+CORE = {"tracking": (schema.TrackingOptions,)}
+
+
+def built_in_plugins() -> dict[str, dict[str, str]]:
+    """Each config group's built-in plugins, by name: where each plugin class is (`module:name`), as SynBench's
+    installed distribution declares them (the registry's own source)."""
+    try:
+        declared = distribution("synbench").entry_points
+    except PackageNotFoundError:
+        raise PluginError("synbench is not installed, so its plugins are unknown; run `make install`") from None
+    return {
+        group: {ep.name: ep.value for ep in declared.select(group=entry_point_group)}
+        for group, entry_point_group in ENTRY_POINT_GROUPS.items()
+    }
+
+
 # nodes that name no plugin: the plain groups and the tasks' sections
 CONFIGS = {
     "model": "synbench.lm.settings:ModelSpec",
@@ -74,12 +58,9 @@ CONFIGS = {
     "plugin": "synbench.tasks.options:PluginScaffold",
 }
 
-for group, plugins in PLUGINS.items():
-    for name, options in plugins.items():
-        schema.store_plugin(group, name, options)
-# a tracking node also holds the core's `log_private_stats`
-schema.store_plugin("tracking", "wandb", "synbench.job.tracking:WandbOptions", schema.TrackingOptions)
-schema.store_plugin("tracking", "none", schema.TrackingOptions)
+for group, plugins in built_in_plugins().items():
+    for name, where in plugins.items():
+        schema.store_plugin(group, name, where, *CORE.get(group, ()), given=GIVEN.get(group, ()))
 for path, options in CONFIGS.items():
     schema.store_config(path, options)
 for task, options in OPTIONS.items():

@@ -20,12 +20,16 @@ other) live in each dataclass's `__post_init__`, one place per setting.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
+import importlib.util
 import inspect
+import sys
 import typing
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Collection, List, Mapping, Optional, Sequence, TypeVar
 
 from hydra.core.config_store import ConfigNode, ConfigStore
@@ -267,18 +271,21 @@ def config_error(exc: BaseException, where: str = "") -> ConfigError:
     return ConfigError(f"{key or 'config'}: {message}; {fix} (docs/config.md lists each key and its type)")
 
 
-def store_plugin(group: str, name: str, options: type | str, *core: type) -> None:
+def store_plugin(group: str, name: str, options: type | str, *core: type, given: Collection[str] = ()) -> None:
     """Register a plugin's options as `schema/<group>/<name>`: its group YAML then starts its defaults list with
     `- /schema/<group>/<name>@_here_` and holds only the values that differ.
 
     `options` is the options dataclass, or the plugin class whose options
-    `options_of` reads; given as `"module:name"`, it is imported only when
-    Hydra first loads the node (`LazyGroup`), so registering every built-in
-    imports none of them. `core` adds dataclasses of keys the core reads from
-    the same node (a tracking node's `log_private_stats`), which the plugin is
-    not given.
+    `options_of` reads; given as `"module:name"` (an entry point's value), it
+    is imported only when Hydra first loads the node (`LazyGroup`), so
+    registering every built-in imports none of them, and a plugin class that
+    declares `options = <dataclass>` is not imported even then (`declared_options`).
+    `core` adds dataclasses of keys the core reads from the same node (a
+    tracking node's `log_private_stats`), which the plugin is not given;
+    `given` names the keywords the core passes the plugin itself, which are
+    no keys of its node (`options_of`).
     """
-    store(PendingNode(f"{SCHEMA_GROUP}/{group}", name, options, name, core))
+    store(PendingNode(f"{SCHEMA_GROUP}/{group}", name, options, name, core, tuple(given)))
 
 
 def store_config(path: str, options: type | str) -> None:
@@ -298,20 +305,81 @@ class PendingNode:
     options: type | str  # the dataclass or plugin class, or where it is: "module:name"
     plugin: str | None = None  # the node's `_plugin_`; None for a node that names no plugin
     core: tuple[type, ...] = ()
+    given: tuple[str, ...] = ()  # keywords the core passes the plugin itself: no keys of its node
 
     def build(self) -> ConfigNode:
         """The node Hydra reads: the options dataclass (imported now when given by name) as a typed node."""
         found = self.options
         if isinstance(found, str):
-            module, _, attribute = found.partition(":")
-            found = getattr(importlib.import_module(module), attribute)
-        options = options_of(found)
+            found = load_object(options_home(found) if self.plugin is not None else found)
+        options = options_of(found, self.given)
         if options is None:
             raise PluginError(f"{found.__qualname__} takes **kwargs: give it an options dataclass (docs/config.md)")
         if self.core:
             options = dataclasses.make_dataclass(options.__name__, [], bases=(options, *self.core))
         node = schema_node(options, self.plugin)
         return ConfigNode(name=f"{self.name}.yaml", node=node, group=self.group, package=None, provider=None)
+
+
+def load_object(where: str) -> Any:
+    """The object at `"module:name"`, its module imported now."""
+    module, _, attribute = where.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def options_home(where: str) -> str:
+    """Where to import the options of the class at `"module:name"` from: the class itself when its module is loaded
+    already (nothing to spare), else where its source says they are (`declared_options`), else the class."""
+    if where.partition(":")[0] in sys.modules:
+        return where
+    return declared_options(where) or where
+
+
+def declared_options(where: str) -> str | None:
+    """Where the class at `"module:name"` says its options dataclass is (`options = <name>` in its body, the name
+    imported by `from <module> import <name>` or a class beside it), read from its source without importing it.
+
+    A plugin's module imports what the plugin runs on (DP-Gen's torch); its
+    options dataclass sits in a module of its own that imports nothing heavy,
+    so a job that only composes the plugin's node imports only that. None when
+    the source shows no such line (no source file, the class defined
+    elsewhere, options given another way): the class is then imported and
+    `options_of` asked. The built-ins' entry points name the module that
+    defines each class, so each is read here (tests/test_registry.py).
+    """
+    module, _, name = where.partition(":")
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    if not any(line.lstrip().startswith(("options =", "options:")) for line in source.splitlines()):
+        return None  # no such line anywhere: parsing the module would find none (and costs more than the look)
+    tree = ast.parse(source, spec.origin)
+    package = module if spec.submodule_search_locations is not None else module.rpartition(".")[0]
+    homes: dict[str, str] = {}  # each name the module binds at its top level by an import or a class: where it is
+    options: str | None = None
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom):
+            source = importlib.util.resolve_name("." * statement.level + (statement.module or ""), package)
+            homes.update({alias.asname or alias.name: f"{source}:{alias.name}" for alias in statement.names})
+        elif isinstance(statement, ast.ClassDef):
+            homes[statement.name] = f"{module}:{statement.name}"
+            options = options_name(statement) if statement.name == name else options
+    return homes.get(options) if options else None
+
+
+def options_name(cls: ast.ClassDef) -> str | None:
+    """The plain name a class body binds `options` to (`options = X` or `options: type[X] = X`), if any."""
+    for statement in cls.body:
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, ast.AnnAssign):
+            targets = [statement.target]
+        else:
+            continue
+        if any(isinstance(target, ast.Name) and target.id == "options" for target in targets):
+            return statement.value.id if isinstance(statement.value, ast.Name) else None
+    return None
 
 
 class LazyGroup(dict):

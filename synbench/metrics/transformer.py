@@ -61,6 +61,8 @@ class FineTune(pl.LightningModule):
 class TransformerClassifier(TransformerOptions, Classifier):
     """`classifier=transformer`: the options (`TransformerOptions`, the schema) and the training that uses them."""
 
+    options = TransformerOptions  # named, so the schema reads its node without importing this module (torch)
+
     def _load(self, n_labels: int, multi_label: bool) -> tuple[Any, Any]:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
