@@ -123,28 +123,35 @@ def build_design(
     return pool, design
 
 
-def model_audit_job(job: JobRun) -> None:
-    config, spec, timing = job.config, job.spec, job.timing
+def audit_options(config: JobConfig, epsilon: float) -> ModelAuditConfig:
+    """The typed `model_audit` node, refused before any data loads when a DP regime is asked of a job with eps=inf
+    (a DP regime trains under the job's budget, which eps=inf does not give)."""
     audit = schema.typed(ModelAuditConfig, config.model_audit or {}, "model_audit")
-    if math.isinf(spec.epsilon) and DP_REGIMES & set(audit.regimes):
+    if math.isinf(epsilon) and DP_REGIMES & set(audit.regimes):
         raise ConfigError(
             f"eps=inf, but model_audit.regimes includes {sorted(DP_REGIMES & set(audit.regimes))}; "
             "set a finite eps, or list only syn and pri"
         )
-    attacks = make_attacks(config, audit)
-    cache = EmbeddingCache(EncoderSpec(**(config.encoder or {})), Path(config.cache_dir))
-    splits = job.load_splits()
-    with timing("design"):
-        pool, design = build_design(audit, splits.train, cache, spec.seed)
-        design.save(job.job_dir / DESIGN_FILE)
-    members = design.inclusion[0]
+    return audit
+
+
+def require_roc(members: np.ndarray) -> None:
+    """Refuse a design whose targets (`members`: in the audited set or not) cannot give an ROC, before any model
+    trains: every figure of the audit is read off that curve."""
     if min(members.sum(), (~members).sum()) < 2:
         raise ConfigError(
             f"the design put {members.sum()} of {len(members)} targets in the audited set; an ROC needs "
             "at least 2 members and 2 non-members: raise model_audit.n_targets or change the seed"
         )
-    order = np.random.default_rng([spec.seed, POPULATION_STREAM]).permutation(len(splits.eval))
-    population = splits.eval.subset(order[: audit.n_population])
+
+
+def evaluated_documents(
+    pool: Corpus, design: AuditDesign, eval_split: Corpus, n_population: int, seed: int
+) -> tuple[Corpus, Corpus]:
+    """The population samples (seeded eval documents, which no model trains on) and the corpus every model scores:
+    the targets then the population, so one pass per model gives the attacks both."""
+    order = np.random.default_rng([seed, POPULATION_STREAM]).permutation(len(eval_split))
+    population = eval_split.subset(order[:n_population])
     targets = pool.subset(design.targets)
     evaluate = Corpus.build(
         targets.texts + population.texts,
@@ -153,8 +160,22 @@ def model_audit_job(job: JobRun) -> None:
         multi_label=pool.multi_label,
         name="model-audit-evaluated",
     )
+    return population, evaluate
+
+
+def make_runner(
+    job: JobRun,
+    audit: ModelAuditConfig,
+    pool: Corpus,
+    design: AuditDesign,
+    evaluate: Corpus,
+    cache: EmbeddingCache,
+) -> ModelRunner:
+    """The runner that trains every regime's audited and reference models the same way: one generator run (the
+    job's generator at the budget of the planned private set), one head and, when asked, the utility classifier."""
+    config, spec = job.config, job.spec
     utility = registry.create(Classifier, config.classifier or {}) if audit.classifier == "utility" else None
-    runner = ModelRunner(
+    return ModelRunner(
         spec=spec,
         job_dir=job.job_dir,
         audit=audit,
@@ -172,6 +193,23 @@ def model_audit_job(job: JobRun) -> None:
         head=LogisticHead(audit.head, cache.embed),
         classifier=utility,
     )
+
+
+def model_audit_job(job: JobRun) -> None:
+    """The task's body: check the options, draw the design, train and attack per regime, then write the aggregate
+    figures (per-target scores stay in the job folder)."""
+    config, spec, timing = job.config, job.spec, job.timing
+    audit = audit_options(config, spec.epsilon)
+    attacks = make_attacks(config, audit)
+    cache = EmbeddingCache(EncoderSpec(**(config.encoder or {})), Path(config.cache_dir))
+    splits = job.load_splits()
+    with timing("design"):
+        pool, design = build_design(audit, splits.train, cache, spec.seed)
+        design.save(job.job_dir / DESIGN_FILE)
+    members = design.inclusion[0]
+    require_roc(members)
+    population, evaluate = evaluated_documents(pool, design, splits.eval, audit.n_population, spec.seed)
+    runner = make_runner(job, audit, pool, design, evaluate, cache)
     resumed = runner.resumable()
     log.info(
         "model audit: %d targets, %d regime(s) x %d models, %d already done",
