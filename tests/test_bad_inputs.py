@@ -202,6 +202,13 @@ REFUSED: list[tuple[Any, ...]] = [
     ("n_synthetic=0", ["task.n_synthetic=0"], ["task.n_synthetic=0 is invalid"]),
     ("n_synthetic=abc", ["task.n_synthetic=abc"], ["task.n_synthetic", "could not be converted to Integer"]),
     ("n_synthetic ceiling", ["task.n_synthetic=1000000000000"], ["task.n_synthetic=1000000000000", "at most"]),
+    # every n_synthetic key has the one check (the audit's section is typed when its task starts, before any data)
+    ("audit.n_synthetic=0", ["task=audit", "audit.n_synthetic=0"], ["audit.n_synthetic=0 is invalid", "or null for"]),
+    (  # a release dataset's folder is looked for before the task imports its scoring code
+        "a release folder that is not there",
+        ["dataset=psytar", "dataset.train=null", "dataset.eval=null", "dataset.data_dir={folder}/missing"],
+        ["dataset.data_dir", "missing' is not a folder", "set it to the PsyTAR download folder"],
+    ),
     ("noise_seed=-3", ["privacy.noise_seed=-3"], ["privacy.noise_seed=-3", "non-negative integer"]),
     ("cache_dir outside", ["cache_dir=/tmp/elsewhere"], ["cache_dir=/tmp/elsewhere is outside output_root"]),
     ("unknown generator plugin", ["generator._plugin_=nosuchgen"], ["unknown generator plugin 'nosuchgen'"]),

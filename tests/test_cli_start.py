@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hydra.core.config_store import ConfigStore
 
+from synbench.cli.app import known_top_level_keys
 from synbench.core import schema
 from synbench.core.errors import PluginError
 from synbench.generators.dpgen.settings import DPGenOptions
@@ -35,13 +36,14 @@ else:
 """
 
 
-def imported_modules(tmp_path: Path, *args: str) -> tuple[set[str], str]:
-    """The modules `python -m synbench <args>` (or `python -c <code>`) imports in a fresh process, and its stderr."""
+def imported_modules(tmp_path: Path, *args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The modules `python -m synbench <args>` (or `python -c <code>`) imports in a fresh process, and the process
+    (its exit code and stderr)."""
     out = tmp_path / "modules.json"
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(out), *args], cwd=ROOT, capture_output=True, text=True, check=False
     )
-    return set(json.loads(out.read_text())), done.stderr
+    return set(json.loads(out.read_text())), done
 
 
 def plugin_modules() -> set[str]:
@@ -75,11 +77,11 @@ def test_importing_the_config_package_imports_no_plugin_and_no_heavy_library(tmp
 
 @pytest.mark.parametrize("args", [["--help"], ["generator=cpy"], ["+epsilon=0.5"]])
 def test_help_and_a_refused_override_load_no_plugin(tmp_path: Path, args: list[str]) -> None:
-    modules, stderr = imported_modules(tmp_path, *args)
+    modules, done = imported_modules(tmp_path, *args)
     assert "synbench.cli.app" in modules
     assert not modules & plugin_modules(), sorted(modules & plugin_modules())
     assert not top_packages(modules) & set(HEAVY)
-    assert args == ["--help"] or "synbench: error:" in stderr
+    assert args == ["--help"] or "synbench: error:" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -88,11 +90,55 @@ def test_help_and_a_refused_override_load_no_plugin(tmp_path: Path, args: list[s
 def test_an_override_refused_while_composing_loads_no_heavy_library(tmp_path: Path, override: str, said: str) -> None:
     """Hydra composes the default groups before it refuses these: their options are imported, nothing heavy, and
     not the generator itself (DP-Gen's torch code)."""
-    modules, stderr = imported_modules(tmp_path, override)
-    assert said in stderr
+    modules, done = imported_modules(tmp_path, override)
+    assert said in done.stderr
     assert "synbench.generators.dpgen.settings" in modules  # the node Hydra typed the generator's keys against
     assert not top_packages(modules) & set(HEAVY)
     assert "synbench.generators.dpgen.generator" not in modules
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        (["eps=-1"], ["eps=-1.0 is invalid", "or eps=inf for no DP"]),
+        # a task whose module imports torch: the refusal does not import it to word the failure
+        (["task=contamination", "eps=-1"], ["eps=-1.0 is invalid", "or eps=inf for no DP"]),
+        (["task.n_synthetic=-1"], ["task.n_synthetic=-1 is invalid", "or null for as many documents"]),
+        (
+            ["dataset=psytar", "dataset.data_dir={missing}"],
+            ["dataset.data_dir '{missing}' is not a folder", "set it to the PsyTAR download folder"],
+        ),
+    ],
+    ids=["eps", "eps of a task with torch", "n_synthetic", "data_dir"],
+)
+def test_a_refused_value_loads_no_heavy_library(tmp_path: Path, overrides: list[str], said: list[str]) -> None:
+    """A value refused after Hydra composed the job but before any data is read (the job's own values, then the
+    dataset's source) is answered before the task's scoring code (scikit-learn, pandas, scipy) or any torch code is
+    imported, and leaves no job folder behind."""
+    missing = tmp_path / "missing"  # a folder that does not exist
+    output_root = tmp_path / "out"
+    args = [arg.format(missing=missing) for arg in overrides]
+    modules, done = imported_modules(tmp_path, *args, f"output_root={output_root}")
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("synbench: error:")]
+    assert len(errors) == 1 and all(words.format(missing=missing) in errors[0] for words in said), done.stderr
+    assert not top_packages(modules) & set(HEAVY), sorted(top_packages(modules) & set(HEAVY))
+    assert not any(output_root.rglob("*")), sorted(output_root.rglob("*"))
+
+
+def test_the_top_level_keys_of_a_config_folder_are_where_hydra_puts_each_file(tmp_path: Path) -> None:
+    """A user's config folder (`--config-dir`): a primary config's and a `_global_` file's keys are top-level keys,
+    read as YAML (a flow mapping, a quoted key, the defaults list left out); a file of another package adds its first
+    part; a group file's keys stay under its group, as does a `@package` line Hydra does not read as the header."""
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "mine.yaml").write_text("defaults:\n  - _self_\nprimary_key: 1\n")
+    (tmp_path / "experiment" / "flow.yaml").write_text("# @package _global_\n{flow_key: 1, 'quoted key': 2}\n")
+    (tmp_path / "experiment" / "placed.yaml").write_text("# @package _global_.placed.deeper\nx: 1\n")
+    (tmp_path / "experiment" / "late.yaml").write_text("# a comment first\n# @package _global_\nlate_key: 1\n")
+    (tmp_path / "experiment" / "group.yaml").write_text("group_key: 1\n")
+    keys = known_top_level_keys((tmp_path,))
+    assert {"primary_key", "flow_key", "quoted key", "placed", "experiment", "eps", "hydra"} <= keys
+    assert not {"defaults", "deeper", "x", "late_key", "group_key"} & keys
 
 
 def test_a_node_registered_by_name_is_built_when_first_loaded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from synbench.audit.design import MODES
-from synbench.core.errors import ConfigError, require_count
+from synbench.core.errors import ConfigError, check_n_synthetic, require_count
 
 TARGET_KINDS = ("outliers", "canaries", "both")
 CROSSFIT_RULES = ("lower_bound", "estimate")  # how the cross-fit chooses its rule on the choosing fold
@@ -155,10 +155,7 @@ class AuditConfig:
             )
         if self.delta is not None and not 0 <= self.delta < 1:
             raise ConfigError(f"audit.delta={self.delta} must lie in [0, 1), or be null for the job's delta")
-        if self.n_synthetic is not None and self.n_synthetic < 1:
-            raise ConfigError(
-                f"audit.n_synthetic={self.n_synthetic} must be positive, or null for a private set's planned size"
-            )
+        check_n_synthetic(self.n_synthetic, "audit.n_synthetic", "a private set's planned size")
 
     @property
     def canaries(self) -> int:

@@ -127,13 +127,10 @@ from itertools import chain, islice
 from typing import Any, Callable, Iterable, Mapping, MutableMapping, Sequence
 
 import numpy as np
-import pandas as pd
 from rapidfuzz.distance import LCSseq
-from scipy.stats import hypergeom
 
 from synbench.audit.config import DisclosureConfig
 from synbench.audit.design import AuditDesign
-from synbench.audit.similarity import words
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +150,8 @@ Pairs = Callable[["Documents", "Documents", np.ndarray], tuple[np.ndarray, np.nd
 
 def normalised_words(texts: Sequence[str]) -> list[list[str]]:
     """Each text's word tokens after Unicode NFKC: the attacks' lower-cased words, punctuation dropped."""
+    from synbench.audit.similarity import words
+
     return [words(unicodedata.normalize("NFKC", text)) for text in texts]
 
 
@@ -183,6 +182,8 @@ class Documents:
 def encode(*groups: Iterable[Sequence[str]], chunk: int = 2000) -> list[Documents]:
     """Each group of tokenised documents as `Documents` over one vocabulary (so ids compare across groups), read
     `chunk` documents at a time: one hash factorisation per chunk, a dictionary look-up per distinct word."""
+    import pandas as pd  # here, as scipy and the attack's words below: task=benchmark imports this module to start
+
     vocabulary: dict[str, int] = {}
     out = []
     for group in groups:
@@ -427,6 +428,8 @@ def one_stratum(n_private: int, n_unseen: int) -> Strata:
 
 def tokenised(texts: Iterable[str]) -> Iterable[list[str]]:
     """The texts' normalised words, one document at a time."""
+    from synbench.audit.similarity import words
+
     return (words(unicodedata.normalize("NFKC", text)) for text in texts)
 
 
@@ -475,6 +478,8 @@ def disclosure_counts(
 def tail_probability(tables: Sequence[Mapping[str, int]]) -> float:
     """P(sum of private reappearances >= observed) under the null: per stratum hypergeometric given its margins,
     the sum's distribution their convolution."""
+    from scipy.stats import hypergeom
+
     pmf, low, observed = np.ones(1), 0, 0
     for table in tables:
         k, n, j, m = (int(table[key]) for key in COUNTS)

@@ -30,13 +30,14 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, ValueType
 from hydra.core.plugins import Plugins
 from hydra.errors import OverrideParseException
+from hydra.plugins.config_source import ConfigSource
 from hydra.types import RunMode
 from omegaconf import BooleanNode, DictConfig, FloatNode, OmegaConf
 
 from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, package_folder
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
 from synbench.core import registry
-from synbench.core.base import Generator
+from synbench.core.base import DatasetLoader, Generator
 from synbench.core.errors import ConfigError, did_you_mean
 from synbench.core.schema import PLUGIN_KEY, SynBenchConfig, check_bool, node_at
 from synbench.job import failures, lock
@@ -60,8 +61,6 @@ Plugins.instance().register(SynBenchSearchPathPlugin)
 # config) through many libraries that each pick their own file modes; a process-wide umask is the one setting
 # that covers all of them, and files made by mkstemp (0600) stay as they are.
 PRIVATE_UMASK = 0o077
-GLOBAL_PACKAGE = re.compile(r"^#\s*@package\s+_global_", re.MULTILINE)
-TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*):", re.MULTILINE)
 HYDRA_FULL_ERROR = "HYDRA_FULL_ERROR"
 INF_LITERAL = re.compile(r"(?<![\w.])[+-]?inf(?![\w.])", re.IGNORECASE)  # `inf` as Hydra's grammar reads it
 HELP_FLAGS = frozenset({"--help", "-h"})
@@ -175,15 +174,29 @@ def source_folder(entry: str) -> Path | None:
 
 @lru_cache(maxsize=4)
 def known_top_level_keys(extra: tuple[Path, ...] = ()) -> frozenset[str]:
-    """Every key a config may set at the top: the schema's, the group names, and keys of `_global_` configs."""
+    """Every key a config may set at the top: the schema's, the group names, and the keys config files put there."""
     keys = {"hydra", *(f.name for f in dataclasses.fields(SynBenchConfig))}
     for folder in [*config_folders(), *extra]:
         keys.update(child.name for child in folder.iterdir() if child.is_dir() and not child.name.startswith("_"))
         for path in folder.rglob("*.yaml"):
-            text = path.read_text(encoding="utf-8")
-            if path.parent == folder or GLOBAL_PACKAGE.search(text):
-                keys.update(k for k in TOP_LEVEL_KEY.findall(text) if k != "defaults")
+            keys.update(file_top_level_keys(path, path.parent.relative_to(folder).as_posix()))
     return frozenset(keys)
+
+
+def file_top_level_keys(path: Path, group: str) -> set[str]:
+    """The top-level keys the config file `path` of config group `group` ("." for a primary config) sets, where
+    Hydra puts its content: its `# @package` header as Hydra reads it, else its group's package (a primary
+    config's is the top). A `_global_` file's are its own keys (its defaults list aside), as YAML parses them;
+    another package's, the package's first part."""
+    text = path.read_text(encoding="utf-8")
+    package = ConfigSource._get_header_dict(text)["package"] or ("_global_" if group == "." else group)
+    inside = package.removeprefix("_global_").lstrip(".").replace("/", ".")
+    if inside:
+        return {inside.split(".")[0]}
+    root = yaml.compose(text, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))  # libyaml's, where built
+    if not isinstance(root, yaml.MappingNode):
+        return set()
+    return {key.value for key, _ in root.value if key.value != "defaults"}
 
 
 def check_options(args: Sequence[str]) -> None:
@@ -410,10 +423,13 @@ def hydra_app(cfg: DictConfig) -> None:
     started = False  # whether the task began: a failure before it is the checks refusing the job
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
-        check_config_files(cfg, hydra_cfg)
+        # the checks that need no data, cheapest first: the job's values (`eps=-1`), the values of the YAML files as
+        # written (which re-reads them), then what only the task's, the dataset's and the generator's classes know
         config = JobConfig.from_config(cfg, hydra_cfg.overrides.task, hydra_cfg.runtime.choices)
+        check_config_files(cfg, hydra_cfg)
         task = get_task(config.spec.task)
         if not multirun and task.writes_results:  # a sweep checks each of its points before its first job
+            registry.create(DatasetLoader, config.dataset).check_source()  # its files there; none read yet
             check_plugin_options(config.generator, config.filter)
             if not task.tests_claim:
                 check_control_eps(config, hydra_cfg.overrides.task)
@@ -434,7 +450,9 @@ def hydra_app(cfg: DictConfig) -> None:
         exc = failures.config_error(raised) or raised
         refused_run = not started and not multirun
         removed = refused_run and remove_fresh_folder(job_dir, OmegaConf.select(cfg, "output_root", default=None))
-        if writes_results(OmegaConf.select(cfg, "task.name")) and not removed:
+        # `removed` first: a refused single job is answered without importing its task's module (and what that
+        # module imports), which only the failed results.json of a job that keeps its folder needs to know
+        if not removed and writes_results(OmegaConf.select(cfg, "task.name")):
             record_failure(job_dir, exc)
         failures.print_debug_traceback(exc)  # stderr only, and only when asked for: never app.log
         line = failures.describe(exc).message

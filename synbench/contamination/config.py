@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict
 
-from synbench.core.errors import ConfigError
+from synbench.core.errors import ConfigError, check_n_synthetic
 from synbench.lm.settings import check_num_threads
 
 DETECTORS = ("exact", "mink", "minkpp")
@@ -108,8 +108,7 @@ class AblationConfig:
             _fraction(step, "contamination.ablation.steps[]", low_open=True)
         if self.reps < 1:
             raise ConfigError(f"contamination.ablation.reps={self.reps} must be at least 1")
-        if self.n_synthetic is not None and self.n_synthetic < 1:
-            raise ConfigError("contamination.ablation.n_synthetic must be positive, or null")
+        check_n_synthetic(self.n_synthetic, "contamination.ablation.n_synthetic", "the full private set's size")
 
 
 @dataclass(frozen=True)

@@ -40,3 +40,21 @@ def require_count(value: object, key: str, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         bound = "a positive whole number" if minimum == 1 else f"a whole number of at least {minimum}"
         raise ConfigError(f"{key}={value!r} must be {bound}")
+
+
+# The most synthetic documents one job may ask for: far above any benchmark's (the paper's largest sets are tens
+# of thousands), and far below where the output alone would exhaust memory (1e12 documents died after 20 s).
+MAX_SYNTHETIC = 10_000_000
+
+
+def check_n_synthetic(value: object, key: str, null_means: str, minimum: int = 1) -> None:
+    """The one check of every `n_synthetic` key (`task.`, `audit.`, `model_audit.`, `contamination.ablation.`,
+    `generator.` of a command program): null, which asks for `null_means`, or a whole number from `minimum` to
+    `MAX_SYNTHETIC` (a bool is not a number here); the refusal names the key and both choices."""
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_SYNTHETIC
+    ):
+        raise ConfigError(
+            f"{key}={value!r} is invalid: use a whole number from {minimum} to at most {MAX_SYNTHETIC:,}, or null "
+            f"for {null_means}"
+        )

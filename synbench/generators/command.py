@@ -88,7 +88,7 @@ from omegaconf import MISSING, OmegaConf
 
 from synbench.core.base import FitReport, Generator
 from synbench.core.corpus import Corpus, Labels
-from synbench.core.errors import ConfigError, DataError, SynBenchError
+from synbench.core.errors import ConfigError, DataError, SynBenchError, check_n_synthetic
 from synbench.core.files import FOLDER_MODE, write_corpus_jsonl, write_json_atomic
 from synbench.core.privacy import PrivacySpec
 from synbench.data.files import jsonl_rows
@@ -173,8 +173,7 @@ class CommandOptions:
                 f"generator.name={self.name!r} is not a usable name: use letters, digits and . _ - + (starting with "
                 "a letter or digit), e.g. generator.name=my_gen, or leave it out for the program's file name"
             )
-        if self.n_synthetic is not None and (isinstance(self.n_synthetic, bool) or int(self.n_synthetic) < 1):
-            raise ConfigError(f"generator.n_synthetic={self.n_synthetic!r} must be a whole number >= 1, or null")
+        check_n_synthetic(self.n_synthetic, "generator.n_synthetic", "as many documents as the run samples")
         if not float(self.timeout_s) > 0:
             raise ConfigError(f"generator.timeout_s={self.timeout_s!r} must be a positive number of seconds")
         if self.label_prior not in LABEL_PRIORS:

@@ -21,16 +21,13 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from synbench.core import schema
-from synbench.core.errors import ConfigError
+from synbench.core.errors import ConfigError, check_n_synthetic
 from synbench.core.files import to_json
 from synbench.core.privacy import NoiseSource, PrivacySpec, check_accountant, check_delta_setting, check_epsilon
 
 # Keys that change where a job logs, not what it computes.
 # `data_root` only feeds the dataset's paths, which the description holds (and it is `???` where no experiment sets it).
 NON_SPEC_KEYS = ("hydra", "tracking", "output_root", "sweep", "cache_dir", "lock_wait_s", "data_root")
-# The most synthetic documents one job may ask for: far above any benchmark's (the paper's largest sets are tens
-# of thousands), and far below where the output alone would exhaust memory (1e12 documents died after 20 s).
-MAX_SYNTHETIC = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -197,14 +194,11 @@ def check_top_level(cfg: DictConfig) -> None:
     seed = cfg.seed
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed={seed!r} is invalid: use a non-negative integer")
-    n_synthetic = OmegaConf.select(cfg, "task.n_synthetic", default=None)
-    if n_synthetic is not None and (
-        isinstance(n_synthetic, bool) or not isinstance(n_synthetic, int) or not 1 <= n_synthetic <= MAX_SYNTHETIC
-    ):
-        raise ConfigError(
-            f"task.n_synthetic={n_synthetic!r} is invalid: use a whole number from 1 to at most {MAX_SYNTHETIC:,}, "
-            "or null for as many documents as the private set"
-        )
+    check_n_synthetic(
+        OmegaConf.select(cfg, "task.n_synthetic", default=None),
+        "task.n_synthetic",
+        "as many documents as the private set",
+    )
     lock_wait_s = OmegaConf.select(cfg, "lock_wait_s")
     if lock_wait_s is not None and not lock_wait_s >= 0:
         raise ConfigError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from synbench.core.errors import ConfigError, require_count
+from synbench.core.errors import ConfigError, check_n_synthetic, require_count
 from synbench.dp.settings import DPSGDSettings
 
 
@@ -125,11 +125,7 @@ class ModelAuditConfig:
             )
         if not 0 < self.ref_fraction <= 1:
             raise ConfigError(f"model_audit.ref_fraction={self.ref_fraction} must lie in (0, 1]")
-        if self.n_synthetic is not None and self.n_synthetic < 2:
-            raise ConfigError(
-                f"model_audit.n_synthetic={self.n_synthetic} must be at least 2, "
-                "or null for the audited set's planned size"
-            )
+        check_n_synthetic(self.n_synthetic, "model_audit.n_synthetic", "the audited set's planned size", minimum=2)
         if self.n_population < 1:
             raise ConfigError(f"model_audit.n_population={self.n_population} must be at least 1 (RMIA's z samples)")
         if not all(0 < f <= 1 for f in self.fpr_grid):

@@ -5,9 +5,11 @@ conf/task/<name>.yaml names its node first in its defaults list, so the YAML
 holds only what differs and every value is typed on merge: a
 `task.save_synthetic=no` is False, a `task.n_synthetic=abc` a one-line error.
 The checks a type cannot express are in the dataclass's `__post_init__`
-(or `synbench.job.spec` for `n_synthetic`), one place per setting, so a value is
-refused before the task looks for a sweep's files, and a sweep refuses it for
-every point before its first job (`check_task_options`).
+(`task.n_synthetic`: `synbench.job.spec.check_top_level`, by the one check of
+every `n_synthetic` key, `synbench.core.errors.check_n_synthetic`), one place
+per setting, so a value is refused before the task looks for a sweep's files,
+and a sweep refuses it for every point before its first job
+(`check_task_options`).
 """
 
 from __future__ import annotations
