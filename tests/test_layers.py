@@ -13,7 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
@@ -22,10 +24,11 @@ PACKAGES = {
     "synbench_example_generator": ROOT / "plugins" / "synbench-example-generator" / "synbench_example_generator",
     "synbench_invisibleink": ROOT / "plugins" / "synbench-invisibleink" / "synbench_invisibleink",
 }
-ROOT_LAYERS = "Layers of DESIGN.md: core below job below text and data, the plugin families, tasks and the CLI on top"
+ROOT_LAYERS = "The layers of docs/architecture.md: core, job, text and data, the plugin families, the tasks, the CLI"
 JOB_LAYERS = "The job's own order: the lifecycle over its parts, the release policy under the results writer"
 CORE_LAYERS = "The core's own order: the registry over the schema and atomic files over the types and contracts"
 PLUGINS_THROUGH_API = "Plugin packages import SynBench only through synbench.api (and the synbench.testing kit)"
+REPORT_READS_RESULTS = "The report reads results.json files only: no plugin classes, no job machinery"
 
 
 def lint_copy(tmp_path: Path, module: str | None = None, planted: str = "") -> subprocess.CompletedProcess[str]:
@@ -69,9 +72,26 @@ def test_the_untouched_copy_keeps_every_contract(tmp_path: Path) -> None:
         ("synbench/core/corpus.py", "from synbench.core import registry  # noqa", CORE_LAYERS),
         # a plugin package reaching past the API into an internal package it was never told about
         ("synbench_example_generator/generator.py", "from synbench.core import files  # noqa", PLUGINS_THROUGH_API),
+        # the report reaching for the job machinery, and for a module no list names (the wildcard forbids it)
+        ("synbench/report/summary.py", "from synbench.job import lifecycle  # noqa", REPORT_READS_RESULTS),
+        ("synbench/report/summary.py", "from synbench.core import schema  # noqa", REPORT_READS_RESULTS),
     ],
 )
 def test_a_planted_upward_import_breaks_its_contract(tmp_path: Path, module: str, planted: str, broken: str) -> None:
     proc = lint_copy(tmp_path, module, planted)
     assert proc.returncode != 0, proc.stdout[-3000:]
     assert f"{broken} BROKEN" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_the_report_contract_forbids_all_of_synbench_but_what_the_report_uses() -> None:
+    """The report's contract is a wildcard with an allow-list, and each allowed module is one the report imports:
+    the list says what the report reads, no more."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    report = next(contract for contract in contracts if contract["name"] == REPORT_READS_RESULTS)
+    assert report["forbidden_modules"] == ["synbench.*"]
+    allowed = {expression.split(" -> ")[1] for expression in report["ignore_imports"]}
+    assert {expression.split(" -> ")[0] for expression in report["ignore_imports"]} == {"**"}
+    graph = grimp.build_graph("synbench", exclude_type_checking_imports=False)
+    reporting = graph.find_descendants("synbench.report") | {"synbench.report"}
+    imported = {module for importer in reporting for module in graph.find_modules_directly_imported_by(importer)}
+    assert allowed <= imported, sorted(allowed - imported)
