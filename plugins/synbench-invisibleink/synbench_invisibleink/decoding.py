@@ -104,32 +104,38 @@ def decode(
     return out, stats
 
 
-def _decode_chunk(
-    model: Any,
-    tokenizer: Any,
-    requests: list[Request],
-    mech: Mechanism,
-    generator: torch.Generator,
-    stop: set[int],
-    stats: DecodeStats,
-) -> list[list[int]]:
-    device = next(model.parameters()).device
-    prompts: list[str] = []
-    owner: list[int] = []  # the document of each private row
-    private_rows: list[int] = []
-    public_rows: list[int] = []
+@dataclass(frozen=True)
+class _Rows:
+    """A chunk's batch layout: every prompt in row order (each document's private prompts, then its public one), and
+    for each document's rows where they sit, so the mechanism can group private rows by document."""
+
+    prompts: list[str]
+    owner: list[int]  # the document of each private row
+    private: list[int]  # the private rows' indices in `prompts`
+    public: list[int]  # each document's public row
+    document: list[int]  # the document of every row
+
+
+def _rows(requests: list[Request]) -> _Rows:
+    """Lay `requests` out as rows, in the order `Request.rows` counts them."""
+    rows = _Rows(prompts=[], owner=[], private=[], public=[], document=[])
     for d, request in enumerate(requests):
         for text in request.private:
-            private_rows.append(len(prompts))
-            owner.append(d)
-            prompts.append(text)
-        public_rows.append(len(prompts))
-        prompts.append(request.public)
-    doc_of_row = torch.tensor([d for d, r in enumerate(requests) for _ in range(r.rows)], device=device)
-    owner_t = torch.tensor(owner, dtype=torch.long, device=device)
-    priv_t = torch.tensor(private_rows, dtype=torch.long, device=device)
-    pub_t = torch.tensor(public_rows, dtype=torch.long, device=device)
-    # Prefill each distinct prompt once, then copy its cache row to every row that has it.
+            rows.private.append(len(rows.prompts))
+            rows.owner.append(d)
+            rows.prompts.append(text)
+        rows.public.append(len(rows.prompts))
+        rows.prompts.append(request.public)
+        rows.document.extend([d] * request.rows)
+    return rows
+
+
+def _prefill(
+    model: Any, tokenizer: Any, prompts: list[str], device: torch.device
+) -> tuple[str, Any, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One forward pass over each distinct prompt, its cache rows then copied to every row that has it (public-only
+    documents of a label set share their prompt). Returns the name this transformers version gives the cache
+    argument, the cache, the last logits, the attention mask and the position of each row."""
     slot = {p: i for i, p in enumerate(dict.fromkeys(prompts))}
     rows = torch.tensor([slot[p] for p in prompts], dtype=torch.long, device=device)
     enc = tokenizer(list(slot), return_tensors="pt", padding=True, add_special_tokens=False).to(device)
@@ -145,8 +151,50 @@ def _decode_chunk(
     )
     cache, logits = getattr(result, cache_arg), result.logits[rows, -1, :]
     cache.reorder_cache(rows)
-    mask, positions = enc["attention_mask"][rows], positions[rows]
-    position = positions[:, -1:]
+    return cache_arg, cache, logits, enc["attention_mask"][rows], positions[rows][:, -1:]
+
+
+def _take(
+    chosen: list[int],
+    sizes: list[int],
+    expansion: list[int],
+    stop: set[int],
+    done: list[bool],
+    tokens: list[list[int]],
+    stats: DecodeStats,
+) -> None:
+    """Give each running document its drawn token (a stop token ends it instead) and count the draw: documents that
+    already stopped still fill their rows of the batch, but their draws are neither output nor counted."""
+    for d, token in enumerate(chosen):
+        if done[d]:
+            continue
+        stats.tokens += 1
+        stats.topk_plus_total += int(sizes[d])
+        stats.expansion_tokens += int(expansion[d])
+        if token in stop:
+            done[d] = True
+        else:
+            tokens[d].append(token)
+
+
+def _decode_chunk(
+    model: Any,
+    tokenizer: Any,
+    requests: list[Request],
+    mech: Mechanism,
+    generator: torch.Generator,
+    stop: set[int],
+    stats: DecodeStats,
+) -> list[list[int]]:
+    """One chunk's documents, decoded together: prefill once, then one forward pass per token for all rows, each
+    document fed the token its own draw chose, until every document stops or T tokens are drawn."""
+    device = next(model.parameters()).device
+    rows = _rows(requests)
+    doc_of_row = torch.tensor(rows.document, device=device)
+    owner_t = torch.tensor(rows.owner, dtype=torch.long, device=device)
+    priv_t = torch.tensor(rows.private, dtype=torch.long, device=device)
+    pub_t = torch.tensor(rows.public, dtype=torch.long, device=device)
+    cache_arg, cache, logits, mask, position = _prefill(model, tokenizer, rows.prompts, device)
     done = [False] * len(requests)
     tokens: list[list[int]] = [[] for _ in requests]
     for _ in range(mech.max_new_tokens):
@@ -162,18 +210,8 @@ def _decode_chunk(
         )
         chosen = sample_tokens(probs, generator)
         expansion = outside_top_k(public, chosen, mech.top_k).tolist()
-        sizes = candidates.sum(-1).tolist()
-        for d, token in enumerate(chosen.tolist()):
-            if done[d]:
-                continue
-            stats.tokens += 1
-            stats.topk_plus_total += int(sizes[d])
-            stats.expansion_tokens += int(expansion[d])
-            if token in stop:
-                done[d] = True
-            else:
-                tokens[d].append(token)
-        stats.forward_rows += len(prompts)
+        _take(chosen.tolist(), candidates.sum(-1).tolist(), expansion, stop, done, tokens, stats)
+        stats.forward_rows += len(rows.prompts)
         if all(done):
             break
         mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=1)
