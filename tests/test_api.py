@@ -121,3 +121,62 @@ def test_the_import_contracts_hold() -> None:
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "0 broken" in proc.stdout
+
+
+MAX_FUNCTION_LINES = 80
+# Functions allowed past MAX_FUNCTION_LINES, "path:qualified name" -> why it reads better whole. Keep it short: a
+# long function is split into named steps unless its reason is written here.
+LONG_FUNCTIONS: dict[str, str] = {}
+
+
+def long_functions(path: Path, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """Qualified name (`Class.method`, `outer.inner`) -> lines of every function in `path` longer than `limit`, from
+    its `def` line to its last, docstring included (decorators are not counted)."""
+    found: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, prefix)
+                continue
+            name = prefix + child.name
+            lines = (child.end_lineno or child.lineno) - child.lineno + 1
+            if not isinstance(child, ast.ClassDef) and lines > limit:
+                found[name] = lines
+            visit(child, name + ".")
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), "")
+    return found
+
+
+def planted_function(name: str, lines: int, indent: str = "    ") -> str:
+    """Source of a function `name` of `lines` lines, its `def` line included, at `indent`."""
+    return f"{indent}def {name}() -> None:\n" + f"{indent}    x = 1\n" * (lines - 1)
+
+
+def test_the_function_scan_finds_a_planted_long_function(tmp_path: Path) -> None:
+    """A method, a nested function and its host over the limit are found by qualified name; one at it is not."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "class Host:\n"
+        + planted_function("long", 81)
+        + "    @staticmethod\n"  # decorators do not count: 80 lines is at the limit
+        + planted_function("fits", 80)
+        + "async def outer() -> None:\n"
+        + planted_function("inner", 85)
+        + "    return None\n",
+        encoding="utf-8",
+    )
+    assert long_functions(probe) == {"Host.long": 81, "outer.inner": 85, "outer": 87}
+    assert long_functions(probe, limit=85) == {"outer": 87}
+
+
+def test_no_function_runs_past_80_lines_without_a_reason() -> None:
+    """A function over 80 lines hides its steps: split it into named helpers, or give its reason in LONG_FUNCTIONS."""
+    files = sorted((ROOT / "synbench").rglob("*.py")) + sorted(PLUGINS.glob("*/**/*.py"))
+    assert len(files) >= 150
+    long = {f"{path.relative_to(ROOT)}:{name}": n for path in files for name, n in long_functions(path).items()}
+    unexplained = [f"{where} has {n} lines" for where, n in long.items() if where not in LONG_FUNCTIONS]
+    assert not unexplained, "split into named steps, or give the reason in LONG_FUNCTIONS:\n" + "\n".join(unexplained)
+    stale = sorted(set(LONG_FUNCTIONS) - set(long))
+    assert not stale, f"LONG_FUNCTIONS names functions that are gone or now fit in 80 lines: {stale}"
