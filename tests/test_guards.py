@@ -15,6 +15,7 @@ from conftest import SENTINEL, compose_config, run_cli, write_jsonl, written_byt
 from synbench.core.base import FitReport, Generator
 from synbench.core.errors import ConfigError, SynBenchError
 from synbench.core.privacy import PrivacySpec
+from synbench.testing.generator import job_budget
 
 # --- 1. errors never quote a record value -----------------------------------------------------------------
 
@@ -92,7 +93,8 @@ def test_resume_key_is_keyed_by_a_secret_outside_the_job(tmp_path: Path, monkeyp
     import hashlib
 
     from synbench.core.corpus import Corpus
-    from synbench.job.resume import resume_key, secret_path
+    from synbench.core.keyed import secret_path
+    from synbench.job.resume import resume_key
 
     monkeypatch.setenv("SYNBENCH_SECRET_FILE", str(tmp_path / "secret" / "resume.key"))
     docs = Corpus.build([f"doc {i}" for i in range(5)], [["a"]] * 5, ["a"], name="d")
@@ -123,7 +125,7 @@ def test_dpgen_checkpoint_holds_no_digest_of_the_data(
 
     def fit(corpus: Corpus) -> FitReport:
         gen = DPGenGenerator(model=tiny_model, workdir=str(tmp_path / "job"), **settings)
-        return gen.fit(corpus, PrivacySpec.for_private_set(24, 4.0), seed=0)
+        return gen.fit(corpus, job_budget(24, 4.0), seed=0)
 
     assert fit(docs).details["resumed"] is False
     state = (tmp_path / "job" / "dpgen" / STATE_FILE).read_text()
@@ -418,18 +420,31 @@ def test_two_jobs_making_the_secret_together_agree_on_it(tmp_path: Path, monkeyp
     The second job is simulated inside the first's draw of the random bytes,
     the moment an exclusive-create-then-write left an empty file behind.
     """
-    from synbench.job import resume
+    from synbench.core import keyed
 
     path = tmp_path / "secret" / "resume.key"
-    draw, seen = resume.secrets.token_bytes, []
+    draw, seen = keyed.secrets.token_bytes, []
 
     def draw_while_another_job_starts(n: int) -> bytes:
         if not seen:
             seen.append(None)
-            seen.append(resume._secret.__wrapped__(path))  # the other job, with its own cache
+            seen.append(keyed._secret.__wrapped__(path))  # the other job, with its own cache
         return draw(n)
 
-    monkeypatch.setattr(resume.secrets, "token_bytes", draw_while_another_job_starts)
-    first = resume._secret.__wrapped__(path)
-    assert len(first) == resume.SECRET_BYTES and seen[1] == first == path.read_bytes()
+    monkeypatch.setattr(keyed.secrets, "token_bytes", draw_while_another_job_starts)
+    first = keyed._secret.__wrapped__(path)
+    assert len(first) == keyed.SECRET_BYTES and seen[1] == first == path.read_bytes()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_the_corpus_checks_name_positions_never_ids() -> None:
+    """A repeated id and a second label on single-label data are refused by position: an id is a record's value."""
+    from synbench.core.corpus import Corpus
+    from synbench.core.errors import DataError
+
+    ids = [f"{SENTINEL}-a", f"{SENTINEL}-b", f"{SENTINEL}-a"]
+    with pytest.raises(DataError, match="positions 0 and 2 share an id") as repeated:
+        Corpus(ids=ids, texts=["x", "y", "z"], labels=[["p"], ["n"], ["p"]], label_space=("n", "p"))
+    with pytest.raises(DataError, match="document at position 1 has 2 labels") as two_labels:
+        Corpus(ids=ids[:2], texts=["x", "y"], labels=[["p"], ["n", "p"]], label_space=("n", "p"))
+    assert SENTINEL not in str(repeated.value) + str(two_labels.value)

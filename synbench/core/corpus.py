@@ -38,13 +38,17 @@ class Corpus:
                 f"({len(self.ids)}, {len(self.texts)}, {len(self.labels)})"
             )
         if len(set(self.ids)) != len(self.ids):
+            # positions, never the id: an id is a record's value
             dup = next(i for i, c in Counter(self.ids).items() if c > 1)
-            raise DataError(f"corpus '{self.name}': document id '{dup}' appears more than once; ids must be unique")
+            first, second = [n for n, i in enumerate(self.ids) if i == dup][:2]
+            raise DataError(
+                f"corpus '{self.name}': the documents at positions {first} and {second} share an id; ids must be unique"
+            )
         if not self.multi_label:
             bad = next((i for i, ls in enumerate(self.labels) if len(ls) != 1), None)
             if bad is not None:
                 raise DataError(
-                    f"corpus '{self.name}' is single-label but document '{self.ids[bad]}' has "
+                    f"corpus '{self.name}' is single-label but the document at position {bad} has "
                     f"{len(self.labels[bad])} labels; set multi_label: true in the dataset config"
                 )
 
