@@ -23,7 +23,6 @@ from scipy.stats import binom
 from conftest import write_audit_results
 from synbench.audit.ceiling import (
     MAX_TRIALS,
-    UNITS,
     ceiling,
     k_subsets_design,
     one_run_design,
@@ -34,7 +33,7 @@ from synbench.audit.crossfit import target_folds
 from synbench.audit.design import make_design
 from synbench.audit.one_run import one_run_p_values
 from synbench.audit.summary import eps_evidence, summarise
-from synbench.report.audit import NEEDED_UNITS, audit_table
+from synbench.report.audit import audit_table
 from synbench.report.load import load_results
 
 # the closed forms need the grid's largest shares at 1/2 (the default grid stops at 0.4, so that perfect scores reach
@@ -246,8 +245,14 @@ def test_the_report_never_says_no_for_an_audit_that_could_not_have_seen(tmp_path
     assert not any(verdict.split()[0] in ("no", "no:") for _, verdict in cells.values())
 
 
-def test_the_report_counts_what_the_audit_counts() -> None:
-    assert NEEDED_UNITS == UNITS
+def test_the_report_reads_what_n_needed_counts_from_the_results_file(tmp_path: Path, copier: dict[str, Any]) -> None:
+    """The unit of n_needed is the one the audit wrote beside it (a k-subsets audit counts runs): the report keeps
+    no table of its own; a file from before the audit searched a size holds neither, and the report says so."""
+    write_job(tmp_path, "runs,seed=0", 8.0, 0, copier | {"n_needed_unit": "runs"})
+    write_job(tmp_path, "old,seed=0", 8.0, 0, {k: v for k, v in copier.items() if not k.startswith("n_needed")})
+    cells = {row[1].text: row[-1].text for row in audit_table(load_results(tmp_path), 0.95).rows}
+    assert copier["n_needed_unit"] == "targets" and cells["runs"].endswith(f"needs {copier['n_needed']:,} runs)")
+    assert cells["old"].endswith("; no design size recorded (re-run the audit))")
 
 
 def test_the_delta_term_stops_early_and_equals_the_full_sum() -> None:

@@ -42,6 +42,7 @@ from synbench.core import registry, schema
 from synbench.core.base import DatasetLoader, Splits
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
+from synbench.job.record import Disclosure
 from synbench.job.spec import JobConfig
 from synbench.report.summary import disclosure_line
 from synbench.testing.corpora import public_corpus, templated_notes
@@ -235,7 +236,7 @@ def test_the_smallest_flaggable_count_and_a_count_below_it_said_in_words() -> No
     found = disclosure_test(counts, 0.05, RULE)
     assert found["p_value"] == pytest.approx(0.0505, abs=5e-4) and found["min_flaggable"] == 7
     assert found["status"] == BELOW_ATTRIBUTION and found["flagged"] is False
-    line = disclosure_line(found)
+    line = disclosure_line(Disclosure.of(found))
     assert line is not None and "not flagged" not in line
     assert line.endswith(
         "6 of 229 private documents reappear (near-)verbatim; 0 of 146 unseen ones do: below what "
@@ -253,7 +254,7 @@ def test_the_smallest_flaggable_count_and_a_count_below_it_said_in_words() -> No
 def test_an_empty_group_could_not_be_checked(private: list[str], unseen: list[str]) -> None:
     found = disclosure_test(disclosure_counts(private, unseen, private + unseen, RULE), 0.05, RULE)
     assert found["status"] == NOT_CHECKED and found["flagged"] is False and found["min_flaggable"] is None
-    line = disclosure_line(found)
+    line = disclosure_line(Disclosure.of(found))
     assert line is not None and "could not check" in line and "not flagged" not in line
 
 

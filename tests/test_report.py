@@ -26,6 +26,7 @@ from PIL import Image
 from conftest import run_cli
 from synbench.audit.plot import plot_roc
 from synbench.audit.roc import RocCurve
+from synbench.job.record import JobRecord
 from synbench.report.build import write_report
 
 SENTINEL = "PATIENT-ZZQX-7731 private discharge note"
@@ -112,6 +113,7 @@ def audit_results(generator: str, eps: float, lower: float) -> dict[str, Any]:
             "eps_ceiling": 3.9,
             "p_value_floor": 0.08,
             "n_needed": 124,
+            "n_needed_unit": "runs",
             "confidence": 0.95,
         },
     }
@@ -545,17 +547,19 @@ def test_macro_f1_leads_the_summary_and_the_table_on_imbalanced_labels() -> None
         ),
     ):
         lines = summary(
-            {
-                "task": "benchmark",
-                "generator": "dpgen",
-                "dataset": "d",
-                "epsilon": 4.0,
-                "epsilon_spent": 4.0,
-                "delta": 1e-5,
-                "utility": utility,
-                "fidelity": {},
-                "audit": {},
-            }
+            JobRecord.from_json(
+                {
+                    "task": "benchmark",
+                    "generator": "dpgen",
+                    "dataset": "d",
+                    "epsilon": 4.0,
+                    "epsilon_spent": 4.0,
+                    "delta": 1e-5,
+                    "utility": utility,
+                    "fidelity": {},
+                    "audit": {},
+                }
+            )
         ).splitlines()
         figures = [line.strip() for line in lines if line.strip().startswith(("F1 micro:", "F1 macro:"))]
         assert any(line.strip().startswith(first) for line in lines) and figures == [other]
@@ -571,17 +575,19 @@ def test_the_summary_puts_headline_figures_beside_their_references() -> None:
     from synbench.report.summary import summary
 
     text = summary(
-        {
-            "task": "benchmark",
-            "generator": "dpgen",
-            "dataset": "drugreview",
-            "epsilon": 4.0,
-            "epsilon_spent": 3.9997,
-            "delta": 2.8e-6,
-            "utility": {"f1_micro": 0.575, "random_f1": 0.325, "real_f1": 0.697},
-            "fidelity": {"mauve": 0.241, "mauve_ref": 0.978},
-            "audit": {},
-        }
+        JobRecord.from_json(
+            {
+                "task": "benchmark",
+                "generator": "dpgen",
+                "dataset": "drugreview",
+                "epsilon": 4.0,
+                "epsilon_spent": 3.9997,
+                "delta": 2.8e-6,
+                "utility": {"f1_micro": 0.575, "random_f1": 0.325, "real_f1": 0.697},
+                "fidelity": {"mauve": 0.241, "mauve_ref": 0.978},
+                "audit": {},
+            }
+        )
     )
     assert "epsilon_spent=4" in text and "Utility: F1 micro 0.575: above random (0.325), real data 0.697;" in text
     assert "MAUVE: 0.241 (real vs real 0.978)" in text and "AUC" not in text

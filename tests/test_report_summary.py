@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from synbench.job.record import JobRecord
 from synbench.report.gain import gain
 from synbench.report.summary import summary
 from synbench.report.verdicts import summary_lines
@@ -32,6 +33,7 @@ def audit_job(generator: str, lower: float, ceiling: float, p: float, floor: flo
         "audit.p_value": p,
         "audit.p_value_floor": floor,
         "audit.n_needed": needed if needed is not None else math.nan,
+        "audit.n_needed_unit": "targets",  # written beside n_needed: what it counts
     }
 
 
@@ -127,12 +129,12 @@ def test_the_job_summary_leads_with_plain_words() -> None:
             "eps_emp_lower": 3.87,
         },
     }
-    lines = summary(results).splitlines()
+    lines = summary(JobRecord.from_json(results)).splitlines()
     assert lines[0].startswith("audit copier on d: eps=8")
     assert lines[1].strip().startswith("Disclosure: 82 of 82 private documents reappear (near-)verbatim; 0 of 116")
     assert lines[1].endswith("FLAGGED: the release reproduces private documents")
     assert lines[2].strip() == "Audit: inconclusive: eps_emp_lower 3.87 <= ceiling 3.9 <= nominal eps 8"
-    benchmark = summary({**results, "task": "benchmark", "audit": {}})
+    benchmark = summary(JobRecord.from_json({**results, "task": "benchmark", "audit": {}}))
     assert "Audit: not run by task=benchmark; add `task=audit audit.mode=one_run`" in benchmark
 
 
@@ -158,7 +160,7 @@ def test_the_job_summary_shows_each_f1_once_and_label_cardinality_only_where_lab
         "label_multi_share_syn": 0.0,
     }
     results = {"task": "benchmark", "generator": "g", "dataset": "d", "epsilon": 4.0, "seed": 0, "utility": utility}
-    single = summary({**results, "fidelity": fidelity})
+    single = summary(JobRecord.from_json({**results, "fidelity": fidelity}))
     assert single.count("F1 macro") == 1 and single.count("F1 micro") == 2  # its flag in the line, its figures
     assert (
         "Utility: F1 macro 0.35: above random (0.155), above majority (0.113), real data 0.61, real data at this "
@@ -166,5 +168,6 @@ def test_the_job_summary_shows_each_f1_once_and_label_cardinality_only_where_lab
     )
     assert "  F1 micro: 0.365 (random 0.197, majority 0.514, real 0.736)" in single.splitlines()
     assert "label-cardinality JS" not in single
-    multi = summary({**results, "fidelity": {**fidelity, "label_multi_share_real": 0.4, "label_cardinality_div": 0.2}})
+    fidelity |= {"label_multi_share_real": 0.4, "label_cardinality_div": 0.2}
+    multi = summary(JobRecord.from_json({**results, "fidelity": fidelity}))
     assert "  label-cardinality JS: 0.2 (real vs real 0)" in multi.splitlines()

@@ -111,8 +111,9 @@ def test_the_kept_demo_sweep_loads_through_the_record_as_its_files_read_as_writt
         written = json.loads(path.read_text())
         assert "error" not in written  # kept results are complete: `reason` is empty
         # reads_private and source_revision: header fields the kept files predate, which the record reads as
-        # unknown (None)
+        # unknown (None); schema_version, which a file without it reads as 1
         predate = {key: None for key in ("reads_private", "source_revision") if key not in written}
+        predate |= {} if "schema_version" in written else {"schema_version": 1}
         job = {"job": path.parent.relative_to(DEMO).as_posix(), "reason": ""} | predate
         rows.append(job | flatten(written))
     as_written = pd.DataFrame(rows)

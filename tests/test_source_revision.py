@@ -78,7 +78,7 @@ def test_the_summary_names_an_unpinned_hub_read_only(
     dataset: dict[str, Any], source_revision: str | None, said: str | None
 ) -> None:
     results = {"dataset": "d", "config": {"dataset": dataset}, "source_revision": source_revision}
-    line = revision_line(results)
+    line = revision_line(JobRecord.from_json(results))
     assert (line is None) if said is None else (said in line and line.startswith("dataset d read at an unpinned"))
 
 

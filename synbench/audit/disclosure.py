@@ -124,13 +124,14 @@ import math
 import unicodedata
 from dataclasses import dataclass
 from itertools import chain, islice
-from typing import Any, Callable, Iterable, Mapping, MutableMapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from synbench.audit.config import DisclosureConfig
 from synbench.audit.design import AuditDesign
+from synbench.job.record import Disclosure, JobRecord
 
 log = logging.getLogger(__name__)
 
@@ -571,12 +572,12 @@ def audit_groups(
     return private, unseen, Strata(names, stratum(private), stratum(unseen))
 
 
-def record_disclosure(results: MutableMapping[str, Any], found: Mapping[str, Any]) -> list[str]:
+def record_disclosure(results: JobRecord, found: Mapping[str, Any]) -> list[str]:
     """Write `found` as the results' `disclosure` section, named an operator's diagnostic (`diagnostic_outputs`), log
     its line, and return its keys for `non_dp_outputs`: counts of private data without noise, like the audit's."""
-    results[SECTION] = dict(found)
+    results.disclosure = Disclosure.of(found)
     keys = [f"{SECTION}.{key}" for key in sorted(found)]
-    results["diagnostic_outputs"] = sorted({*results.get("diagnostic_outputs", []), *keys})
+    results.mark_diagnostic(keys)
     reach = found["min_flaggable"]
     log.info(
         "disclosure: %d of %d private documents reappear (near-)verbatim; %d of %d unseen ones do (p=%.3g; %s; %d "

@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from hydra import compose
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -25,9 +25,9 @@ from synbench.core import registry
 from synbench.core.base import DatasetLoader
 from synbench.job import failures
 from synbench.job.lock import LOCK_FILE
-from synbench.job.record import COMPLETE
-from synbench.job.release import control_results
-from synbench.job.results import RESULTS_FILE, sweep_rows
+from synbench.job.record import COMPLETE, JobRecord
+from synbench.job.release import is_control_noise
+from synbench.job.results import RESULTS_FILE, UNREADABLE, sweep_records
 from synbench.job.spec import JobConfig
 from synbench.tasks.options import check_plugin_options, check_task_options
 
@@ -110,8 +110,17 @@ def check_sweep_points(config: DictConfig) -> None:
         check_plugin_options(job.generator, job.filter)
 
 
-def run_rows(sweep_dir: Path, since: float, markers: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The sweep's rows (`sweep_rows`, the one frame of a sweep) of the jobs this run of it touched: each writes its
+class SweepJob(NamedTuple):
+    """One job of the closing table: its folder (relative to the sweep), its record (status `unreadable`, nothing
+    else, where its file could not be read) and why it did not complete (empty when it did)."""
+
+    job: str
+    record: JobRecord
+    reason: str
+
+
+def run_jobs(sweep_dir: Path, since: float, markers: tuple[str, ...]) -> list[SweepJob]:
+    """The sweep's jobs (`sweep_records`, the one walk of a sweep) that this run of it touched: each writes its
     claim into its folder's `.lock` (a skipped complete job too) or its `results.json` (one refused before it
     started), and Hydra its `markers` (the `.hydra` folder), at or after `since`; an earlier run's job beside them,
     under the same sweep name, is left out."""
@@ -122,7 +131,13 @@ def run_rows(sweep_dir: Path, since: float, markers: tuple[str, ...]) -> list[di
         paths = [folder / name for name in (LOCK_FILE, RESULTS_FILE, *markers)]
         return any(path.exists() and path.stat().st_mtime >= since for path in paths)
 
-    return [row for row in sweep_rows(sweep_dir) if touched(sweep_dir / row["job"])]
+    return [
+        SweepJob(job, JobRecord(status=UNREADABLE), problem)
+        if record is None
+        else SweepJob(job, record, record.reason())
+        for job, record, problem in sweep_records(sweep_dir)
+        if touched(sweep_dir / job)
+    ]
 
 
 def _cell(value: Any) -> str:
@@ -131,15 +146,19 @@ def _cell(value: Any) -> str:
 
 # the closing table: heading, width and the row's cell, per column; the last is a benchmark job's macro F1 (micro
 # F1 mostly counts the majority class of imbalanced labels) or an audit job's eps lower bound
-COLUMNS: tuple[tuple[str, int, Callable[[dict[str, Any]], Any]], ...] = (
-    ("task", -10, lambda row: row.get("task")),
-    ("dataset", -12, lambda row: row.get("dataset")),
-    ("generator", -12, lambda row: row.get("generator_name") or row.get("generator")),
-    ("eps", 6, lambda row: "control" if control_results(row) else row.get("epsilon")),
-    ("seed", 4, lambda row: row.get("seed")),
-    ("status", -10, lambda row: row.get("status")),
-    ("eps_spent", 9, lambda row: row.get("epsilon_spent")),
-    ("F1 macro / eps_lb", 17, lambda row: row.get("utility.f1_macro", row.get("audit.eps_emp_lower"))),
+COLUMNS: tuple[tuple[str, int, Callable[[JobRecord], Any]], ...] = (
+    ("task", -10, lambda record: record.task),
+    ("dataset", -12, lambda record: record.dataset),
+    ("generator", -12, lambda record: record.generator_name or record.generator),
+    ("eps", 6, lambda record: "control" if is_control_noise(record.noise) else record.epsilon),
+    ("seed", 4, lambda record: record.seed),
+    ("status", -10, lambda record: record.status),
+    ("eps_spent", 9, lambda record: record.epsilon_spent),
+    (
+        "F1 macro / eps_lb",
+        17,
+        lambda record: record.audit.eps_emp_lower if record.utility.f1_macro is None else record.utility.f1_macro,
+    ),
 )
 
 
@@ -187,16 +206,16 @@ class SweepCallback(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         markers = tuple(str(name) for name in [OmegaConf.select(config, "hydra.output_subdir")] if name)
-        rows = run_rows(sweep_dir, self._sweep_started, markers)
-        print(f"\nsweep {sweep_dir}: {len(rows)} job(s)")
+        jobs = run_jobs(sweep_dir, self._sweep_started, markers)
+        print(f"\nsweep {sweep_dir}: {len(jobs)} job(s)")
         print(table_line([heading for heading, _, _ in COLUMNS]))
-        for row in rows:
-            print(table_line([cell(row) for _, _, cell in COLUMNS]))
-        failed = [row for row in rows if row.get("status") != COMPLETE]
-        for row in failed:
-            print(f"FAILED {row['job']}: {row['reason']}")
+        for found in jobs:
+            print(table_line([cell(found.record) for _, _, cell in COLUMNS]))
+        failed = [found for found in jobs if found.record.status != COMPLETE]
+        for found in failed:
+            print(f"FAILED {found.job}: {found.reason}")
         if failed:
             raise SystemExit(
-                f"synbench: {len(failed)} of {len(rows)} job(s) did not complete; run the same command "
+                f"synbench: {len(failed)} of {len(jobs)} job(s) did not complete; run the same command "
                 "again to re-run only those"
             )

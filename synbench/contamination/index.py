@@ -27,7 +27,7 @@ import numpy as np
 
 from synbench.core.errors import ConfigError, SynBenchError
 from synbench.core.files import atomic_path, write_json_atomic
-from synbench.job.resume import keyed_hash
+from synbench.core.keyed import keyed_hash
 
 log = logging.getLogger(__name__)
 DONE_FILE = "index.json"

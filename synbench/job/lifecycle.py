@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Mapping
 from synbench.core import registry
 from synbench.core.base import DatasetLoader, Generator, Splits
 from synbench.job import failures, release
-from synbench.job.record import COMPLETE, FAILED, JobRecord
+from synbench.job.record import COMPLETE, FAILED, Generation, JobRecord, Timing
 from synbench.job.release import TaskDeclarations
 from synbench.job.results import RESULTS_FILE, complete_record, new_results, write_results
 from synbench.job.run import GeneratorRun, RunOutput
@@ -66,7 +66,7 @@ class JobRun:
 
     def save(self) -> None:
         """Write results as they stand (atomically); a reader never sees half a file."""
-        self.results.timing = dict(self.timing)
+        self.results.timing = Timing.of(self.timing)
         # the release allow-list enforced (synbench.job.release) with the classes the job holds: no name looked up
         write_results(self.job_dir, self.results, self.generator, self.task)
 
@@ -109,7 +109,7 @@ class JobRun:
         record.label_space_inferred = splits.label_space_inferred
         record.source_revision = splits.source_revision
         record.non_private_control = non_private_control
-        record.generation = dict(generation)
+        record.generation = Generation.of(generation)
         curves: dict[str, list[float]] = {}
         if run is not None:
             self.generator = run.generator_class
@@ -118,7 +118,7 @@ class JobRun:
             record.noise = release.noise_mode(self.generator, run.privacy.noise.mode)
             record.reads_private = run.reads_private
         if run is not None and size_key is not None:
-            n_private = int(generation.get("planned_private_size", generation["n_private"]))
+            n_private = record.generation.planned_private_size or record.generation.n_private or 0
             release.warn_about_control(
                 run.generator_class,
                 run.name,
@@ -132,7 +132,7 @@ class JobRun:
             generator, report = fit.generator, fit.report
             scalars, curves = release.split_private_stats(report.private_stats if self.config.log_private_stats else {})
             details = {**report.details, **generator.sampling_details()}
-            record.generation |= release.public_details(generator, self.spec.generator, details) | scalars
+            record.generation.update(release.public_details(generator, self.spec.generator, details) | scalars)
             record.mark_non_dp(
                 [f"generation.{k}" for k in scalars] + [f"{release.TRACKER_PREFIX}fit/{k}" for k in curves]
             )

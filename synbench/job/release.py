@@ -62,10 +62,10 @@ def noise_mode(generator: "type[Generator] | Generator", noise: str) -> str:
     return CONTROL_NOISE if is_control(generator) else noise
 
 
-def control_results(results: Mapping[str, Any]) -> bool:
-    """Whether a job's results are a control's (its `noise` is CONTROL_NOISE): tables show "control" for its eps,
+def is_control_noise(noise: str | None) -> bool:
+    """Whether a job's results are a control's (their `noise` is CONTROL_NOISE): tables show "control" for its eps,
     which it did not apply."""
-    return results.get("noise") == CONTROL_NOISE
+    return noise == CONTROL_NOISE
 
 
 def warn_about_control(

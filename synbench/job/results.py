@@ -132,6 +132,16 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def sweep_records(sweep: Path | str) -> list[tuple[str, JobRecord | None, str]]:
+    """Every job of a sweep (`<output_root>/<sweep>`), sorted by job folder: (its folder relative to the sweep, its
+    record or None, why the record could not be read). The one walk of a sweep that `sweep_rows`, the report and the
+    sweep's closing table share."""
+    root = Path(sweep)
+    if not root.is_dir():
+        raise SynBenchError(f"{root} is not a folder; give the sweep folder (<output_root>/<sweep>)")
+    return [(path.parent.relative_to(root).as_posix(), *read_record(path)) for path in job_files(root)]
+
+
 def sweep_rows(sweep: Path | str) -> list[dict[str, Any]]:
     """A sweep as data: one flat row per job under the sweep folder (`<output_root>/<sweep>`), sorted by job folder.
 
@@ -146,13 +156,9 @@ def sweep_rows(sweep: Path | str) -> list[dict[str, Any]]:
     beside it. `load`, the report's frame and the sweep's closing table are
     these rows.
     """
-    root = Path(sweep)
-    if not root.is_dir():
-        raise SynBenchError(f"{root} is not a folder; give the sweep folder (<output_root>/<sweep>)")
     rows = []
-    for path in job_files(root):
-        record, problem = read_record(path)
-        row: dict[str, Any] = {"job": path.parent.relative_to(root).as_posix()}
+    for job, record, problem in sweep_records(sweep):
+        row: dict[str, Any] = {"job": job}
         if record is None:
             rows.append(row | {"status": UNREADABLE, "reason": problem})
             continue

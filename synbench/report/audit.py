@@ -79,9 +79,9 @@ PERFECT, FLOOR = "p_value_perfect", "p_value_floor"
 PERFECT_BOUND = "audit.eps_perfect"  # what the audit's own test certifies for perfect scores
 LEAK, LEAK_POWER = "audit.detectable_leak", "audit.detectable_leak_power"  # a consistent audit's planted-leak power
 NEEDED = "audit.n_needed"  # the design size a perfect attack would need, for an inconclusive audit
-# what n_needed counts, by audit mode: the `n_needed_unit` synbench.audit.ceiling writes (the report imports no
-# audit code and keeps only numbers of a results file; a test holds the two equal)
-NEEDED_UNITS = {"one_run": "targets", "k_subsets": "runs"}
+# what n_needed counts (targets or runs), as the audit wrote it beside n_needed: the report reads the unit from the
+# results file rather than keep the audit's table
+NEEDED_UNIT = "audit.n_needed_unit"
 TPR_PREFIX = "audit.tpr_at_fpr_"
 KINDS = ("outliers", "canaries")
 POOLED = "pooled"  # the pooled one-run game's figures: `audit.pooled.<key>`
@@ -262,8 +262,13 @@ def not_rejected(
     if top > claim:  # each seed's design could certify the claim at alpha, none at alpha / n
         return Cell(f"inconclusive ({reach} {top:.2f} > {name} per seed, not at the row's α/{floors.size * tables})")
     needed = done.get(NEEDED, pd.Series(dtype=float)).max()
-    unit = NEEDED_UNITS.get(str(done["audit.mode"].iloc[0]), "targets")
-    size = f"needs {int(needed):,} {unit}" if np.isfinite(needed) else "no design size searched would do"
+    units = done.get(NEEDED_UNIT, pd.Series(dtype=object)).dropna()
+    if units.empty:  # a file written before the audit searched a size holds neither n_needed nor its unit
+        size = "no design size recorded (re-run the audit)"
+    elif np.isfinite(needed):
+        size = f"needs {int(needed):,} {units.iloc[0]}"
+    else:
+        size = "no design size searched would do"
     return Cell(f"inconclusive ({reach} {top:.2f} ≤ {name}; {size})")
 
 

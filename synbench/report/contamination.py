@@ -9,11 +9,13 @@ repetitions (Student t, the report's confidence level).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Iterator
 
 import pandas as pd
 
+from synbench.job.record import Ablation, Contamination, Filter, JobRecord
 from synbench.job.results import RESULTS_FILE, read_record
 from synbench.report.load import COMPLETE, SECTION
 from synbench.report.render import Block, Heading, Text
@@ -24,11 +26,12 @@ TASK = "contamination"
 DETECTORS = (("exact", "exact n-gram (infini-gram)"), ("mink", "Min-K%"), ("minkpp", "Min-K%++"))
 
 
-def complete_results(root: Path, frame: pd.DataFrame, task: str) -> Iterator[dict[str, Any]]:
+def complete_results(root: Path, frame: pd.DataFrame, task: str) -> Iterator[tuple[str, JobRecord]]:
+    """(job folder, record) of each complete job of the report section `task`."""
     for job in frame.loc[(frame[SECTION] == task) & (frame["status"] == COMPLETE), "job"]:
         record, _ = read_record(root / job / RESULTS_FILE)
         if record is not None:
-            yield record.to_json() | {"_job": job}
+            yield job, record
 
 
 def value(v: Any) -> Cell:
@@ -39,27 +42,27 @@ def value(v: Any) -> Cell:
     )
 
 
-def exposure_table(jobs: list[dict[str, Any]]) -> Table:
+def exposure_table(jobs: list[tuple[JobRecord, Contamination]]) -> Table:
     rows = []
-    for r in jobs:
-        section = r.get("contamination", {})
+    for record, section in jobs:
+        found = section.detectors()
         for key, label in DETECTORS:
-            d = section.get(key)
-            if d is None:
+            if key not in found:
                 continue
+            d = found[key]
             how = (
-                f"index {d.get('index')}, {d.get('index_tokens')} tokens; n={d.get('n')}"
+                f"index {d.index}, {d.index_tokens} tokens; n={d.n}"
                 if key == "exact"
-                else f"k={d.get('k')}, calibrated on {d.get('calibration')} at FPR {d.get('fpr')}"
+                else f"k={d.k}, calibrated on {d.calibration} at FPR {d.fpr}"
             )
             rows.append(
                 (
-                    Cell(str(r.get("dataset"))),
-                    Cell(str(section.get("model", "?"))),
+                    Cell(str(record.dataset)),
+                    value(section.model),
                     Cell(label),
-                    value(d.get("exposed_share")),
-                    Cell(f"{d.get('n_flagged')} / {section.get('n_documents')}"),
-                    value(d.get("auc")),
+                    value(d.exposed_share),
+                    Cell(f"{d.n_flagged} / {section.n_documents}"),
+                    value(d.auc),
                     Cell(how),
                 )
             )
@@ -71,11 +74,11 @@ def exposure_table(jobs: list[dict[str, Any]]) -> Table:
     )
 
 
-def ablation_table(r: dict[str, Any], confidence: float) -> Table:
-    ab = r["contamination"]["ablation"]
+def ablation_table(record: JobRecord, ab: Ablation, confidence: float) -> Table:
+    runs_of = ab.runs or []
     rows = []
-    for arm, step in dict.fromkeys((run["arm"], run["step"]) for run in ab["runs"]):
-        runs = [run for run in ab["runs"] if run["arm"] == arm and run["step"] == step]
+    for arm, step in dict.fromkeys((run["arm"], run["step"]) for run in runs_of):
+        runs = [run for run in runs_of if run["arm"] == arm and run["step"] == step]
         f1 = estimate([float(run["f1_micro"]) for run in runs], confidence)
         label = {"none": "nothing removed", "flagged": "flagged removed", "random": "random removed (control)"}[arm]
         rows.append(
@@ -87,32 +90,33 @@ def ablation_table(r: dict[str, Any], confidence: float) -> Table:
                 Cell(str(len(runs))),
             )
         )
+    eps = math.nan if record.epsilon is None else record.epsilon
     return Table(
         ("removal", "share of flagged", "documents removed", "F1 micro", "reps"),
         tuple(rows),
-        f"{r.get('generator')} at ε={format_eps(float(r.get('epsilon', 'nan')))} on {r.get('dataset')}: "
-        f"{ab['n_flagged']} documents flagged by {ab['detector']}",
+        f"{record.generator} at ε={format_eps(eps)} on {record.dataset}: "
+        f"{ab.n_flagged} documents flagged by {ab.detector}",
     )
 
 
-def filter_table(jobs: list[dict[str, Any]]) -> Table:
+def filter_table(jobs: list[tuple[JobRecord, Filter]]) -> Table:
     rows = []
-    for r in jobs:
-        f = r["filter"]
-        for label, suffix in (
-            ("unfiltered", ""),
-            (f"{f['name']} (kept {f['n_kept']} of {f['n_before']})", "_filtered"),
+    for record, f in jobs:
+        eps = math.nan if record.epsilon is None else record.epsilon
+        kept = f"{f.name} (kept {f.n_kept} of {f.n_before})"
+        for label, utility, fidelity in (
+            ("unfiltered", record.utility, record.fidelity),
+            (kept, record.utility_filtered, record.fidelity_filtered),
         ):
-            utility, fidelity = r.get(f"utility{suffix}", {}), r.get(f"fidelity{suffix}", {})
             rows.append(
                 (
-                    Cell(str(r.get("dataset"))),
-                    Cell(str(r.get("generator"))),
-                    Cell(format_eps(float(r.get("epsilon", "nan")))),
+                    Cell(str(record.dataset)),
+                    Cell(str(record.generator)),
+                    Cell(format_eps(eps)),
                     Cell(label),
-                    value(utility.get("f1_micro")),
-                    value(utility.get("f1_macro")),
-                    value(fidelity.get("mauve")),
+                    value(utility.f1_micro),
+                    value(utility.f1_macro),
+                    value(fidelity.mauve),
                 )
             )
     return Table(
@@ -124,16 +128,16 @@ def filter_table(jobs: list[dict[str, Any]]) -> Table:
 
 def contamination_blocks(root: Path, frame: pd.DataFrame, confidence: float) -> list[Block]:
     """The report's contamination and filter section (empty when the sweep has neither)."""
-    jobs = list(complete_results(root, frame, TASK))
-    filtered = [r for r in complete_results(root, frame, "benchmark") if r.get("filter")]
+    jobs = [(job, r, r.contamination) for job, r in complete_results(root, frame, TASK) if r.contamination is not None]
+    filtered = [(r, r.filter) for _, r in complete_results(root, frame, "benchmark") if r.filter is not None]
     if not jobs and not filtered:
         return []
     blocks: list[Block] = [Heading(2, "Pretraining contamination and filtering")]
     if jobs:
-        blocks.append(exposure_table(jobs))
-        for r in jobs:
-            if r["contamination"].get("ablation"):
-                blocks += [Heading(3, f"Removal ablation ({r['_job']})"), ablation_table(r, confidence)]
+        blocks.append(exposure_table([(r, section) for _, r, section in jobs]))
+        for job, r, section in jobs:
+            if section.ablation is not None:
+                blocks += [Heading(3, f"Removal ablation ({job})"), ablation_table(r, section.ablation, confidence)]
     if filtered:
         blocks += [Heading(3, "Post-hoc filter"), filter_table(filtered)]
     else:

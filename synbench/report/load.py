@@ -1,9 +1,9 @@
 """A sweep's `results.json` files as the report's DataFrame, one row per job.
 
-The rows are the sweep's one frame (`synbench.job.results.sweep_rows`, the
-rows of `synbench.results.load`: each file read through the record type,
-`JobRecord`, flattened); this frame keeps what the tables need, typed for
-them.
+The rows are the sweep's jobs (`synbench.job.results.sweep_records`, the
+walk behind `synbench.results.load`: each file read through the record type,
+`JobRecord`); a row takes the record's header by attribute and its metric
+sections flattened into `<section>.<key>` columns, typed for the tables.
 
 The report reads these files and nothing else a job wrote (the audit's ROC
 image aside, which `build` embeds): they are the allow-listed release, while
@@ -35,8 +35,8 @@ from typing import Any
 
 import pandas as pd
 
-from synbench.job.record import COMPLETE, number
-from synbench.job.results import UNREADABLE, sweep_rows
+from synbench.job.record import COMPLETE, JobRecord, number
+from synbench.job.results import UNREADABLE, flatten, sweep_records
 
 METRIC_SECTIONS = ("utility", "fidelity", "audit", "model_audit", "disclosure")
 # Descriptive (non-numeric) result keys kept as columns.
@@ -71,76 +71,59 @@ WITHOUT_PRIVATE_BEFORE_THE_FIELD = ("public", "template")
 SETUP = "setup"
 
 
-def job_seconds(row: dict[str, Any]) -> float:
-    """The sum of a job's `timing.*` columns (seconds per step of the job); NaN when it has none."""
-    found = [v for k, v in row.items() if k.startswith("timing.") for v in [number(v)] if v is not None]
-    return float(sum(found)) if found else math.nan
-
-
-def listed(cell: Any) -> list[str]:
-    """A list field of results (`non_dp_outputs`) from its flat cell, the list's JSON text."""
-    try:
-        value = json.loads(cell) if isinstance(cell, str) else []
-    except json.JSONDecodeError:
-        return []
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def without_private(flat: dict[str, Any]) -> bool:
+def without_private(record: JobRecord) -> bool:
     """Whether the job's generator was never given the private documents: its `reads_private` is false; a file
     written before that field, only for the built-in `public` and `template` (their plugin in `generator`)."""
-    recorded = flat.get("reads_private")
-    if isinstance(recorded, bool):
-        return not recorded
-    return flat.get("generator") in WITHOUT_PRIVATE_BEFORE_THE_FIELD
+    if record.reads_private is not None:
+        return not record.reads_private
+    return record.generator in WITHOUT_PRIVATE_BEFORE_THE_FIELD
 
 
-def setup_key(flat: dict[str, Any]) -> str:
+def setup_key(described: dict[str, Any]) -> str:
     """A short digest of the job's description (its `config.*` columns) without its seed: the seeds of one setup
     share it; a job that recorded no description gets "?"."""
-    described = {k: v for k, v in flat.items() if k.startswith("config.") and k != "config.seed"}
+    described = {k: v for k, v in described.items() if k != "config.seed"}
     if not described:
         return "?"
     text = json.dumps(described, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def job_row(root: Path, flat: dict[str, Any]) -> dict[str, Any]:
-    """One job's row from its flat row of the sweep (`sweep_rows`): its description, status, release markers and
-    `<section>.<key>` metric columns."""
-    job = root / flat["job"]
-    row: dict[str, Any] = {"job": flat["job"], "has_roc": (job / ROC_FILE).is_file()}
-    if flat["status"] == UNREADABLE:
-        return row | {"task": job.parent.name, SECTION: None, "status": UNREADABLE, "reason": flat["reason"]}
-    task = flat.get("task")
-    eps, seed = number(flat.get("epsilon")), flat.get("seed")
+def job_row(root: Path, job: str, record: JobRecord | None, problem: str) -> dict[str, Any]:
+    """One job's row from its record (`sweep_records`; None where its file could not be read, for `problem`): its
+    description, status, release markers and `<section>.<key>` metric columns."""
+    folder = root / job
+    row: dict[str, Any] = {"job": job, "has_roc": (folder / ROC_FILE).is_file()}
+    if record is None:
+        return row | {"task": folder.parent.name, SECTION: None, "status": UNREADABLE, "reason": problem}
+    described = flatten(record.config, "config.")
+    seconds = record.timing.total()
     row |= {
-        "task": job.parent.name if task is None else task,
         # a job that failed before its task ran has no task: it is listed under its folder's name
-        SECTION: job.parent.name if task is None else flat.get(SECTION),
-        "dataset": "?" if flat.get("dataset") is None else flat["dataset"],
-        "generator": flat.get("generator_name") or flat.get("generator") or "?",
-        "epsilon": math.nan if eps is None else eps,
-        EPSILON_SPENT: number(flat.get("epsilon_spent")),
-        "seed": seed if isinstance(seed, int) else -1,
-        "status": flat["status"],
-        "job_key": flat.get("job_key"),
-        "noise": flat.get("noise"),
-        "delta": number(flat.get("delta")),  # of the job's guarantee: the audit's paper-region reading needs it
+        "task": folder.parent.name if record.task is None else record.task,
+        SECTION: folder.parent.name if record.task is None else record.report_section,
+        "dataset": "?" if record.dataset is None else record.dataset,
+        "generator": record.generator_name or record.generator or "?",
+        "epsilon": math.nan if record.epsilon is None else record.epsilon,
+        EPSILON_SPENT: record.epsilon_spent,
+        "seed": -1 if record.seed is None else record.seed,
+        "status": record.status,
+        "job_key": record.job_key,
+        "noise": record.noise,
+        "delta": record.delta,  # of the job's guarantee: the audit's paper-region reading needs it
         # the generator's release only: the operator's reference figures (diagnostic_outputs) describe the real data
-        "non_dp": ", ".join(
-            k for k in listed(flat.get("non_dp_outputs")) if k not in listed(flat.get("diagnostic_outputs"))
-        ),
-        "label_space_inferred": bool(flat.get("label_space_inferred")),
-        "non_private_control": bool(flat.get("non_private_control")),
-        PUBLIC_KNOWLEDGE: without_private(flat),
-        SETUP: setup_key(flat),
+        "non_dp": ", ".join(k for k in record.non_dp_outputs if k not in record.diagnostic_outputs),
+        "label_space_inferred": record.label_space_inferred,
+        "non_private_control": record.non_private_control,
+        PUBLIC_KNOWLEDGE: without_private(record),
+        SETUP: setup_key(described),
         # the job's own seconds (its timing steps summed): the comparison's cost column
-        JOB_SECONDS: job_seconds(flat),
-        "reason": flat["reason"],
+        JOB_SECONDS: math.nan if seconds is None else seconds,
+        "reason": record.reason(),
     }
-    for column, value in flat.items():
-        if column.split(".", 1)[0] not in METRIC_SECTIONS or "." not in column:
+    sections = {name: record[name] for name in METRIC_SECTIONS if name in record}
+    for column, value in flatten(sections).items():
+        if "." not in column:
             continue
         figure = number(value)
         if figure is not None:
@@ -150,15 +133,13 @@ def job_row(root: Path, flat: dict[str, Any]) -> dict[str, Any]:
         elif column in TEXT_KEYS:
             row[column] = str(value)
     for column in TEXT_KEYS:  # a failed job has no summary; its config holds the settings (the audit's mode)
-        configured = flat.get(f"config.{column}")
+        configured = described.get(f"config.{column}")
         if column not in row and configured is not None:
             row[column] = str(configured)
-    configured = number(flat.get(CONFIGURED_CONFIDENCE))
+    configured = number(described.get(CONFIGURED_CONFIDENCE))
     if configured is not None:
         row[CONFIGURED_CONFIDENCE] = configured
-    for column, up in flat.items():
-        if column.startswith(f"{DIRECTION}.") and isinstance(up, bool):
-            row[column] = up
+    row |= {f"{DIRECTION}.{key}": up for key, up in record.higher_is_better.of_metric().items()}
     return row
 
 
@@ -192,7 +173,7 @@ def one_row_per_job(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def load_results(root: Path) -> pd.DataFrame:
     """Every `results.json` below `root`, sorted by job folder; empty (with the base columns) when there are none."""
-    rows = one_row_per_job([job_row(root, flat) for flat in sweep_rows(root)])
+    rows = one_row_per_job([job_row(root, *found) for found in sweep_records(root)])
     base = [
         "job",
         "task",

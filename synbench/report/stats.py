@@ -81,7 +81,7 @@ def format_eps(eps: float) -> str:
 
 
 def format_job_eps(eps: float, control: bool) -> str:
-    """A job's nominal epsilon as tables show it; a control's (`release.control_results`) says it was not applied."""
+    """A job's nominal epsilon as tables show it; a control's (`release.is_control_noise`) says it was not applied."""
     if not control:
         return format_eps(eps)
     return "control" if math.isinf(eps) else f"control ({format_eps(eps)} not applied)"

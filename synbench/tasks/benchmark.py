@@ -56,16 +56,16 @@ def score_metrics(
                     f"metrics '{other}' and '{name}' both report {metric.section}.{key}; rename the key in one of them"
                 )
         private = metric.non_dp_keys() & set(values)
-        job.results.setdefault(metric.section + suffix, {}).update(
+        job.results.section(metric.section + suffix).update(
             {k: v for k, v in values.items() if opt_in or k not in private}
         )
         # the metric's directions go with its figures, so the report reads them from results.json, not from its class
-        job.results.setdefault("higher_is_better", {}).update(
+        job.results.section("higher_is_better").update(
             {f"{metric.section}{suffix}.{k}": bool(up) for k, up in metric.higher_is_better.items() if k in values}
         )
         diagnostics = [f"{metric.section}{suffix}.{k}" for k in sorted(metric.diagnostic_keys() & set(values))]
         # named apart as well, so the report does not mark a generator's row "not DP" for the operator's reference
-        job.results.diagnostic_outputs = sorted({*job.results.diagnostic_outputs, *diagnostics})
+        job.results.mark_diagnostic(diagnostics)
         non_dp += diagnostics + [f"{metric.section}{suffix}.{k}" for k in sorted(private) if opt_in]
     return non_dp
 
@@ -124,7 +124,7 @@ def benchmark(job: JobRun) -> None:
         lambda kept: score_metrics(job, splits.eval, kept, ctx, opt_in, suffix=FILTERED),
     )
     results.mark_non_dp(non_dp)
-    tracked = {f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results[s].items()}
+    tracked = {f"{s}/{k}": v for s in ("utility", "fidelity", "audit", "timing") for k, v in results.section(s).items()}
     tracked.pop(f"timing/{DISCLOSURE}_s", None)  # the check's time depends on the private documents: results.json only
     job.tracker.log_metrics(tracked | {"epsilon_spent": report.epsilon_spent})
     for curve, values in private_curves.items():

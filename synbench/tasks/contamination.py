@@ -45,6 +45,7 @@ from synbench.generators.dpgen.data import DocumentDataset
 from synbench.generators.dpgen.generator import DPGenGenerator
 from synbench.generators.dpgen.settings import DPGenSettings
 from synbench.job.lifecycle import JobRun
+from synbench.job.record import Contamination
 from synbench.job.run import GeneratorRun
 from synbench.lm.backends import load_shared
 from synbench.lm.folders import gguf_to_folder
@@ -81,9 +82,10 @@ run = ContaminationTask().run  # the task as a function, `run(config, job_dir)`,
 
 def ablation_section(
     job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray, model: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The ablation's runs (`synbench.contamination.ablation`) and the table of mean F1 with 95% intervals; fills the
-    release header.
+) -> tuple[dict[str, Any], GeneratorRun, bool]:
+    """The ablation's runs (`synbench.contamination.ablation`) and the table of mean F1 with 95% intervals, the run
+    they derive from, and whether any run was a non-private control: (section, base run, non-private), for the
+    job's one release step.
 
     Every run gets the job's one budget: delta resolved once from the whole
     private split, never from a run's smaller set, so the delta results
@@ -125,14 +127,7 @@ def ablation_section(
             }
         )
     epsilon_spent = max(float(r["epsilon_spent"]) for r in runs)
-    job.record_release(
-        splits,
-        {"n_private": len(splits.train), "n_eval": len(splits.eval)},
-        run=base,
-        epsilon_spent=epsilon_spent,
-        non_private_control=any(r.get("non_private_control", False) for r in runs),
-    )
-    return {
+    section = {
         "detector": cc.ablation.detector,
         "n_flagged": int(flagged.sum()),
         "reps": cc.ablation.reps,
@@ -143,6 +138,7 @@ def ablation_section(
         "table": table,
         "runs": [{k: r[k] for k in ("arm", "step", "rep", "n_removed", "f1_micro", "f1_macro")} for r in runs],
     }
+    return section, base, any(r.get("non_private_control", False) for r in runs)
 
 
 def plant_model(
@@ -252,9 +248,10 @@ def contamination_job(job: JobRun) -> None:
     if cc.save_scores:  # per-document scores stay in the job folder: never logged, tracked or put in results
         save_arrays_atomic(job.job_dir / SCORES_FILE, **arrays)
     job.results.mark_non_dp([k for k in NON_DP if k.split(".")[1] in section])
-    job.results["contamination"] = section
-    job.record_release(splits, {"n_private": len(splits.train), "n_eval": len(splits.eval)})
-    job.save()
+    job.results.contamination = Contamination.of(section)
+    job.save()  # the detectors' shares, while the ablation runs
+    base: GeneratorRun | None = None  # the ablation's run, whose budget the release reports; None without one
+    non_private = False
     for name in ("exact", "mink", "minkpp"):
         if name in section:
             log.info(
@@ -270,7 +267,8 @@ def contamination_job(job: JobRun) -> None:
                 f"contamination.ablation.detector={cc.ablation.detector} is not enabled; enable it or pick another"
             )
         with timing("ablation"):
-            section["ablation"] = ablation_section(job, splits, cc, arrays[flag_key], model)
+            section["ablation"], base, non_private = ablation_section(job, splits, cc, arrays[flag_key], model)
+        job.results.contamination = Contamination.of(section)
         job.results.mark_non_dp([k for k in NON_DP if k.split(".")[1] in section])
         for row in section["ablation"]["table"]:
             log.info(
@@ -282,6 +280,14 @@ def contamination_job(job: JobRun) -> None:
                 row["f1_micro_ci95"],
                 row["reps"],
             )
+    # the job's one release step, once every figure is known: with the ablation, its runs' budget and controls
+    job.record_release(
+        splits,
+        {"n_private": len(splits.train), "n_eval": len(splits.eval)},
+        run=base,
+        epsilon_spent=section["ablation"]["epsilon_spent"] if base is not None else None,
+        non_private_control=non_private,
+    )
     job.tracker.log_metrics(
         {
             f"contamination/{name}_exposed_share": section[name]["exposed_share"]

@@ -31,6 +31,7 @@ from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
 from synbench.core.files import save_arrays_atomic
 from synbench.job.lifecycle import JobRun
+from synbench.job.record import ModelAudit
 from synbench.job.run import GeneratorRun
 from synbench.job.spec import JobConfig
 from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
@@ -230,7 +231,7 @@ def model_audit_job(job: JobRun) -> None:
     )
     dp_spent = [results[f"{r}.epsilon_spent"] for r in audit.regimes if r in DP_REGIMES]
     synthetic = [r for r in records if "n_synthetic" in r]
-    job.results["model_audit"] = results
+    job.results.model_audit = ModelAudit.of(results)
     job.record_release(
         splits,
         {
