@@ -21,9 +21,9 @@ from conftest import compose_config, run_cli
 from synbench.core import registry
 from synbench.core.base import DatasetLoader, Splits
 from synbench.core.errors import ConfigError, DataError
+from synbench.core.keyed import SECRET_ENV
 from synbench.data.prepared import MANIFEST_FILE, scan
 from synbench.job.record import HEADER
-from synbench.job.resume import SECRET_ENV
 from synbench.tasks.prepare import prepare
 
 # a second release of the same dataset: the same admissions with other discharge summaries

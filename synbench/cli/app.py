@@ -38,6 +38,7 @@ from hydra_plugins.synbench_searchpath.plugin import SynBenchSearchPathPlugin, p
 from hydra_plugins.synbench_searchpath.plugin import config_folders as plugin_config_folders
 from synbench.core import registry
 from synbench.core.base import DatasetLoader, Generator
+from synbench.core.credentials import check_no_credentials
 from synbench.core.errors import ConfigError, did_you_mean
 from synbench.core.schema import PLUGIN_KEY, SynBenchConfig, check_bool, node_at
 from synbench.job import failures, lock
@@ -45,7 +46,7 @@ from synbench.job.lifecycle import error_record
 from synbench.job.record import FAILED, JobRecord
 from synbench.job.release import is_control
 from synbench.job.results import read_results, write_results
-from synbench.job.spec import JobConfig, check_no_credentials, job_dirname
+from synbench.job.spec import JobConfig, job_dirname
 from synbench.tasks import get_task, writes_results
 from synbench.tasks.options import check_plugin_options
 

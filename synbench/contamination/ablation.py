@@ -21,8 +21,8 @@ import numpy as np
 
 from synbench.contamination.config import AblationConfig
 from synbench.core.corpus import Corpus
+from synbench.core.keyed import keyed_hash
 from synbench.core.progress import progress
-from synbench.job.resume import keyed_hash
 from synbench.job.run import GeneratorRun, RunRecord
 
 ARMS = ("none", "flagged", "random")

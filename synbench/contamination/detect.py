@@ -18,7 +18,7 @@ from synbench.contamination import exact, index, mink, texts
 from synbench.contamination.config import ExactConfig, MinKConfig
 from synbench.core.corpus import Corpus
 from synbench.core.files import save_arrays_atomic
-from synbench.job.resume import keyed_hash
+from synbench.core.keyed import keyed_hash
 from synbench.lm.generation import torch_threads
 
 

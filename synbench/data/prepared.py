@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from synbench.core.errors import DataError
-from synbench.job.resume import SECRET_ENV, keyed_hash
+from synbench.core.keyed import SECRET_ENV, keyed_hash
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from synbench.core import schema
+from synbench.core.credentials import check_no_credentials
 from synbench.core.errors import ConfigError, check_n_synthetic
 from synbench.core.files import to_json
 from synbench.core.privacy import NoiseSource, PrivacySpec, check_accountant, check_delta_setting, check_epsilon
@@ -230,33 +231,6 @@ def check_log_dir(log_dir: str | None, output_root: str | None) -> None:
             f"generator.log_dir={log_dir} is inside output_root={output_root}, beside what the jobs release, and the "
             "program's output may quote private records; set generator.log_dir to a private folder outside "
             "output_root, or leave it unset for <tmp>/synbench-command-logs"
-        )
-
-
-# A URL that carries credentials: scheme://user[:password]@host.
-URL_USERINFO = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s@]+@")
-
-
-def credential_keys(value: Any, path: str = "") -> list[str]:
-    """The config keys (dotted) whose values hold a URL with credentials; the values themselves are never returned."""
-    if isinstance(value, str):
-        return [path or "(value)"] if URL_USERINFO.search(value) else []
-    if isinstance(value, Mapping):
-        return [key for k, v in value.items() for key in credential_keys(v, f"{path}.{k}" if path else str(k))]
-    if isinstance(value, (list, tuple)):
-        return [key for i, v in enumerate(value) for key in credential_keys(v, f"{path}[{i}]")]
-    return []
-
-
-def check_no_credentials(value: Any, where: str = "the config") -> None:
-    """Refuse a URL with `user:password@` in it: configs are saved (.hydra/, results.json, W&B); keys come from the
-    environment."""
-    keys = credential_keys(value)
-    if keys:
-        raise ConfigError(
-            f"{', '.join(keys)} in {where} holds a URL with credentials (user:password@host); remove "
-            "them from the URL and give the API key through the environment variable named by "
-            "api_key_env (default OPENAI_API_KEY)"
         )
 
 

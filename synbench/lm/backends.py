@@ -23,8 +23,8 @@ import torch
 
 from synbench.core import registry
 from synbench.core.base import ChatRequest, LMBackend
+from synbench.core.credentials import check_no_credentials
 from synbench.core.errors import ConfigError
-from synbench.job.spec import check_no_credentials
 from synbench.lm.generation import chat_prompt, generate, torch_threads
 from synbench.lm.models import LoadedModel, load_causal_lm
 from synbench.lm.settings import LocalBackendOptions

@@ -3,7 +3,7 @@
 Metrics (MAUVE features) and the audit (outlier targets) embed the same
 corpora; `EmbeddingCache` makes that one batched encoder pass per corpus per
 job, kept in memory and as `.npy` files under the cache folder (under the
-output root, 0700), keyed by an HMAC (`synbench.job.resume.keyed_hash`) of every
+output root, 0700), keyed by an HMAC (`synbench.core.keyed.keyed_hash`) of every
 encoder setting and the texts: a file name is no digest of private text, and
 an encoder setting that changes the vectors changes the key. Embeddings of
 private text are never logged.
@@ -23,7 +23,7 @@ import numpy as np
 from synbench.core.base import EncoderSpec
 from synbench.core.errors import ConfigError
 from synbench.core.files import save_arrays_atomic
-from synbench.job.resume import keyed_hash
+from synbench.core.keyed import keyed_hash
 
 log = logging.getLogger(__name__)
 
