@@ -1,12 +1,17 @@
-"""How fast the CLI answers before any job runs: `--help`, a refused override, and `import synbench.conf`.
+"""How fast the CLI answers before any job runs: `--help`, refused overrides and values, and `import synbench.conf`.
 
 Each is a fresh `python` process (what a user waits for), timed wall-clock
 over several repeats; the median is the figure, the maximum shows the spread.
-Two refusals are timed: one the command-line check answers before Hydra
-composes (`generator=cpy`, an option the group does not have) and one Hydra
+Five refusals are timed: one the command-line check answers before Hydra
+composes (`generator=cpy`, an option the group does not have), one Hydra
 answers while composing the default config (`generator.epoch=3`, a key the
-generator's schema does not have). The machine's load average at the start
-is recorded beside them: on a busy machine every figure is larger.
+generator's schema does not have), and three values the job's checks refuse
+after Hydra composed the job, before any data is read and before scikit-learn,
+pandas, scipy or torch is imported: `eps=-1` and `task.n_synthetic=-1` (the
+job's own values) and `dataset.data_dir=/missing` (a release dataset's folder
+that does not exist; on PsyTAR, since the default dataset has no data_dir).
+A refused job leaves no folder. The machine's load average at the start is
+recorded beside them: on a busy machine every figure is larger.
 """
 
 from __future__ import annotations
@@ -24,26 +29,35 @@ COMMANDS = {
     "help": ["-m", "synbench", "--help"],
     "refused_group_option": ["-m", "synbench", "generator=cpy"],
     "refused_key_while_composing": ["-m", "synbench", "generator.epoch=3"],
+    "refused_eps": ["-m", "synbench", "eps=-1"],
+    "refused_n_synthetic": ["-m", "synbench", "task.n_synthetic=-1"],
+    "refused_data_dir": ["-m", "synbench", "dataset=psytar", "dataset.data_dir=/missing"],
     "import_synbench_conf": ["-c", "import synbench.conf"],
 }
 
 
-def wall_times(args: list[str]) -> list[float]:
-    """Wall-clock seconds of `python <args>` in fresh processes, one per repeat."""
-    times = []
+def wall_times(args: list[str]) -> tuple[list[float], list[int]]:
+    """Wall-clock seconds of `python <args>` in fresh processes, one per repeat, and their exit codes (a refusal
+    exits 2: a figure of a command that ran instead would time something else)."""
+    times, codes = [], []
     for _ in range(REPEATS):
         start = time.perf_counter()
-        subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False)
+        done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False)
         times.append(time.perf_counter() - start)
-    return times
+        codes.append(done.returncode)
+    return times, codes
 
 
 def main() -> dict:
     load = os.getloadavg()[0]
     figures: dict = {"repeats": REPEATS, "load_average_1min_at_start": round(load, 2), "cpus": os.cpu_count()}
     for name, args in COMMANDS.items():
-        times = wall_times(args)
-        figures[name] = {"median_s": round(statistics.median(times), 3), "max_s": round(max(times), 3)}
+        times, codes = wall_times(args)
+        figures[name] = {
+            "median_s": round(statistics.median(times), 3),
+            "max_s": round(max(times), 3),
+            "exit_codes": sorted(set(codes)),
+        }
     return figures
 
 
