@@ -115,7 +115,7 @@ def test_the_api_holds_contracts_only_and_imports_without_torch() -> None:
 
 
 def test_the_import_contracts_hold() -> None:
-    """DESIGN.md's layers, the report reading results only, plugins through the API (what `make check` runs)."""
+    """The layers (docs/architecture.md), the report reading results only, plugins through the API (`make check`)."""
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "lint-imports")], cwd=ROOT, capture_output=True, text=True, timeout=300
     )

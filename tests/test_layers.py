@@ -95,3 +95,12 @@ def test_the_report_contract_forbids_all_of_synbench_but_what_the_report_uses() 
     reporting = graph.find_descendants("synbench.report") | {"synbench.report"}
     imported = {module for importer in reporting for module in graph.find_modules_directly_imported_by(importer)}
     assert allowed <= imported, sorted(allowed - imported)
+
+
+def test_the_architecture_page_lists_the_layers_of_the_contract() -> None:
+    """docs/architecture.md's table of layers is the root layers contract, top to bottom, and names no other."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(contract for contract in contracts if contract["name"] == ROOT_LAYERS)["layers"]
+    page = (ROOT / "docs" / "architecture.md").read_text().split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ")[0] for line in page.splitlines() if line.startswith("| `")]
+    assert [row.strip("| ").replace("`", "").replace("\\|", "|") for row in rows] == layers
