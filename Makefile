@@ -30,8 +30,10 @@ $(STAMP): setup.cfg pyproject.toml $(PLUGINS:%=%/setup.cfg)
 demo: install
 	$(PY) -m synbench
 
+# one pytest worker per core (pytest-xdist); worksteal hands a worker that finishes early the other's remaining
+# tests, so a module's tests mostly stay on one worker and its module fixtures are built once
 test: install
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n auto --dist worksteal
 
 test-slow: install
 	$(PY) -m pytest -q -m slow

@@ -26,6 +26,12 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "WANDB_SILENT": "true"}
 os.environ.update(OFFLINE_ENV)
+# under pytest-xdist each worker takes its share of the cores for torch's and BLAS's thread pools (read when they are
+# imported, by this process and the CLI runs it starts), so the workers do not oversubscribe the machine
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    for _pool in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_pool, str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
 
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
