@@ -115,11 +115,20 @@ class Section(MutableMapping[str, Any]):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a section of its class, or a plain mapping, that holds the same JSON keys and values: how it is
+        written is what it is."""
+        if isinstance(other, Section) and type(other) is not type(self):
+            return False
+        return dict(self) == dict(other) if isinstance(other, Mapping) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
 
 S = TypeVar("S", bound=Section)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Utility(Section):
     """`utility` (and `utility_filtered`): the utility metric's F1 of a classifier trained on the synthetic text,
     beside its reference rows (random, majority, real data, real data at the synthetic set's size)."""
@@ -137,7 +146,7 @@ class Utility(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Fidelity(Section):
     """`fidelity` (and `fidelity_filtered`): how the synthetic text compares with the real text; `_ref` keys are real
     against real, the reference row."""
@@ -151,7 +160,7 @@ class Fidelity(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Audit(Section):
     """`audit`: the membership audit's figures (synbench.audit.summary); per-attack and per-kind figures
     (`ngram.auc`, `canaries.eps_emp_lower`, `tpr_at_fpr_0.01`) are in `extra` under their dotted keys."""
@@ -178,7 +187,7 @@ class Audit(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Disclosure(Section):
     """`disclosure`: how many private documents the release reproduces against unseen ones, and the exact test
     (synbench.audit.disclosure)."""
@@ -199,7 +208,7 @@ class Disclosure(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Timing(Section):
     """`timing`: seconds per step of the job, one `<step>_s` key each (steps are named by the task, so all keys are
     in `extra`)."""
@@ -212,7 +221,7 @@ class Timing(Section):
         return float(sum(found)) if found else None
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Generation(Section):
     """`generation`: sizes and health of what the job generated, as its task declares them (`generation_fields`);
     a generator's `public_details` are in `extra`."""
@@ -234,7 +243,7 @@ class Generation(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Filter(Section):
     """`filter`: the post-hoc filter's plugin and what it kept (its own settings in `extra`)."""
 
@@ -247,7 +256,7 @@ class Filter(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Directions(Section):
     """`higher_is_better`: `<section>.<key>` -> whether higher is better, as each metric's class declares it."""
 
@@ -258,7 +267,7 @@ class Directions(Section):
         return {key: value for key, value in self.extra.items() if isinstance(value, bool)}
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Detector(Section):
     """One contamination detector's figures (`contamination.exact`, `.mink`, `.minkpp`)."""
 
@@ -274,7 +283,7 @@ class Detector(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Ablation(Section):
     """`contamination.ablation`: the removal ablation's runs (each arm, step and repetition) and its table."""
 
@@ -290,7 +299,7 @@ class Ablation(Section):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class Contamination(Section):
     """`contamination`: each detector's share of the private set flagged, the planted known-answer figures and the
     ablation."""
@@ -310,7 +319,7 @@ class Contamination(Section):
         return {name: detector for name, detector in found.items() if detector is not None}
 
 
-@dataclass(eq=True)
+@dataclass(eq=False)
 class ModelAudit(Section):
     """`model_audit`: the downstream-model audit's design; each regime's figures are in `extra` (`syn.auc`)."""
 
