@@ -6,7 +6,8 @@ prints nothing (a DP-Gen fit inside an audit, sampling a corpus) looks hung.
 logs the stage's start, then a line with the count and elapsed time at most
 every `every_s` seconds (and always the last one). `progress` wraps an iterable
 in a `Meter`; stages that advance in uneven chunks (decoding steps, packed
-batches) call `Meter.update` themselves.
+batches) call `Meter.update` themselves. `quiet_loading` keeps the bars and
+INFO lines of loading a model, which say nothing about a job, off the output.
 
 Only public counts may be passed here (synthetic documents, metrics, audit
 runs of a public design, planned steps), never a count of private records.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Iterable, Iterator, TextIO, TypeVar
 
@@ -101,3 +103,30 @@ def progress(
         for item in items:
             yield item
             meter.update()
+
+
+@contextmanager
+def quiet_loading(*loggers: str) -> Iterator[None]:
+    """Run the block with transformers' progress bars off and `loggers` held at WARNING, then restore both.
+
+    `from_pretrained` draws a bar over the tensors it reads ("Loading
+    weights"), gone in a second for the models a job loads, and a library may
+    log at INFO which folder it read (sentence-transformers does): neither
+    tells a reader of the job's output anything. Warnings still show (a load
+    report of missing or unexpected weights says the model is not the one
+    asked for).
+    """
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    levels = {name: logging.getLogger(name).level for name in loggers}
+    hf_logging.disable_progress_bar()
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+        if shown:
+            hf_logging.enable_progress_bar()

@@ -11,7 +11,8 @@ models load by hub id (they must already be in the local cache when offline)
 or from a local folder written by `save_pretrained` (`model.pretrained=/path`),
 checked first so that a missing folder, tokenizer or causal-LM architecture
 is a one-line error. The attention kernel is chosen here once and reported, because it changes
-speed (and, in bf16, the last digits of results) and belongs in results.json.
+speed (and, in bf16, the last digits of results) and belongs in results.json. Loading runs under
+`quiet_loading` (no per-tensor "Loading weights" bar).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import torch
 from synbench.core import schema
 from synbench.core.errors import ConfigError, SynBenchError
 from synbench.core.files import atomic_folder
+from synbench.core.progress import quiet_loading
 from synbench.lm.settings import IF_NATIVE, ModelSpec
 
 log = logging.getLogger(__name__)
@@ -190,8 +192,9 @@ def load_causal_lm(
     half = dtype != torch.float32 if half_precision is None else half_precision
     attn = pick_attention(spec.attn_implementation, device, half)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(**where)
-        model = _load_weights(AutoModelForCausalLM, where, dtype, attn)
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(**where)
+            model = _load_weights(AutoModelForCausalLM, where, dtype, attn)
     except OSError as exc:
         fix = (
             "save the model into it with save_pretrained (weights, config and tokenizer)"
@@ -234,8 +237,9 @@ def dequantised_folder(package: str, gguf: Path) -> Path | None:
     log.info("model %s: dequantising it once into %s (later loads read that folder)", gguf.name, folder)
     where = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
     try:
-        model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
-        save_plain(model, AutoTokenizer.from_pretrained(**where), folder)
+        with quiet_loading():
+            model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
+            save_plain(model, AutoTokenizer.from_pretrained(**where), folder)
     except OSError as exc:
         log.warning("model cache %s not writable (%s); reading the GGUF file on every load", folder, exc.strerror)
         return None

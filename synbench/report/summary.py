@@ -18,6 +18,9 @@ not have seen:
 from __future__ import annotations
 
 import math
+import re
+import shlex
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Mapping
 
@@ -92,6 +95,56 @@ def against(value: float, refs: dict[str, Any]) -> list[str]:
 
 
 PUBLIC_BASELINES = "label_names,template,public"  # the built-in public-knowledge baselines, strongest bar first
+# The command-line keys that choose what ran privately (generator, budget, seed, task and its audits): the baselines'
+# command sets its own; every other override (dataset, model, metrics, sweep, an experiment) is the job's and stays.
+NOT_BASELINE_KEYS = frozenset(
+    {
+        "generator",
+        "eps",
+        "delta",
+        "accountant",
+        "privacy",
+        "seed",
+        "task",
+        "attack",
+        "audit",
+        "model_attacks",
+        "model_audit",
+        "contamination",
+        "hydra",
+    }
+)
+
+
+@dataclass(frozen=True)
+class JobCommand:
+    """How a job was started from the command line, for the commands its summary prints: its overrides as Hydra
+    kept them (`hydra.overrides.task`) and the sweep its results went to (an experiment may set it)."""
+
+    overrides: tuple[str, ...]
+    sweep: str
+
+
+def override_key(override: str) -> str:
+    """The top-level key an override sets: `generator` for `generator=x`, `+generator.lr=1`, `~audit` and
+    `generator@x=y`; `hydra` for `hydra/launcher=joblib`."""
+    return re.split(r"[./=@]", override.lstrip("+~"), maxsplit=1)[0]
+
+
+def baseline_commands(record: JobRecord, command: JobCommand) -> str:
+    """The two commands that put the public baselines beside this job in its report: the baselines at this job's
+    seed on its data (its other overrides as given; a benchmark job's task options too, so the synthetic sets are
+    as large), then the report of its sweep. Shell-quoted, to paste as printed."""
+    kept = [
+        o
+        for o in command.overrides
+        if override_key(o) not in NOT_BASELINE_KEYS
+        or (record.task == "benchmark" and o.lstrip("+").startswith("task."))
+    ]
+    run = [*kept, f"generator={PUBLIC_BASELINES}", "eps=inf", f"seed={record.seed}", "-m"]
+    where = [f"sweep={command.sweep}", *(o for o in command.overrides if override_key(o) == "output_root")]
+    app = ["python", "-m", "synbench"]
+    return f"`{shlex.join([*app, *run])}`, then `{shlex.join([*app, 'task=report', *where])}`"
 
 
 def figures(record: JobRecord, refs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
@@ -99,11 +152,11 @@ def figures(record: JobRecord, refs: tuple[tuple[str, str], ...]) -> dict[str, A
     return {name: attrgetter(path)(record) for name, path in refs}
 
 
-def utility_line(record: JobRecord, f1: tuple[Headline, Headline]) -> str | None:
+def utility_line(record: JobRecord, f1: tuple[Headline, Headline], command: JobCommand | None) -> str | None:
     """The headline F1 against random, majority and real data (all its reference rows, so the figures below do not
     repeat it), and the other F1 where it is not above random or majority; public-knowledge baselines are other
-    jobs, so a job given the private documents says how to run them into its sweep (one that was not is such a
-    baseline itself)."""
+    jobs, so a job given the private documents prints the commands that run them into its sweep (one that was not
+    is such a baseline itself), or, started without a command line, names them."""
     (path, label, refs), (other_path, other_label, other_refs) = f1
     value, other = attrgetter(path)(record), attrgetter(other_path)(record)
     if value is None:
@@ -119,10 +172,12 @@ def utility_line(record: JobRecord, f1: tuple[Headline, Headline]) -> str | None
     line = f"Utility: {label} {show(float(value))}" + (f": {', '.join(words)}" if words else "")
     if record.reads_private is False:
         return line + "; a public-knowledge baseline (given no private document)"
-    return line + (
-        f"; for its gain over public knowledge run python -m synbench generator={PUBLIC_BASELINES} eps=inf "
-        f"seed={record.seed} -m with this job's sweep=, then task=report"
-    )
+    if command is None:
+        return line + (
+            f"; for its gain over public knowledge run generator={PUBLIC_BASELINES} eps=inf seed={record.seed} "
+            "on its data into its sweep, then task=report"
+        )
+    return line + f"; for its gain over public knowledge run {baseline_commands(record, command)}"
 
 
 def audit_line(record: JobRecord) -> str:
@@ -160,9 +215,9 @@ def single_label(fidelity: Fidelity) -> bool:
     return fidelity.label_multi_share_real == 0 and fidelity.label_multi_share_syn == 0
 
 
-def summary(record: JobRecord) -> str:
+def summary(record: JobRecord, command: JobCommand | None = None) -> str:
     """What the job shows in plain words (disclosure, utility, audit), then the budget and the headline figures
-    beside their reference rows."""
+    beside their reference rows; `command`: how the job was started (None: not from the command line)."""
     eps = record.epsilon
     shown_eps = show(eps) if eps is None else format_job_eps(eps, is_control_noise(record.noise))
     lines = [
@@ -172,7 +227,7 @@ def summary(record: JobRecord) -> str:
     ]
     utility = record.utility  # macro F1 first where micro F1 mostly counts the majority class
     f1 = (F1_MACRO, F1_MICRO) if macro_f1_leads(utility.majority_f1, utility.random_f1) else (F1_MICRO, F1_MACRO)
-    plain = [revision_line(record), disclosure_line(record.disclosure), utility_line(record, f1)]
+    plain = [revision_line(record), disclosure_line(record.disclosure), utility_line(record, f1, command)]
     if record.task in ("benchmark", "audit"):
         plain.append(audit_line(record))
     lines += [f"  {line}" for line in plain if line]

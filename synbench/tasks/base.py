@@ -29,12 +29,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from hydra.core.hydra_config import HydraConfig
+
 from synbench.core.base import Plugin
 from synbench.core.errors import PluginError
 from synbench.job.lifecycle import JobRun, run_job
 from synbench.job.record import JobRecord
 from synbench.job.spec import JobConfig
-from synbench.report.summary import summary
+from synbench.report.summary import JobCommand, summary
 
 
 class Task(Plugin):
@@ -70,10 +72,18 @@ class Task(Plugin):
             self.body(job)
 
         results = run_job(config, job_dir, body, type(self))
-        print(summary(results))
+        print(summary(results, job_command(config)))
         return results
 
     def body(self, job: JobRun) -> None:
         """The task's work on `job` (splits, generator runs, scoring), filling its record `job.results` and calling
         its release step `job.record_release` once the header's figures are known."""
         raise NotImplementedError
+
+
+def job_command(config: JobConfig) -> JobCommand | None:
+    """How Hydra's command line started this job (its overrides, its sweep), for the commands its summary prints;
+    None for a job run from Python."""
+    if not HydraConfig.initialized():
+        return None
+    return JobCommand(tuple(HydraConfig.get().overrides.task), config.sweep)

@@ -24,6 +24,7 @@ from synbench.core.base import EncoderSpec
 from synbench.core.errors import ConfigError
 from synbench.core.files import save_arrays_atomic
 from synbench.core.keyed import keyed_hash
+from synbench.core.progress import quiet_loading
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,8 @@ def load_encoder(spec: EncoderSpec) -> Any:
 
     source = model_source(spec.package, spec.pretrained)
     try:
-        model = SentenceTransformer(source, device="cuda" if _cuda() else "cpu")
+        with quiet_loading("sentence_transformers"):
+            model = SentenceTransformer(source, device="cuda" if _cuda() else "cpu")
     except OSError as exc:
         raise ConfigError(
             f"encoder '{spec.name}': could not load '{source}' ({exc}); install it or pick encoder=minilm (offline)"

@@ -12,6 +12,7 @@ the stored accounting, not a re-run.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -21,6 +22,8 @@ from synbench.core.errors import ConfigError
 from synbench.core.files import write_json_atomic
 
 STATE_FILE = "dpgen.json"
+# transformers' deprecation of the property peft's get_peft_model reads (peft's to change, not a job's reader's)
+PEFT_NOISE = r"`is_gradient_checkpointing` is deprecated"
 # generator.lora's keys (top_layers: adapters on the last N decoder layers only; null = all)
 LORA_KEYS = ("r", "alpha", "dropout", "target_modules", "top_layers")
 ADAPTER_DIR = "adapter"
@@ -70,7 +73,9 @@ def _trainable(model: nn.Module, lora: Mapping[str, Any] | None) -> nn.Module:
             bias="none",
             task_type="CAUSAL_LM",
         )
-        return get_peft_model(model, config)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=PEFT_NOISE, category=FutureWarning)
+            return get_peft_model(model, config)
     out, emb = model.get_output_embeddings(), model.get_input_embeddings()
     if out is not None and out.weight is emb.weight:
         out.weight = nn.Parameter(emb.weight.detach().clone())
