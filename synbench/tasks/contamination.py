@@ -272,7 +272,7 @@ def contamination_job(job: JobRun) -> None:
         job.results.mark_non_dp([k for k in NON_DP if k.split(".")[1] in section])
         for row in section["ablation"]["table"]:
             log.info(
-                "ablation %-7s %4.0f%% removed (%d docs): F1 %.4f ± %.4f over %d reps",
+                "ablation %-7s %4.0f%% removed (%d docs): F1 micro %.4f ± %.4f over %d reps",
                 row["arm"],
                 100 * row["step"],
                 row["n_removed"],
