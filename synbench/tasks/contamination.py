@@ -261,25 +261,8 @@ def contamination_job(job: JobRun) -> None:
                 len(splits.train),
             )
     if cc.ablation.enabled:
-        flag_key = "exact_flagged" if cc.ablation.detector == "exact" else f"{cc.ablation.detector}_flagged"
-        if flag_key not in arrays:
-            raise ConfigError(
-                f"contamination.ablation.detector={cc.ablation.detector} is not enabled; enable it or pick another"
-            )
         with timing("ablation"):
-            section["ablation"], base, non_private = ablation_section(job, splits, cc, arrays[flag_key], model)
-        job.results.contamination = Contamination.of(section)
-        job.results.mark_non_dp([k for k in NON_DP if k.split(".")[1] in section])
-        for row in section["ablation"]["table"]:
-            log.info(
-                "ablation %-7s %4.0f%% removed (%d docs): F1 micro %.4f ± %.4f over %d reps",
-                row["arm"],
-                100 * row["step"],
-                row["n_removed"],
-                row["f1_micro_mean"],
-                row["f1_micro_ci95"],
-                row["reps"],
-            )
+            base, non_private = ablation_into(job, splits, cc, arrays, model, section)
     # the job's one release step, once every figure is known: with the ablation, its runs' budget and controls
     job.record_release(
         splits,
@@ -295,3 +278,34 @@ def contamination_job(job: JobRun) -> None:
             if name in section
         }
     )
+
+
+def ablation_into(
+    job: JobRun,
+    splits: Splits,
+    cc: ContaminationConfig,
+    arrays: dict[str, np.ndarray],
+    model: Mapping[str, Any],
+    section: dict[str, Any],
+) -> tuple[GeneratorRun, bool]:
+    """The ablation over the documents `cc.ablation.detector` flagged, written into `section` and the record; its
+    base run (whose budget the release reports) and whether that run was a non-private control."""
+    flag_key = "exact_flagged" if cc.ablation.detector == "exact" else f"{cc.ablation.detector}_flagged"
+    if flag_key not in arrays:
+        raise ConfigError(
+            f"contamination.ablation.detector={cc.ablation.detector} is not enabled; enable it or pick another"
+        )
+    section["ablation"], base, non_private = ablation_section(job, splits, cc, arrays[flag_key], model)
+    job.results.contamination = Contamination.of(section)
+    job.results.mark_non_dp([k for k in NON_DP if k.split(".")[1] in section])
+    for row in section["ablation"]["table"]:
+        log.info(
+            "ablation %-7s %4.0f%% removed (%d docs): F1 micro %.4f ± %.4f over %d reps",
+            row["arm"],
+            100 * row["step"],
+            row["n_removed"],
+            row["f1_micro_mean"],
+            row["f1_micro_ci95"],
+            row["reps"],
+        )
+    return base, non_private
