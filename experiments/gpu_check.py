@@ -119,10 +119,11 @@ def public_corpus() -> Any:
 
 def dp_job(node: dict[str, Any], devices: int, strategy: str, accelerator: str = "gpu") -> tuple[Any, dict[str, Any]]:
     """DP-Gen fit at EPS on the public corpus; the generator and its figures, checked against the accountant."""
-    from synbench.core.privacy import NoiseSource, PrivacySpec
+    from synbench.core.privacy import NoiseSource
     from synbench.dp import accounting
     from synbench.generators.dpgen import DPGenGenerator
     from synbench.generators.dpgen.settings import PAPER_LORA
+    from synbench.testing.generator import job_budget
 
     gen = DPGenGenerator(
         model=node,
@@ -141,7 +142,7 @@ def dp_job(node: dict[str, Any], devices: int, strategy: str, accelerator: str =
         sample_batch_size=32,
         label_prior="uniform",  # the whole budget to DP-SGD: the check compares DP-SGD's accounting
     )
-    spec = PrivacySpec.for_private_set(N_DOCS, EPS, noise=NoiseSource())
+    spec = job_budget(N_DOCS, EPS, NoiseSource())
     report = gen.fit(public_corpus(), spec, seed=0)
     d, losses = report.details, report.private_stats["train_loss"]
     history = [(d["noise_multiplier"], d["sample_rate"], d["steps"])]

@@ -103,20 +103,22 @@ def test_lower_bound_at_perfect_separation_is_the_sample_size_maximum() -> None:
     thresholds = n_pos + n_neg - 1  # distinct scores minus the flag-everything threshold
     a = 0.05 / (2 * thresholds)
     cap = math.log(a ** (1 / n_pos) / (1 - a ** (1 / n_neg)))
-    assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, members), 0.0, 0.95) == pytest.approx(
+    assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, members), 0.0, confidence=0.95) == pytest.approx(
         cap, rel=1e-9
     )
     rng = np.random.default_rng(0)
     for _ in range(5):  # any other ranking proves less
         shuffled = rng.permutation(members)
-        assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, shuffled), 0.0, 0.95) < cap
+        assert empirical_epsilon_lower_bound(RocCurve.from_scores(scores, shuffled), 0.0, confidence=0.95) < cap
 
 
 def test_lower_bound_on_random_scores_is_zero_in_95_percent_of_trials() -> None:
     rng = np.random.default_rng(1)
     trials = 200
     zeros = sum(
-        empirical_epsilon_lower_bound(RocCurve.from_scores(rng.normal(size=200), np.arange(200) < 100), 0.0, 0.95)
+        empirical_epsilon_lower_bound(
+            RocCurve.from_scores(rng.normal(size=200), np.arange(200) < 100), 0.0, confidence=0.95
+        )
         == 0.0
         for _ in range(trials)
     )
@@ -129,8 +131,10 @@ def test_lower_bound_on_random_scores_is_zero_in_95_percent_of_trials() -> None:
 def test_one_run_bound_all_correct_matches_closed_form() -> None:
     # P[Binomial(r, q) >= r] = q^r < 0.05  <=>  eps > logit(0.05^(1/r)).
     for r in (10, 40):
-        assert one_run_epsilon_lower_bound(100, r, r, 0.0, 0.95) == pytest.approx(logit(0.05 ** (1 / r)), abs=1e-6)
-    assert one_run_epsilon_lower_bound(100, 40, 20, 0.0, 0.95) == 0.0  # coin-flip accuracy proves nothing
+        assert one_run_epsilon_lower_bound(100, r, r, 0.0, confidence=0.95) == pytest.approx(
+            logit(0.05 ** (1 / r)), abs=1e-6
+        )
+    assert one_run_epsilon_lower_bound(100, 40, 20, 0.0, confidence=0.95) == 0.0  # coin-flip accuracy proves nothing
     assert one_run_p_value(100, 40, 30, 1.0, 1e-5) > one_run_p_value(100, 40, 30, 1.0, 0.0)  # delta weakens the test
 
 
@@ -148,7 +152,7 @@ def test_one_run_guesses_take_the_extremes() -> None:
 
 def test_paired_design_is_exactly_balanced_and_reproducible() -> None:
     targets = np.arange(0, 200, 10)
-    design = make_design(200, targets, mode="k_subsets", seed=3, n_subsets=10, n_references=4)
+    design = make_design(200, targets, AuditConfig(targets="outliers", n_subsets=10, n_references=4), seed=3)
     inc = design.inclusion
     assert inc.shape == (10, 20)
     assert np.all(inc.mean(axis=0) == 0.5)  # every target in exactly half the subsets
@@ -158,9 +162,9 @@ def test_paired_design_is_exactly_balanced_and_reproducible() -> None:
     everything = np.concatenate([design.targets, design.private, design.aux])
     assert sorted(everything) == list(range(200))
     assert len(design.aux) == 2 * len(design.private)
-    assert make_design(200, targets, mode="k_subsets", seed=3, n_subsets=10).digest() == design.digest()
-    assert make_design(200, targets, mode="k_subsets", seed=4, n_subsets=10).digest() != design.digest()
-    one = make_design(200, targets, mode="one_run", seed=3)
+    assert make_design(200, targets, AuditConfig(targets="outliers", n_subsets=10), seed=3).digest() == design.digest()
+    assert make_design(200, targets, AuditConfig(targets="outliers", n_subsets=10), seed=4).digest() != design.digest()
+    one = make_design(200, targets, AuditConfig(mode="one_run", targets="outliers"), seed=3)
     assert one.inclusion.shape == (1, 20) and one.base.all()
 
 
@@ -212,7 +216,7 @@ def test_vectorised_ngram_scores_equal_the_naive_counter_model(n: int, tokenizer
 def test_copy_release_is_found_by_the_attack() -> None:
     rng = np.random.default_rng(0)
     docs = [" ".join(rng.choice(WORDS, size=15)) for _ in range(200)]
-    design = make_design(len(docs), np.arange(40), mode="k_subsets", seed=0, n_subsets=4)
+    design = make_design(len(docs), np.arange(40), AuditConfig(targets="outliers", n_subsets=4), seed=0)
     attack = NgramAttack(tokenizer="whitespace")
     refs = [corpus([docs[i] for i in design.reference_set(m)]) for m in range(4)]
     scores = [attack.score(docs[:40], corpus([docs[i] for i in design.private_set(k)]), refs) for k in range(4)]
@@ -353,7 +357,7 @@ def test_audit_config_rejects_bad_values() -> None:
     with pytest.raises(Exception, match="canary_repeats"):
         AuditConfig(canary_repeats=0)
     with pytest.raises(Exception, match="n_subsets"):
-        make_design(100, np.arange(10), mode="k_subsets", seed=0, n_subsets=3)
+        make_design(100, np.arange(10), AuditConfig(targets="outliers", n_subsets=3), seed=0)
 
 
 # --- the public control (real model: slow) --------------------------------------------------------------

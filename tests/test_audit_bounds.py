@@ -149,8 +149,8 @@ def test_gdp_recursion_is_monotone_and_perfect_guesses_grow_with_m() -> None:
     mus = np.linspace(0, 4, 41)
     rejected = gdp_rejected(mus, 200, 100, 95, 0.05)
     assert rejected[0] and not rejected[-1] and np.all(np.diff(rejected.astype(int)) <= 0)
-    assert one_run_gdp_mu_lower_bound(100, 100, 100) < one_run_gdp_mu_lower_bound(400, 400, 400)
-    assert one_run_gdp_mu_lower_bound(100, 50, 25) == 0.0  # chance accuracy rejects nothing
+    assert one_run_gdp_mu_lower_bound(100, 100, 100, 0.95) < one_run_gdp_mu_lower_bound(400, 400, 400, 0.95)
+    assert one_run_gdp_mu_lower_bound(100, 50, 25, 0.95) == 0.0  # chance accuracy rejects nothing
 
 
 def test_counts_functions_agree_with_the_roc_functions() -> None:
@@ -159,8 +159,8 @@ def test_counts_functions_agree_with_the_roc_functions() -> None:
     roc = RocCurve.from_scores(rng.normal(size=60) + members, members)
     inner = slice(1, len(roc.tp) - 1)
     assert bonferroni_epsilon_lower_bound(
-        roc.tp[inner], roc.fp[inner], 30, 30, 0.0, 0.95
-    ) == empirical_epsilon_lower_bound(roc, 0.0, 0.95)
+        roc.tp[inner], roc.fp[inner], 30, 30, 0.0, confidence=0.95
+    ) == empirical_epsilon_lower_bound(roc, 0.0, confidence=0.95)
     # one threshold fixed in advance, 20 / 20 perfectly separated: log((a^(1/20)) / (1 - a^(1/20))) with a = 0.025
     a = 0.025
     assert epsilon_lower_bounds_from_counts(20, 0, 20, 20, 0.0, a)[0, 0] == pytest.approx(
@@ -180,9 +180,14 @@ def test_held_out_and_bonferroni_bounds_prove_a_small_perfect_audit() -> None:
     held, point = holdout_lower_bound(
         scores, members, target_folds(np.zeros(40), 0, 0.25), epsilon_counts_bound(0.0), 0.975
     )
-    assert held > 0.5 and empirical_epsilon_lower_bound(roc, 0.0, 0.975) > 0.5
+    assert held > 0.5 and empirical_epsilon_lower_bound(roc, 0.0, confidence=0.975) > 0.5
     assert point is not None and point.fpr == 0.0 and point.tpr > 0.5  # the gap as fold 0 sees it
-    assert cross_fitted_epsilon(scores, members, target_folds(np.zeros(40), 0), 0.0, 0) > 1.0
+    assert (
+        cross_fitted_epsilon(
+            scores, members, target_folds(np.zeros(40), 0), 0.0, min_count=0, rule="lower_bound", confidence=0.95
+        )
+        > 1.0
+    )
 
 
 def _gdp_eps(mu: float, delta: float) -> float:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from conftest import compose_config
 from leaky_generator import LeakyGenerator
-from synbench.audit import make_design
+from synbench.audit import AuditConfig, make_design
 from synbench.audit.canaries import make_canaries, public_words
-from synbench.core import registry
+from synbench.core import registry, schema
 from synbench.core.base import DatasetLoader, Generator
 from synbench.core.corpus import Corpus
 from synbench.job.release import violations
@@ -21,9 +22,14 @@ from synbench.tasks.audit import AuditTask
 from test_audit import audit_data  # noqa: F401  (the tiny dataset fixture)
 
 
+def canary_rule(**overrides: Any) -> AuditConfig:
+    """Three short canaries (4 prefix words, 6 suffix words) beside the outlier targets."""
+    return AuditConfig(**{"n_canaries": 3, "canary_prefix_words": 4, "canary_suffix_words": 6, **overrides})
+
+
 def test_canary_is_an_aux_prefix_then_public_words_with_a_known_label() -> None:
     aux = Corpus.build([f"review number {i} says the tablet helped a lot" for i in range(5)], [["a"]] * 5, ["a", "b"])
-    canaries = make_canaries(aux, 3, seed=1, prefix_words=4, suffix_words=6, repeats=2)
+    canaries = make_canaries(aux, canary_rule(canary_repeats=2), seed=1)
     assert len(canaries) == 6 and len(set(canaries.ids)) == 6
     vocabulary = set(public_words())
     for text, labels in zip(canaries.texts[::2], canaries.labels[::2]):
@@ -31,11 +37,11 @@ def test_canary_is_an_aux_prefix_then_public_words_with_a_known_label() -> None:
         assert len(words) == 10 and " ".join(words[:4]) in {" ".join(t.split()[:4]) for t in aux.texts}
         assert set(words[4:]) <= vocabulary and labels[0] in ("a", "b")
     assert canaries.texts[0::2] == canaries.texts[1::2]  # the copies of one canary are identical
-    assert make_canaries(aux, 3, seed=1, prefix_words=4, suffix_words=6).texts == canaries.texts[::2]  # seeded
+    assert make_canaries(aux, canary_rule(), seed=1).texts == canaries.texts[::2]  # seeded
 
 
 def test_design_inserts_every_copy_of_a_canary() -> None:
-    design = make_design(100, np.arange(5), mode="k_subsets", seed=0, n_subsets=4, n_canaries=3, canary_repeats=2)
+    design = make_design(100, np.arange(5), canary_rule(n_subsets=4, canary_repeats=2), seed=0)
     assert list(design.kinds) == [0] * 5 + [1] * 3 and list(design.targets[5:]) == [100, 102, 104]
     for k in range(4):
         held = set(design.private_set(k).tolist())
@@ -169,13 +175,7 @@ def test_memorise_experiment_trains_on_whole_canaries() -> None:
     assert (audit.mode, audit.targets, float(cfg.eps)) == ("one_run", "canaries", float("inf"))
     assert set(cfg.attack) == {"ngram", "similarity"}
     splits = registry.create(DatasetLoader, cfg.dataset).load(0)
-    canaries = make_canaries(
-        splits.train,
-        audit.n_canaries,
-        seed=0,
-        prefix_words=audit.canary_prefix_words,
-        suffix_words=audit.canary_suffix_words,
-    )
+    canaries = make_canaries(splits.train, schema.typed(AuditConfig, audit, "audit"), seed=0)
     tokenizer = load_causal_lm(cfg.model).tokenizer
     lengths = [
         len(tokenizer(control_code(labels, generator.control_code) + text, add_special_tokens=False)["input_ids"]) + 1

@@ -23,6 +23,7 @@ from synbench.audit.evidence import PAIR_SCALE, game_evidence, pair_game
 from synbench.audit.summary import group_claim, summarise
 
 CFG = AuditConfig(mode="one_run")
+CROSSFIT = {"min_count": CFG.min_count, "rule": CFG.crossfit_rule, "confidence": CFG.confidence}  # as summarise
 ALPHA = 1 - CFG.confidence
 GAMES = 2000
 
@@ -190,7 +191,7 @@ def test_headline_estimate_chooses_the_attack_inside_the_cross_fit() -> None:
     attacks = {"a": a, "b": 0.7 * a + 0.7 * rng.normal(size=(1, 300)), "c": rr_scores(rng, members, 0.3)}
     out, _, _ = summarise(attacks, members, CFG, 0.0, seed=9)
     folds = target_folds(np.zeros(300), 9)
-    assert out["eps_emp"] == cross_fitted_epsilon(list(attacks.values()), members, folds, 0.0, CFG.min_count)
+    assert out["eps_emp"] == cross_fitted_epsilon(list(attacks.values()), members, folds, 0.0, **CROSSFIT)
 
 
 def test_cross_fitted_estimate_over_attacks_is_centred_under_the_null() -> None:
@@ -202,6 +203,6 @@ def test_cross_fitted_estimate_over_attacks_is_centred_under_the_null() -> None:
         members = rng.random((1, 300)) < 0.5
         a = rng.normal(size=(1, 300))
         attacks = [a, 0.7 * a + 0.7 * rng.normal(size=(1, 300)), rng.normal(size=(1, 300))]
-        values.append(cross_fitted_epsilon(attacks, members, target_folds(np.zeros(300), g), 0.0, CFG.min_count))
+        values.append(cross_fitted_epsilon(attacks, members, target_folds(np.zeros(300), g), 0.0, **CROSSFIT))
     mean, se = np.mean(values), np.std(values) / math.sqrt(games)
     assert abs(mean) < 3 * se, (mean, se)

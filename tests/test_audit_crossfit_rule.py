@@ -12,6 +12,7 @@ stays centred near 0 with a much smaller spread.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,11 +37,19 @@ def game(g: int, leak: float = 0.0, shift: float = 6.0) -> tuple[list[np.ndarray
     return attacks, members
 
 
+def rule_of(rule: str) -> dict[str, Any]:
+    """The cross-fit's keywords for `rule`, the rest at the audit's defaults (AuditConfig, as summarise reads them)."""
+    audit = AuditConfig()
+    return {"min_count": audit.min_count, "rule": rule, "confidence": audit.confidence}
+
+
 def estimates(rule: str, leak: float = 0.0, games: int = GAMES) -> np.ndarray:
     values = []
     for g in range(games):
         attacks, members = game(g, leak)
-        values.append(cross_fitted_epsilon(attacks, members, target_folds(np.zeros(N_TARGETS), g), 0.0, 5, rule))
+        values.append(
+            cross_fitted_epsilon(attacks, members, target_folds(np.zeros(N_TARGETS), g), 0.0, **rule_of(rule))
+        )
     return np.array(values)
 
 
@@ -60,19 +69,19 @@ def test_summarise_reports_the_configured_rule(rule: str) -> None:
     attacks, members = game(3, leak=0.1, shift=3.0)
     out, _, _ = summarise(dict(zip("ab", attacks)), members, AuditConfig(mode="one_run", crossfit_rule=rule), 0.0)
     folds = target_folds(np.zeros(N_TARGETS), 0)
-    assert out["eps_emp"] == cross_fitted_epsilon(attacks, members, folds, 0.0, 5, rule)
+    assert out["eps_emp"] == cross_fitted_epsilon(attacks, members, folds, 0.0, **rule_of(rule))
     other = CROSSFIT_RULES[1 - CROSSFIT_RULES.index(rule)]
-    assert out["eps_emp"] != cross_fitted_epsilon(attacks, members, folds, 0.0, 5, other)
+    assert out["eps_emp"] != cross_fitted_epsilon(attacks, members, folds, 0.0, **rule_of(other))
 
 
 def test_the_lower_bound_rule_is_chosen_on_the_choosing_fold_only() -> None:
     """Changing the measuring fold's scores leaves the chosen rule as it was: the choice reads fold 0 only."""
     attacks, members = game(5, leak=0.25)
     folds = target_folds(np.zeros(N_TARGETS), 5)
-    chosen = _best_rule(fold_roc(attacks[0], members, folds == 0), 0.0, 5)
+    chosen = _best_rule(fold_roc(attacks[0], members, folds == 0), 0.0, 5, "lower_bound", 0.95)
     scrambled = attacks[0].copy()
     scrambled[:, folds == 1] = np.random.default_rng(0).normal(size=(1, int((folds == 1).sum())))
-    assert _best_rule(fold_roc(scrambled, members, folds == 0), 0.0, 5) == chosen
+    assert _best_rule(fold_roc(scrambled, members, folds == 0), 0.0, 5, "lower_bound", 0.95) == chosen
 
 
 def test_the_lower_bound_rule_raises_the_estimate_under_a_planted_leak() -> None:

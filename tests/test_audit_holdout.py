@@ -5,7 +5,9 @@ generator and do not catch the example DP plugin at eps = 1."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -142,9 +144,9 @@ def test_rare_canary_suffixes_are_the_rarest_public_words_that_d_aux_never_uses(
         [f"review {i} says the tablet helped {' '.join(used)}" for i in range(5)], [["a"]] * 5, ["a", "b"]
     )
     assert set(rare_words(aux, 0.25)) == tail - set(used)
-    uniform = make_canaries(aux, 4, seed=2, prefix_words=4, suffix_words=6)
-    rare = make_canaries(aux, 4, seed=2, prefix_words=4, suffix_words=6, suffix="rare")
-    assert make_canaries(aux, 4, seed=2, prefix_words=4, suffix_words=6, suffix="uniform").texts == uniform.texts
+    uniform = make_canaries(aux, short_canaries(), seed=2)
+    rare = make_canaries(aux, short_canaries(canary_suffix="rare"), seed=2)
+    assert make_canaries(aux, short_canaries(canary_suffix="uniform"), seed=2).texts == uniform.texts
     seen = set().union(*map(word_set, aux.texts))
     for u, r in zip(uniform.texts, rare.texts):
         assert u.split()[:4] == r.split()[:4]  # the same in-distribution prefix
@@ -152,16 +154,27 @@ def test_rare_canary_suffixes_are_the_rarest_public_words_that_d_aux_never_uses(
     assert rare.labels == uniform.labels
 
 
+def short_canaries(**overrides: Any) -> AuditConfig:
+    """Four canaries of 4 prefix and 6 suffix words."""
+    return AuditConfig(
+        **{"targets": "canaries", "n_canaries": 4, "canary_prefix_words": 4, "canary_suffix_words": 6, **overrides}
+    )
+
+
 def test_rare_canary_options_are_refused_naming_the_key() -> None:
     aux = Corpus.build(["a b c"], [["a"]], ["a"])
-    with pytest.raises(Exception, match=r"audit.canary_suffix='odd'"):
-        make_canaries(aux, 2, seed=0, suffix="odd")
+    rare = AuditConfig(targets="canaries", n_canaries=2, canary_suffix_words=15, canary_suffix="rare")
     with pytest.raises(Exception, match=r"raise audit.canary_rare_share"):
-        make_canaries(aux, 2, seed=0, suffix_words=15, suffix="rare", rare_share=1e-5)
+        make_canaries(aux, replace(rare, canary_rare_share=1e-5), seed=0)
     with pytest.raises(Exception, match=r"audit.canary_suffix='odd'"):
         AuditConfig(canary_suffix="odd")
     with pytest.raises(Exception, match=r"audit.canary_rare_share=0"):
         AuditConfig(canary_rare_share=0.0)
+
+
+def suffix_first(suffix: str) -> AuditConfig:
+    """200 canaries of one prefix word (D_aux's commonest, which weighs nothing) and the default 15 suffix words."""
+    return AuditConfig(targets="canaries", n_canaries=200, canary_prefix_words=1, canary_suffix=suffix)
 
 
 def test_rare_canaries_have_fewer_phantom_echoes_in_fluent_public_text() -> None:
@@ -176,7 +189,7 @@ def test_rare_canaries_have_fewer_phantom_echoes_in_fluent_public_text() -> None
     members = rng.random(200) < 0.5
     auc, phantom = {}, {}
     for suffix in ("uniform", "rare"):
-        canaries = make_canaries(aux, 200, seed=1, prefix_words=0, suffix_words=15, suffix=suffix).texts
+        canaries = make_canaries(aux, suffix_first(suffix), seed=1).texts
         leaked = [" ".join(rng.choice(c.split(), 4, replace=False)) for c, m in zip(canaries, members) if m]
         scores = RareEchoAttack().score(canaries, corpus([*fluent, *leaked]), [aux])
         auc[suffix] = RocCurve.from_scores(scores, members).auc()

@@ -50,7 +50,8 @@ def test_worked_example_sample_size() -> None:
     per side with the threshold fixed in advance, n = 400 with it read off the curve."""
     assert example_bound(50, 0.38, 0.1, 0.95, chosen_after=True) == 0.0
     assert example_bound(50, 0.38, 0.1, 0.95, chosen_after=False) == pytest.approx(0.122, abs=0.001)
-    assert worked_example_sample_size(0.5) == 150 and worked_example_sample_size(0.5, chosen_after=True) == 400
+    assert worked_example_sample_size(0.5, confidence=0.95) == 150
+    assert worked_example_sample_size(0.5, confidence=0.95, chosen_after=True) == 400
     assert example_bound(100, 0.38, 0.1, 0.95, False) <= 0.5 < example_bound(150, 0.38, 0.1, 0.95, False)
 
 

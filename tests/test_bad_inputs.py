@@ -531,7 +531,7 @@ def test_a_control_says_what_it_did_not_do(inputs: dict[str, Path], capfd: pytes
     assert any(
         line.startswith("benchmark copy on tiny: eps=control (4 not applied), epsilon_spent=inf") for line in lines
     )
-    markdown, _ = write_report(inputs["out"] / "default")
+    markdown, _ = write_report(inputs["out"] / "default", 0.95)
     rows = [line for line in markdown.read_text().splitlines() if line.startswith("| copy")]
     assert rows and all([cell.strip() for cell in row.split("|")][2] == "control (4 not applied)" for row in rows), rows
 

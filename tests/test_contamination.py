@@ -80,7 +80,7 @@ def test_index_build_is_cached_and_resumes_step_by_step(tmp_path: Path, tokenize
     engine = exact.open_engine(again, tokenizer.eos_token_id)
     assert engine.count(input_ids=tokenizer("gamma delta", add_special_tokens=False)["input_ids"])["count"] == 1
     with pytest.raises(ConfigError, match="not an infini-gram index"):
-        index.open_index(tmp_path / "missing")
+        index.open_index(tmp_path / "missing", None)
 
 
 def test_min_k_floor_count_matches_the_min_k_plus_plus_authors_code() -> None:
@@ -98,8 +98,8 @@ def test_min_k_floor_count_matches_the_min_k_plus_plus_authors_code() -> None:
         assert mink.min_k(scores, k, count="floor") == pytest.approx(reference_mink, rel=1e-12)
         assert mink.min_k_plus_plus(scores, k, count="floor") == pytest.approx(reference_minkpp, rel=1e-12)
     # the default keeps ceil(k n): 2 of 7 tokens at k = 0.2, where the reference keeps 1
-    assert (mink.kept_tokens(7, 0.2), mink.kept_tokens(7, 0.2, "floor")) == (2, 1)
-    assert mink.kept_tokens(30, 0.1) == 3  # 0.1 * 30 is 3.0000000000000004 in floats: still 3 tokens
+    assert (mink.kept_tokens(7, 0.2, "ceil"), mink.kept_tokens(7, 0.2, "floor")) == (2, 1)
+    assert mink.kept_tokens(30, 0.1, "ceil") == 3  # 0.1 * 30 is 3.0000000000000004 in floats: still 3 tokens
     assert mink.kept_tokens(3, 0.2, "floor") == 1  # the reference's mean of no tokens (NaN) becomes the lowest one
     with pytest.raises(ConfigError, match="contamination.mink.count"):
         schema.typed(ContaminationConfig, {"mink": {"count": "round"}}, "contamination")
@@ -107,8 +107,8 @@ def test_min_k_floor_count_matches_the_min_k_plus_plus_authors_code() -> None:
 
 def test_min_k_scores_on_hand_made_tokens() -> None:
     scores = TokenScores(logp=np.log([0.5, 0.1, 0.9, 0.01, 0.2]), mu=np.full(5, -1.0), sigma=np.full(5, 2.0))
-    assert mink.min_k(scores, 0.4) == pytest.approx(np.mean(np.log([0.01, 0.1])))
-    assert mink.min_k_plus_plus(scores, 0.2) == pytest.approx((np.log(0.01) + 1) / 2)
+    assert mink.min_k(scores, 0.4, "ceil") == pytest.approx(np.mean(np.log([0.01, 0.1])))
+    assert mink.min_k_plus_plus(scores, 0.2, "ceil") == pytest.approx((np.log(0.01) + 1) / 2)
     assert mink.threshold(np.arange(101.0), 0.05) == pytest.approx(95.0)
     assert mink.auc(np.array([2.0, 3.0]), np.array([0.0, 1.0])) == 1.0
     assert mink.auc(np.array([]), np.array([0.0])) is None
@@ -150,6 +150,7 @@ def test_smollm2_scores_text_it_has_just_seen_above_fresh_text() -> None:
         loaded.tokenizer,
         [f"{passage} {passage}", f"{passage} {fresh}"],
         k=0.2,
+        count="ceil",
         batch_size=2,
         max_length=96,
         desc="t",
@@ -244,7 +245,7 @@ def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resume
 
     from synbench.report.build import write_report
 
-    markdown, _ = write_report(tmp_path)
+    markdown, _ = write_report(tmp_path, 0.95)
     text = markdown.read_text()
     assert "Pretraining contamination" in text and "Min-K%++" in text and "Removal ablation" in text
     assert "random removed (control)" in text and "not tabulated" not in text

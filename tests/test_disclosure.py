@@ -365,7 +365,7 @@ def test_copiers_are_flagged_and_unrelated_real_text_is_not(default_splits: Spli
 
 
 def test_the_audit_groups_split_the_pool_stratify_it_and_count_a_canary_once() -> None:
-    design = make_design(30, np.array([2, 5, 7]), mode="one_run", seed=3, n_canaries=4, canary_repeats=3)
+    design = make_design(30, np.array([2, 5, 7]), AuditConfig(mode="one_run", n_canaries=4, canary_repeats=3), seed=3)
     pool_size = 30 + 4 * 3
     sources = canary_sources(design.aux, 4, seed=3)
     private, unseen, strata = audit_groups(design, pool_size, 0, sources)
@@ -385,7 +385,7 @@ def test_the_audit_groups_split_the_pool_stratify_it_and_count_a_canary_once() -
     train = Corpus.build(
         [f"document {i} " + " ".join(f"w{i}x{j}" for j in range(12)) for i in range(30)], [["a"]] * 30, ["a"]
     )
-    canaries = make_canaries(train.subset(design.aux), 4, seed=3, prefix_words=4)
+    canaries = make_canaries(train.subset(design.aux), AuditConfig(n_canaries=4, canary_prefix_words=4), seed=3)
     assert {" ".join(t.split()[:4]) for t in canaries.texts} == {" ".join(train.texts[i].split()[:4]) for i in sources}
     assert audit_groups(design, pool_size, 0)[2].names == (TARGETS, POOL)
 

@@ -24,10 +24,11 @@ import pytorch_lightning as pl
 import torch
 
 from synbench.core.corpus import Corpus
-from synbench.core.privacy import NoiseSource, PrivacySpec
+from synbench.core.privacy import NoiseSource
 from synbench.dp.distributed import DPDDPStrategy
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, TrainConfig, fit_module
 from synbench.generators.dpgen import DPGenGenerator
+from synbench.testing.generator import job_budget
 
 DIM = 64  # a Linear(64, 64): 4160 noise coordinates a step
 
@@ -146,7 +147,7 @@ def corpus(n: int = 40) -> Corpus:
 @pytest.mark.slow
 def test_dpgen_on_two_processes_spends_what_the_one_process_job_spends(tiny_model: dict[str, Any]) -> None:
     settings = dict(epochs=1, batch_size=8, physical_batch_size=2, max_seq_len=32, max_new_tokens=6, lr=1e-3)
-    spec = PrivacySpec.for_private_set(40, 2.0, noise=NoiseSource())
+    spec = job_budget(40, 2.0, noise=NoiseSource())
     reports, samples = {}, {}
     for devices, strategy in ((1, "auto"), (2, "dpddp")):
         gen = DPGenGenerator(model=tiny_model, accelerator="cpu", devices=devices, strategy=strategy, **settings)

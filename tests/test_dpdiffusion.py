@@ -31,6 +31,7 @@ from synbench.generators.dpdiffusion.data import (
 from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, PretrainedDenoiser, pretrained_denoiser
 from synbench.generators.dpdiffusion.sampling import decode, unmask
 from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
+from synbench.testing.generator import job_budget
 from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
 
 LABELS = ("neg", "pos")
@@ -58,7 +59,7 @@ def corpus(n: int = 40) -> Corpus:
 
 
 def spec(eps: float, n: int = 40, noise_seed: int | None = None) -> PrivacySpec:
-    return PrivacySpec.for_private_set(n, eps, noise=NoiseSource(seed=noise_seed))
+    return job_budget(n, eps, noise=NoiseSource(seed=noise_seed))
 
 
 def denoiser(seq_len: int = 16, n_labels: int = 2) -> Denoiser:

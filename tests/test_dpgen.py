@@ -53,7 +53,8 @@ def corpus(n: int = 40) -> Corpus:
 
 def spec(eps: float, n: int = 40, noise_seed: int | None = None, accountant: str = "prv") -> PrivacySpec:
     """The budget the core would pass for a private set of n documents (delta = 1/n^2)."""
-    return PrivacySpec.for_private_set(n, eps, accountant=accountant, noise=NoiseSource(seed=noise_seed))
+    noise = NoiseSource(seed=noise_seed)
+    return PrivacySpec.for_private_set(n, eps, None, accountant, noise, allow_large_delta=False)
 
 
 def generator(tiny_model: dict[str, Any], **overrides: Any) -> DPGenGenerator:

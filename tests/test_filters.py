@@ -165,7 +165,7 @@ def test_benchmark_with_the_filter_writes_both_rows(
     assert not violations(results, CopyGenerator, BenchmarkTask)
     from synbench.report.build import write_report
 
-    text = write_report(tmp_path)[0].read_text()
+    text = write_report(tmp_path, 0.95)[0].read_text()
     assert "Post-hoc filter" in text and "pyes_pno (kept 16 of 30)" in text
 
 

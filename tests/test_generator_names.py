@@ -133,7 +133,7 @@ def test_two_programs_are_two_generators_in_results_folders_and_report(
     for folder, results in jobs.items():
         program = runs[results["generator_name"]][0].name
         assert f"generator.command=_python,{program},_spec_,_out__," in folder, folder
-    markdown, _ = write_report(sweep)
+    markdown, _ = write_report(sweep, 0.95)
     rows = md_tables(markdown.read_text())["reviews: utility and fidelity"]
     assert {key for key in rows if not key.startswith("*") and key != "header"} == {f"{name} 2" for name in runs}
 

@@ -21,6 +21,7 @@ from synbench.job.lifecycle import JobRun, Stopwatch
 from synbench.job.results import new_results
 from synbench.job.run import GeneratorRun, RunRecord
 from synbench.job.spec import JobConfig, derive_seed
+from synbench.testing.generator import job_budget
 
 
 class RecordingGenerator(Generator):
@@ -72,7 +73,7 @@ def a_run(folder: Path, **changes: object) -> GeneratorRun:
     run = GeneratorRun(
         {"_plugin_": "copy"},
         "recording",
-        PrivacySpec.for_private_set(20, 2.0, noise=NoiseSource(seed=5)),
+        job_budget(20, 2.0, noise=NoiseSource(seed=5)),
         seed=7,
         n_synthetic=8,
         seed_path=(3, 1),

@@ -124,7 +124,7 @@ def test_a_sweep_point_is_the_same_job_as_the_single_run_and_the_report_counts_d
     # a folder of the same job under another name, as versions that matched jobs by folder name left behind
     [seed0] = [p.parent for p in (tmp_path / "out").rglob("results.json") if json.loads(p.read_text())["seed"] == 0]
     shutil.copytree(seed0, seed0.with_name("eps=1.0,seed=0"))
-    markdown, _ = write_report(tmp_path / "out" / "ident")
+    markdown, _ = write_report(tmp_path / "out" / "ident", 0.95)
     # the utility table's row and the generator comparison's: eps 1, two seeds ({0, 1}) in each
     rows = [line for line in markdown.read_text().splitlines() if line.startswith("| example")]
     cells = [[cell.strip() for cell in row.split("|")][2:4] for row in rows]

@@ -16,7 +16,7 @@ import torch
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
-from synbench.core.privacy import NoiseSource, PrivacySpec
+from synbench.core.privacy import NoiseSource
 from synbench.dp.hooks import GhostHooks, PerSampleHooks, group_grad_samples, mixed_linear_norm_sample, uses_ghost_norm
 from synbench.dp.poisson import PoissonPlan, poisson_loader
 from synbench.generators.dpgen import DPGenGenerator
@@ -26,6 +26,7 @@ from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
 from synbench.lm.models import load_causal_lm
+from synbench.testing.generator import job_budget
 from tests.conftest import compose_config, model_overrides, run_cli, write_jsonl
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 
@@ -135,7 +136,7 @@ def test_chunked_dp_fit_clips_documents_and_is_charged_the_plan(tiny_model: dict
         precision="bf16-mixed",
     )
     corpus = long_corpus(18)
-    report = gen.fit(corpus, PrivacySpec.for_private_set(len(corpus), 4.0), seed=0)
+    report = gen.fit(corpus, job_budget(len(corpus), 4.0), seed=0)
     assert report.epsilon_spent <= 4.0 and report.details["steps"] == 3
     assert report.details["long_documents"] == "chunk" and report.details["n_train_docs"] == 18  # documents, not chunks
     assert max(report.private_stats["batch_size"]) <= 18

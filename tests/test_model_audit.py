@@ -273,7 +273,7 @@ def test_model_trained_without_the_members_gives_chance_auc_and_zero_bound() -> 
             scores = attack.score_models(ModelSignals(target[t], refs[t], inclusion[t], pop_target[t], pop_refs[t]))
             roc = RocCurve.from_scores(scores, members[t])
             aucs.append(roc.auc())
-            bounds.append(empirical_epsilon_lower_bound(roc, 0.0, 0.95))
+            bounds.append(empirical_epsilon_lower_bound(roc, 0.0, confidence=0.95))
         assert abs(np.mean(aucs) - 0.5) < 0.02, name
         assert np.mean(np.array(bounds) == 0.0) >= 0.95, name
 

@@ -20,7 +20,7 @@ import torch
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
-from synbench.core.privacy import NoiseSource, PrivacySpec
+from synbench.core.privacy import NoiseSource
 from synbench.dp.hooks import PerSampleHooks
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen import DPGenGenerator
@@ -29,6 +29,7 @@ from synbench.generators.dpgen.module import DPGenModule, per_sample_loss
 from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
+from synbench.testing.generator import job_budget
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 
 NORM_RTOL, UPDATE_TOL = 0.01, 0.01  # measured: 0.2% and 0.5% of C
@@ -121,7 +122,7 @@ def test_bf16_mixed_generator_spends_the_same_epsilon(tiny_model: dict[str, Any]
             lr=1e-3,
             precision=precision,
         )
-        report = gen.fit(corpus, PrivacySpec.for_private_set(len(corpus), 4.0), seed=0)
+        report = gen.fit(corpus, job_budget(len(corpus), 4.0), seed=0)
         spent[precision] = report.epsilon_spent
         assert report.details["precision"] == precision
         assert len(gen.sample(4)) == 4
@@ -177,7 +178,7 @@ def test_precision_errors_are_clear(tiny_model: dict[str, Any]) -> None:
         DPGenGenerator(model=tiny_model, precision="16-mixed", grad_sample_mode="ghost")
     gen = DPGenGenerator(model=tiny_model, precision="16-mixed", accelerator="cpu", max_seq_len=32)
     with pytest.raises(ConfigError, match="CUDA only"):
-        gen.fit(docs(8), PrivacySpec.for_private_set(8, 4.0), seed=0)
+        gen.fit(docs(8), job_budget(8, 4.0), seed=0)
 
 
 @pytest.mark.parametrize("native", [True, False])

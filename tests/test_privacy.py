@@ -21,6 +21,7 @@ from synbench.core.privacy import (
     noisy_label_histogram,
     resolve_delta,
 )
+from synbench.testing.generator import job_budget
 
 if TYPE_CHECKING:
     import torch
@@ -87,7 +88,7 @@ def test_one_delta_rule_resolved_from_the_private_set_size() -> None:
     assert resolve_delta(None, 600) == pytest.approx(1 / 600**2)
     assert resolve_delta("1/(N ln N)", 600) == pytest.approx(1 / (600 * math.log(600)))
     assert resolve_delta(1e-6, 600) == 1e-6
-    spec = PrivacySpec.for_private_set(40, 2.0)
+    spec = job_budget(40, 2.0)
     assert spec.delta == pytest.approx(1 / 40**2)
     with pytest.raises(ConfigError, match="1/N"):
         resolve_delta("1/N", 600)

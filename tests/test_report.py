@@ -24,6 +24,7 @@ import pytest
 from PIL import Image
 
 from conftest import run_cli
+from synbench.audit.config import AuditConfig
 from synbench.audit.plot import plot_roc
 from synbench.audit.roc import RocCurve
 from synbench.job.record import JobRecord
@@ -192,7 +193,7 @@ def roc_png(path: Path) -> None:
     """The ROC image task=audit writes, of a strong attack on 50 targets."""
     members = np.arange(100) % 2 == 0
     scores = members + np.random.default_rng(0).normal(0, 0.6, 100)
-    plot_roc(RocCurve.from_scores(scores, members), path, nominal_eps=1.0, delta=1e-5)
+    plot_roc(RocCurve.from_scores(scores, members), path, nominal_eps=1.0, delta=1e-5, eps_grid=AuditConfig().eps_grid)
 
 
 @pytest.fixture
@@ -320,7 +321,7 @@ def test_the_comparison_table_keeps_the_pages_one_interval_and_gives_seconds_per
     for seed, seconds in ((0, {"fit_s": 10.0, "sample_s": 2.0}), (1, {"fit_s": 14.0, "sample_s": 4.0})):
         path = sweep / "benchmark" / f"eps=1,generator=alpha,seed={seed}" / "results.json"
         path.write_text(json.dumps(json.loads(path.read_text()) | {"timing": seconds}))
-    write_report(sweep)
+    write_report(sweep, 0.95)
     compared = md_tables((sweep / "report.md").read_text())[
         "toyset: generators compared (mean ± the 95% t interval over seeds)"
     ]
@@ -357,7 +358,7 @@ def test_the_report_opens_only_results_and_roc_images(sweep: Path) -> None:
 
     sys.addaudithook(hook)  # hooks cannot be removed; this one stops recording after the call
     try:
-        written = write_report(sweep)
+        written = write_report(sweep, 0.95)
     finally:
         recording[0] = False
     outputs = {p.name for p in written} | {p.name for p in (sweep / "report_figures").iterdir()}
@@ -368,7 +369,7 @@ def test_the_report_opens_only_results_and_roc_images(sweep: Path) -> None:
 def test_the_report_imports_no_generator_model_or_dataset_code(sweep: Path) -> None:
     code = (
         "import sys; from pathlib import Path; from synbench.report.build import write_report; "
-        f"write_report(Path({str(sweep)!r})); "
+        f"write_report(Path({str(sweep)!r}), 0.95); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'datasets') "
         "or m.startswith(('synbench.generators', 'synbench.data', 'synbench.audit', 'synbench.metrics', "
         "'synbench.tasks'))))"
@@ -459,7 +460,7 @@ def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> Non
     table, the audit tables of one-run audits over three seeds with their verdict column included, fits whole."""
     chromium = chromium_or_skip()
     add_wide_audits(sweep)
-    markdown, page = write_report(sweep)
+    markdown, page = write_report(sweep, 0.95)
     browser = [
         chromium,
         "--headless",

@@ -162,7 +162,7 @@ def test_the_pooled_bound_stands_beside_the_runs_mean_and_a_violation_is_marked(
 
 
 def test_the_report_shows_both_tables_with_their_notes(sweep: Path) -> None:
-    markdown = write_report(sweep)[0].read_text()
+    markdown = write_report(sweep, 0.95)[0].read_text()
     assert "*privacy audit: per attack*" in markdown and "*privacy audit: pooled one-run game*" in markdown
     assert "| **⚠ 1.200** | 5.500 | **⚠ VIOLATION** |" in markdown  # gamma's pooled game
     assert "the largest of several, read after seeing them, is not" in markdown
@@ -177,5 +177,5 @@ def test_one_attack_and_one_audit_add_no_table(tmp_path: Path) -> None:
     write_audit(tmp_path, "eps=1", 1.0, {"eps_emp_lower": 1.3, "outliers.auc": 0.9, "outliers.eps_emp_lower": 1.3})
     frame = load_results(tmp_path)
     assert attack_table(frame, 0.95) is None and pooled_table(frame, 0.95) is None
-    markdown = write_report(tmp_path)[0].read_text()
+    markdown = write_report(tmp_path, 0.95)[0].read_text()
     assert "per attack" not in markdown and "pooled one-run game" not in markdown

@@ -83,7 +83,7 @@ def test_the_paper_reading_marks_what_the_bound_does_not(sweep: Path) -> None:
     assert main["0.5"] == "consistent" and paper["0.5"] == ["0.380", "0.450", "1.335", "yes", "0.620"]
     assert paper["4"][-2] == "no" and paper["∞"][-2].startswith("n/a")
     assert paper["1"] == ["0.100", "– (not measured)", "0", "no", "– (not measured)"]  # older results: read at 0.1
-    markdown = write_report(sweep)[0].read_text()
+    markdown = write_report(sweep, 0.95)[0].read_text()
     assert "the paper's reading (FPR in [0.1, 0.2])" in markdown and "TPR 0.38 at FPR 0.1 gives 1.34" in markdown
 
 

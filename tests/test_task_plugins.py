@@ -112,7 +112,7 @@ def test_a_new_task_runs_writes_its_declared_sections_and_the_report_reads_them(
     )
     assert results["status"] == "complete" and results["counts"] == {"labels": 2}
     assert results["generation"] == {"n_private": 30, "n_eval": 10} and results["report_section"] is None
-    markdown, _ = write_report(sweep)
+    markdown, _ = write_report(sweep, 0.95)
     report = markdown.read_text()
     assert "by task: count (1)" in report and "Complete results of task(s) count are counted above" in report
 

@@ -20,10 +20,10 @@ from synbench.core import registry
 from synbench.core.base import Generator
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
-from synbench.core.privacy import PrivacySpec
 from synbench.generators.template import TemplateGenerator
 from synbench.job import release
 from synbench.testing import check_generator
+from synbench.testing.generator import job_budget
 
 SPACE = ("Birth Control", "Depression", "Pain", "Acne", "Bipolar Disorde", "Insomnia")
 
@@ -38,7 +38,7 @@ def private(texts: list[str], multi_label: bool = False) -> Corpus:
 
 def fitted(corpus: Corpus, seed: int = 0, eps: float = 1.0, **options: object) -> TemplateGenerator:
     generator = TemplateGenerator(**options)
-    report = generator.fit(corpus, PrivacySpec.for_private_set(len(corpus), eps), seed)
+    report = generator.fit(corpus, job_budget(len(corpus), eps), seed)
     assert (report.epsilon_spent, report.delta) == (0.0, 0.0)
     return generator
 

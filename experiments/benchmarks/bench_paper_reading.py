@@ -69,8 +69,8 @@ def main() -> dict:
         "confidence": 0.95,
         "bound_50_fixed": round(example_bound(50, 0.38, 0.1, 0.95, chosen_after=False), 4),
         "bound_50_read_off": round(example_bound(50, 0.38, 0.1, 0.95, chosen_after=True), 4),
-        "n_fixed": worked_example_sample_size(0.5),
-        "n_read_off": worked_example_sample_size(0.5, chosen_after=True),
+        "n_fixed": worked_example_sample_size(0.5, confidence=CFG.confidence),
+        "n_read_off": worked_example_sample_size(0.5, confidence=CFG.confidence, chosen_after=True),
     }
     figures = {"games": GAMES, "false_alarm": false_alarm, "worked_example": example}
     (HERE / "results" / "bench_paper_reading.md").write_text(markdown(figures))

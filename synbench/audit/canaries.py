@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synbench.audit.config import SUFFIXES
+from synbench.audit.config import AuditConfig
 from synbench.audit.similarity import word_set
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
@@ -75,8 +75,8 @@ def source_draw(rng: np.random.Generator, n_aux: int, n: int) -> np.ndarray:
 
 
 def canary_sources(aux: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """The positions (`aux`: D_aux's) of the documents that `make_canaries(..., n, seed)` takes prefixes from: they
-    are unseen in every private set, and the canaries' texts show which they are (the disclosure check's strata)."""
+    """The positions (`aux`: D_aux's) of the documents that `make_canaries` takes its `n` prefixes from at `seed`:
+    they are unseen in every private set, and the canaries' texts show which (the disclosure check's strata)."""
     return np.unique(aux[source_draw(np.random.default_rng([seed, CANARY_STREAM]), len(aux), n)])
 
 
@@ -89,33 +89,25 @@ def prefix_window(words: list[str], size: int, use: int) -> list[str]:
     return words[start : start + size]
 
 
-def make_canaries(
-    aux: Corpus,
-    n: int,
-    seed: int,
-    *,
-    prefix_words: int = 10,
-    suffix_words: int = 15,
-    repeats: int = 1,
-    suffix: str = "uniform",
-    rare_share: float = 0.25,
-) -> Corpus:
-    """`n` canaries, each `repeats` times in a row (the design's consecutive copy positions), from D_aux prefixes.
+def make_canaries(aux: Corpus, audit: AuditConfig, seed: int) -> Corpus:
+    """`audit.canaries` canaries, each `audit.canary_repeats` times in a row (the design's consecutive copy
+    positions), from D_aux prefixes, shaped by the config's `canary_*` keys (their defaults are the schema's).
 
     Prefix documents are drawn without replacement while D_aux lasts; a
     document drawn again gives its next window of words (`prefix_window`). The
-    copies of a canary are identical texts with distinct ids. `suffix`
-    picks the suffix words' vocabulary: `uniform` (all public words) or
-    `rare` (`rare_words(aux, rare_share)`); the random draws are the same.
+    copies of a canary are identical texts with distinct ids.
+    `audit.canary_suffix` picks the suffix words' vocabulary: `uniform` (all
+    public words) or `rare` (`rare_words(aux, audit.canary_rare_share)`); the
+    random draws are the same.
     """
-    if suffix not in SUFFIXES:
-        raise ConfigError(f"audit.canary_suffix={suffix!r} is unknown; choose one of {', '.join(SUFFIXES)}")
+    n, repeats = audit.canaries, audit.canary_repeats
+    prefix_words, suffix_words = audit.canary_prefix_words, audit.canary_suffix_words
     rng = np.random.default_rng([seed, CANARY_STREAM])
-    words = public_words() if suffix == "uniform" else rare_words(aux, rare_share)
+    words = public_words() if audit.canary_suffix == "uniform" else rare_words(aux, audit.canary_rare_share)
     if len(words) < suffix_words:
         raise ConfigError(
             f"audit.canary_suffix=rare leaves fewer public words than audit.canary_suffix_words={suffix_words} "
-            f"once D_aux's words are removed; raise audit.canary_rare_share (now {rare_share:g})"
+            f"once D_aux's words are removed; raise audit.canary_rare_share (now {audit.canary_rare_share:g})"
         )
     sources = source_draw(rng, len(aux), n)
     texts, labels = [], []

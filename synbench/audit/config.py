@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from synbench.audit.design import MODES
 from synbench.core.errors import ConfigError, check_n_synthetic, require_count
 
+MODES = ("k_subsets", "one_run")  # audit.mode: the designs synbench.audit.design draws
 TARGET_KINDS = ("outliers", "canaries", "both")
 CROSSFIT_RULES = ("lower_bound", "estimate")  # how the cross-fit chooses its rule on the choosing fold
 SUFFIXES = ("uniform", "rare")  # audit.canary_suffix: uniform public words | the rarest ones D_aux never uses

@@ -96,7 +96,7 @@ class OperatingPoint:
 
 
 def _best_rule(
-    roc: RocCurve, delta: float, min_count: int, rule: str = "lower_bound", confidence: float = 0.95
+    roc: RocCurve, delta: float, min_count: int, rule: str, confidence: float
 ) -> tuple[tuple[float, float], int, int]:
     """((ranking value, smoothed estimate), inequality, threshold row) of the best rule on `roc`.
 
@@ -127,9 +127,10 @@ def cross_fitted_epsilon(
     members: np.ndarray,
     folds: np.ndarray,
     delta: float = 0.0,
-    min_count: int = 5,
-    rule: str = "lower_bound",
-    confidence: float = 0.95,
+    *,
+    min_count: int,
+    rule: str,
+    confidence: float,
 ) -> float:
     """Mean over the two folds of the held-out point estimate of the rule chosen on the other.
 

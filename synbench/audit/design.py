@@ -32,10 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from synbench.audit.config import AuditConfig
 from synbench.core.errors import ConfigError
 from synbench.core.files import save_arrays_atomic
-
-MODES = ("k_subsets", "one_run")
 
 
 @dataclass(frozen=True)
@@ -93,34 +92,24 @@ def _random_rows(rng: np.random.Generator, rows: int, cols: int, fraction: float
     return np.argsort(rng.random((rows, cols)), axis=1) < keep
 
 
-def make_design(
-    n_docs: int,
-    targets: np.ndarray,
-    *,
-    mode: str,
-    seed: int,
-    n_subsets: int = 100,
-    n_references: int = 4,
-    base_fraction: float = 0.5,
-    ref_fraction: float = 0.5,
-    n_canaries: int = 0,
-    canary_repeats: int = 1,
-) -> AuditDesign:
-    """Draw the design for a training split of `n_docs` documents with the given outlier targets and canaries.
+def make_design(n_docs: int, targets: np.ndarray, audit: AuditConfig, *, seed: int) -> AuditDesign:
+    """Draw the design for a training split of `n_docs` documents with the given outlier targets and the canaries
+    `audit` asks for (`audit.canaries`): its mode, pairs, references and fractions are read from the config, where
+    their defaults are, so a design drawn here is the one the config describes.
 
-    Canary c occupies positions n_docs + c * canary_repeats onwards, after the split.
+    Canary c occupies positions n_docs + c * audit.canary_repeats onwards, after the split.
     """
-    if mode not in MODES:
-        raise ConfigError(f"audit.mode={mode!r} is unknown; choose one of {', '.join(MODES)}")
+    mode, n_subsets, n_references = audit.mode, audit.n_subsets, audit.n_references
+    n_canaries, canary_repeats = audit.canaries, audit.canary_repeats
     if mode == "k_subsets" and (n_subsets < 2 or n_subsets % 2):
         raise ConfigError(f"audit.n_subsets={n_subsets} must be even and at least 2: private sets come in pairs")
     if n_references < 2 or n_references % 2:
         raise ConfigError(
             f"audit.n_references={n_references} must be even and at least 2: half of them hold each target"
         )
-    for key, value in (("base_fraction", base_fraction), ("ref_fraction", ref_fraction)):
-        if not 0 < value <= 1:
-            raise ConfigError(f"audit.{key}={value} must lie in (0, 1]")
+    for key in ("base_fraction", "ref_fraction"):
+        if not 0 < getattr(audit, key) <= 1:
+            raise ConfigError(f"audit.{key}={getattr(audit, key)} must lie in (0, 1]")
     rng = np.random.default_rng([seed, 0xA0D17])
     outliers = np.sort(np.asarray(targets, dtype=np.int64))
     rest = rng.permutation(np.setdiff1d(np.arange(n_docs), outliers))
@@ -135,10 +124,10 @@ def make_design(
         coin = rng.random((pairs, n_targets)) < 0.5
         inclusion = np.empty((n_subsets, n_targets), dtype=bool)
         inclusion[0::2], inclusion[1::2] = coin, ~coin
-        base = np.repeat(_random_rows(rng, pairs, len(private), base_fraction), 2, axis=0)
+        base = np.repeat(_random_rows(rng, pairs, len(private), audit.base_fraction), 2, axis=0)
     else:
         inclusion = rng.random((1, n_targets)) < 0.5
         base = np.ones((1, len(private)), dtype=bool)
     ref_inclusion = (np.argsort(rng.random((n_targets, n_references)), axis=1) < n_references // 2).T
-    ref_base = _random_rows(rng, n_references, len(aux), ref_fraction)
+    ref_base = _random_rows(rng, n_references, len(aux), audit.ref_fraction)
     return AuditDesign(targets, private, aux, inclusion, base, ref_inclusion, ref_base, kinds, copies)

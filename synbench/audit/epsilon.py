@@ -87,7 +87,7 @@ def epsilon_lower_bounds_from_counts(
 
 
 def bonferroni_epsilon_lower_bound(
-    tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0, confidence: float = 0.95
+    tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, delta: float = 0.0, *, confidence: float
 ) -> float:
     """The largest bound over the given thresholds and both inequalities, with Bonferroni over all of them.
 
@@ -104,7 +104,7 @@ def bonferroni_epsilon_lower_bound(
     return float(max(epsilon_lower_bounds_from_counts(tp, fp, n_pos, n_neg, delta, alpha).max(), 0.0))
 
 
-def empirical_epsilon_lower_bound(roc: RocCurve, delta: float = 0.0, confidence: float = 0.95) -> float:
+def empirical_epsilon_lower_bound(roc: RocCurve, delta: float = 0.0, *, confidence: float) -> float:
     """An epsilon that the mechanism exceeds with probability at least `confidence` (0 when nothing is proven).
 
     Uses the thresholds strictly between "flag nothing" and "flag
@@ -116,4 +116,6 @@ def empirical_epsilon_lower_bound(roc: RocCurve, delta: float = 0.0, confidence:
     the sample size caps what an audit can prove.
     """
     inner = slice(1, len(roc.tp) - 1)
-    return bonferroni_epsilon_lower_bound(roc.tp[inner], roc.fp[inner], roc.n_pos, roc.n_neg, delta, confidence)
+    return bonferroni_epsilon_lower_bound(
+        roc.tp[inner], roc.fp[inner], roc.n_pos, roc.n_neg, delta, confidence=confidence
+    )

@@ -88,7 +88,7 @@ def one_run_gdp_mu_lower_bounds(m: np.ndarray, guesses: np.ndarray, correct: np.
     return np.where(ok, lo, 0.0)[back]
 
 
-def one_run_gdp_mu_lower_bound(m: int, guesses: int, correct: int, confidence: float = 0.95) -> float:
+def one_run_gdp_mu_lower_bound(m: int, guesses: int, correct: int, confidence: float) -> float:
     """`gdp_mu_lower` of one one-run game: the largest mu that `correct` of `guesses` guesses reject at `confidence`."""
     if not 0 <= correct <= guesses <= m:
         raise ValueError(f"need 0 <= correct ({correct}) <= guesses ({guesses}) <= targets ({m})")
@@ -111,9 +111,7 @@ def gdp_mu_lower_bounds_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int, 
     return np.maximum(np.nan_to_num(mu, nan=0.0, neginf=0.0), 0.0)
 
 
-def bonferroni_gdp_mu_lower_bound(
-    tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, confidence: float = 0.95
-) -> float:
+def bonferroni_gdp_mu_lower_bound(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, confidence: float) -> float:
     """The largest ROC mu bound over the given thresholds, Bonferroni over their 2 T intervals."""
     tp = np.atleast_1d(np.asarray(tp))
     if tp.size == 0:

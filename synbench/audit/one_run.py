@@ -112,7 +112,7 @@ def one_run_epsilon_lower_bounds(
     return np.where(ok, lo, 0.0)[back]
 
 
-def one_run_epsilon_lower_bound(m: int, r: int, v: int, delta: float = 0.0, confidence: float = 0.95) -> float:
+def one_run_epsilon_lower_bound(m: int, r: int, v: int, delta: float = 0.0, *, confidence: float) -> float:
     """The largest eps that v right out of r guesses (m targets) rejects at `confidence`; 0 when none is rejected."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence={confidence} must lie strictly between 0 and 1")

@@ -33,7 +33,7 @@ def plot_roc(
     *,
     nominal_eps: float,
     delta: float,
-    eps_grid: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0),
+    eps_grid: tuple[float, ...],
     title: str = "",
     point: OperatingPoint | None = None,
 ) -> Path:

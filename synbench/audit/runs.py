@@ -31,30 +31,10 @@ RUNS_DIR = "runs"
 
 def build_design(audit: AuditConfig, train: Corpus, outliers: np.ndarray, seed: int) -> tuple[AuditDesign, Corpus]:
     """The seeded design and the audit pool it indexes: the training split, then the canaries' copies."""
-    design = make_design(
-        len(train),
-        outliers,
-        mode=audit.mode,
-        seed=seed,
-        n_subsets=audit.n_subsets,
-        n_references=audit.n_references,
-        base_fraction=audit.base_fraction,
-        ref_fraction=audit.ref_fraction,
-        n_canaries=audit.canaries,
-        canary_repeats=audit.canary_repeats,
-    )
+    design = make_design(len(train), outliers, audit, seed=seed)
     if not audit.canaries:
         return design, train
-    canaries = make_canaries(
-        train.subset(design.aux),
-        audit.canaries,
-        seed,
-        prefix_words=audit.canary_prefix_words,
-        suffix_words=audit.canary_suffix_words,
-        repeats=audit.canary_repeats,
-        suffix=audit.canary_suffix,
-        rare_share=audit.canary_rare_share,
-    )
+    canaries = make_canaries(train.subset(design.aux), audit, seed)
     return design, with_canaries(train, canaries)
 
 

@@ -224,7 +224,9 @@ def bounds(
                 members,
                 folds,
                 epsilon_counts_bound(delta),
-                lambda tp, fp, n_pos, n_neg, c: bonferroni_epsilon_lower_bound(tp, fp, n_pos, n_neg, delta, c),
+                lambda tp, fp, n_pos, n_neg, c: bonferroni_epsilon_lower_bound(
+                    tp, fp, n_pos, n_neg, delta, confidence=c
+                ),
                 half,
             )[:2]
         )
@@ -268,7 +270,13 @@ def _core(
     out: dict[str, Any] = {"n_targets": members.shape[1]}
     out.update(roc.summary(cfg.fpr_grid, cfg.recall_grid))
     out["eps_emp"] = cross_fitted_epsilon(
-        scores, members, target_folds(kinds, seed), claim.delta, cfg.min_count, cfg.crossfit_rule
+        scores,
+        members,
+        target_folds(kinds, seed),
+        claim.delta,
+        min_count=cfg.min_count,
+        rule=cfg.crossfit_rule,
+        confidence=cfg.confidence,
     )
     out["eps_emp_max"] = empirical_epsilon_curve(roc, claim.delta, cfg.min_count)
     out.update(found)

@@ -126,7 +126,7 @@ def build_index(folder: Path, docs: Sequence[str], tokenizer: Any, threads: int 
     """The index of `docs` in `folder`: reused when finished, resumed step by step when a build was interrupted."""
     done = folder / DONE_FILE
     if done.is_file():
-        return open_index(folder)
+        return open_index(folder, None)
     if not docs:
         raise ConfigError("the exact-match corpus has no documents; check contamination.exact.files")
     folder.mkdir(parents=True, exist_ok=True)
@@ -148,11 +148,12 @@ def build_index(folder: Path, docs: Sequence[str], tokenizer: Any, threads: int 
             "build_s": round(time.perf_counter() - start, 3),
         },
     )
-    return open_index(folder)
+    return open_index(folder, dtype)
 
 
-def open_index(folder: Path, token_dtype: str | None = None) -> IndexInfo:
-    """A finished index: ours (with `index.json`) or any infini-gram v4 index folder (token dtype given or u16)."""
+def open_index(folder: Path, token_dtype: str | None) -> IndexInfo:
+    """A finished index: ours (with `index.json`) or any infini-gram v4 index folder (token dtype given, else
+    index.json's, else u16)."""
     if not folder.is_dir() or not any(folder.glob("table.*")):
         raise ConfigError(
             f"contamination.exact.index_dir={str(folder)!r} is not an infini-gram index "

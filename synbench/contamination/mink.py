@@ -37,7 +37,7 @@ from synbench.lm.scoring import TokenScores, token_scores
 COUNTS = ("ceil", "floor")
 
 
-def kept_tokens(n: int, k: float, count: str = "ceil") -> int:
+def kept_tokens(n: int, k: float, count: str) -> int:
     """How many of n token scores Min-K% averages: ceil(k * n), or the reference code's int(k * n); at least 1.
 
     `ceil` forgives the float error of k * n (0.1 * 30 is 3.0000000000000004, which is 3 tokens, not 4);
@@ -47,18 +47,18 @@ def kept_tokens(n: int, k: float, count: str = "ceil") -> int:
     return max(1, kept)
 
 
-def lowest_mean(values: np.ndarray, k: float, count: str = "ceil") -> float:
+def lowest_mean(values: np.ndarray, k: float, count: str) -> float:
     """Mean of the `kept_tokens` lowest values (NaN for an empty document)."""
     if values.size == 0:
         return float("nan")
     return float(np.sort(values)[: kept_tokens(values.size, k, count)].mean())
 
 
-def min_k(scores: TokenScores, k: float, count: str = "ceil") -> float:
+def min_k(scores: TokenScores, k: float, count: str) -> float:
     return lowest_mean(scores.logp, k, count)
 
 
-def min_k_plus_plus(scores: TokenScores, k: float, count: str = "ceil") -> float:
+def min_k_plus_plus(scores: TokenScores, k: float, count: str) -> float:
     return lowest_mean((scores.logp - scores.mu) / np.maximum(scores.sigma, 1e-6), k, count)
 
 
@@ -77,7 +77,7 @@ def score_texts(
     batch_size: int,
     max_length: int,
     desc: str,
-    count: str = "ceil",
+    count: str,
 ) -> MinKScores:
     """Both scores of every text, from one batched forward pass per batch."""
     scored = token_scores(model, tokenizer, texts, batch_size=batch_size, max_length=max_length, desc=desc)

@@ -163,12 +163,14 @@ class PrivacySpec:
         cls,
         n: int,
         epsilon: float,
-        delta: float | str | None = None,
-        accountant: str = "prv",
+        delta: float | str | None,
+        accountant: str,
         noise: NoiseSource | None = None,
-        allow_large_delta: bool = False,
+        *,
+        allow_large_delta: bool,
     ) -> "PrivacySpec":
-        """The spec for a private set of `n` documents, with `delta` resolved by the benchmark's one rule."""
+        """The spec for a private set of `n` documents, with `delta` resolved by the benchmark's one rule (the job's
+        `delta`, `accountant` and `privacy.allow_large_delta`: their defaults are the schema's, not this method's)."""
         return cls(epsilon, resolve_delta(delta, n, allow_large_delta), accountant, noise or NoiseSource())
 
     @property

@@ -38,7 +38,7 @@ def attack_figures(scores: np.ndarray, members: np.ndarray, audit: ModelAuditCon
     roc = RocCurve.from_scores(scores, members)
     out = roc.summary(audit.fpr_grid, ())
     out["eps_emp"] = empirical_epsilon_curve(roc, delta, audit.min_count)
-    out["eps_emp_lower"] = empirical_epsilon_lower_bound(roc, delta, audit.confidence)
+    out["eps_emp_lower"] = empirical_epsilon_lower_bound(roc, delta, confidence=audit.confidence)
     return out
 
 

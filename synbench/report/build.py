@@ -157,7 +157,7 @@ def build(root: Path, confidence: float, title: str) -> Document:
     return doc
 
 
-def write_report(root: Path, confidence: float = 0.95, title: str | None = None) -> tuple[Path, Path]:
+def write_report(root: Path, confidence: float, title: str | None = None) -> tuple[Path, Path]:
     """Write `report.md` (with `report_figures/`) and the self-contained `report.html` into `root`."""
     title = title or f"SynBench report: {root.name}"
     doc = build(root, confidence, title)

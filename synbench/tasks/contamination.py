@@ -179,7 +179,13 @@ def plant_model(
         pretraining = Corpus.build(
             corpus.documents, [("text",)] * len(corpus.documents), ("text",), name="planted-pretraining"
         )
-        privacy = PrivacySpec.for_private_set(len(pretraining), math.inf, job.config.delta, job.config.accountant)
+        privacy = PrivacySpec.for_private_set(
+            len(pretraining),
+            math.inf,
+            job.config.delta,
+            job.config.accountant,
+            allow_large_delta=job.config.privacy.allow_large_delta,
+        )
         fit = generator.fit(pretraining, privacy, job.spec.seed)
         generator.save_model(model_dir)
         keys = ("fine_tuning", "epochs", "steps", "n_train_docs", "max_seq_len", "train_s", "trainable_params")

@@ -116,9 +116,11 @@ def build_design(
             )
     else:
         targets = np.sort(rng.permutation(len(pool))[: audit.n_targets])
-    design = make_design(
-        len(pool), targets, mode="one_run", seed=seed, n_references=audit.n_references, ref_fraction=audit.ref_fraction
+    # the one-run design over these targets alone (no canaries), with the model audit's references
+    one_run = AuditConfig(
+        mode="one_run", targets="outliers", n_references=audit.n_references, ref_fraction=audit.ref_fraction
     )
+    design = make_design(len(pool), targets, one_run, seed=seed)
     if audit.references == "out":
         design = replace(design, ref_inclusion=np.zeros_like(design.ref_inclusion))
     return pool, design

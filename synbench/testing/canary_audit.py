@@ -37,7 +37,7 @@ from synbench.core.corpus import Corpus
 from synbench.testing.corpora import public_corpus
 
 AUDIT_CANARIES = 1000  # about 500 members: a verbatim copier of half its documents is bounded above eps 3
-AUDIT_CONFIDENCE = 0.95
+AUDIT_CONFIDENCE = AuditConfig.confidence  # the audit's own level (its default, in one place)
 BASE_PER_LABEL = 72  # every sentence the kit's word lists make for its smallest label: 216 documents, a third private
 
 
@@ -58,8 +58,9 @@ class CanaryAudit:
         """A fresh one-run design over the kit's public corpus with `n_canaries` canaries, from a secret seed."""
         base = public_corpus(per_label=BASE_PER_LABEL, name="synbench-testing-audit")
         seed = secrets.randbits(63)
-        design = make_design(len(base), np.zeros(0, dtype=np.int64), mode="one_run", seed=seed, n_canaries=n_canaries)
-        pool = with_canaries(base, make_canaries(base.subset(design.aux), n_canaries, seed))
+        rule = AuditConfig(mode="one_run", targets="canaries", n_canaries=n_canaries)
+        design = make_design(len(base), np.zeros(0, dtype=np.int64), rule, seed=seed)
+        pool = with_canaries(base, make_canaries(base.subset(design.aux), rule, seed))
         references = tuple(pool.subset(design.reference_set(m)) for m in range(len(design.ref_base)))
         return cls(
             private=pool.subset(design.private_set(0), name="synbench-testing-audit-private"),

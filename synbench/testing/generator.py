@@ -48,6 +48,7 @@ from synbench.core.base import FitReport, Generator
 from synbench.core.corpus import Corpus, Labels
 from synbench.core.errors import SynBenchError
 from synbench.core.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
+from synbench.core.schema import PrivacyConfig, SynBenchConfig
 from synbench.job import release
 from synbench.testing.canary_audit import AUDIT_CANARIES, AUDIT_CONFIDENCE, CanaryAudit
 from synbench.testing.checks import Checks, ConformanceError, Failure, begin, describe
@@ -59,6 +60,15 @@ NOISE_SEED = 1234  # the replication noise seed of the replication check
 SAMPLE_SIZES = (1, 17)
 FINGERPRINT_DOCS = 24  # documents compared between fits: enough that noise in the model shows in the text
 SECRET_TRIES = 3  # fits with secret noise; output identical in all of them means the noise is not secret
+
+
+def job_budget(n: int, epsilon: float, noise: NoiseSource | None = None) -> PrivacySpec:
+    """The budget a job with the schema's privacy defaults (delta, accountant, privacy.*) gives `n` documents."""
+    job, privacy = SynBenchConfig, PrivacyConfig()
+    return PrivacySpec.for_private_set(
+        n, epsilon, job.delta, job.accountant, noise, allow_large_delta=privacy.allow_large_delta
+    )
+
 
 GeneratorCheck = Callable[[], None]
 
@@ -253,7 +263,7 @@ class _GeneratorRun:
         """Fit at the budget and sample: budget, release, sizes, labels and label_counts."""
         private = _Private(*plant_sentinels(corpus))
         where = f"on corpus '{corpus.name}' at eps={self.epsilon:g}"
-        generator, _ = self.fit(private, PrivacySpec.for_private_set(len(corpus), self.epsilon), where)
+        generator, _ = self.fit(private, job_budget(len(corpus), self.epsilon), where)
         for size in SAMPLE_SIZES:
             self.sample(generator, corpus, size, where)
         self.label_counts(generator, corpus, where)
@@ -262,7 +272,7 @@ class _GeneratorRun:
         """`eps=inf`: the same pipeline without DP fits and samples as many documents as it saw."""
         where = f"on corpus '{corpus.name}' at eps=inf"
         private = _Private(*plant_sentinels(corpus))
-        generator, _ = self.fit(private, PrivacySpec.for_private_set(len(corpus), math.inf), where, contract="eps-inf")
+        generator, _ = self.fit(private, job_budget(len(corpus), math.inf), where, contract="eps-inf")
         self.sample(generator, corpus, len(corpus), where, contract="eps-inf")
 
     def sentinel_check(self, corpus: Corpus) -> None:
@@ -309,7 +319,7 @@ class _GeneratorRun:
     def canary_audit(self, n_canaries: int, confidence: float) -> None:
         """The one-run canary audit: its lower bound on eps must not exceed the eps the fit reports."""
         audit = CanaryAudit.draw(n_canaries)
-        privacy = PrivacySpec.for_private_set(audit.planned_size, self.epsilon)
+        privacy = job_budget(audit.planned_size, self.epsilon)
         where = f"on the kit's audit corpus with {n_canaries} canaries at eps={self.epsilon:g}"
         generator, report = self.fit(_Private(audit.private, ()), privacy, where, contract="audit")
         out = self.sample(generator, audit.private, audit.planned_size, where, contract="audit")
@@ -337,9 +347,7 @@ class _GeneratorRun:
         where = f"on corpus '{corpus.name}' at eps={self.epsilon:g}"
 
         def fingerprint(noise: NoiseSource) -> tuple[FitReport, tuple[Any, ...], dict[str, Any]]:
-            generator, report = self.fit(
-                private, PrivacySpec.for_private_set(len(corpus), self.epsilon, noise=noise), where
-            )
+            generator, report = self.fit(private, job_budget(len(corpus), self.epsilon, noise), where)
             out = self.sample(generator, corpus, FINGERPRINT_DOCS, where)
             return report, (out.texts, out.labels), {k: canonical(v) for k, v in report.details.items()}
 
