@@ -187,6 +187,7 @@ def test_hydra_discovers_the_search_path_plugin_without_the_app() -> None:
     assert "SynBenchSearchPathPlugin" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_sweep_survives_a_failing_job_reports_it_and_reruns_only_it(tmp_path: Path, tiny_dataset: list[str]) -> None:
     # a file that exists (the sweep's pre-check of each dataset's source passes) but does not parse: the job fails
     broken = tmp_path / "broken.jsonl"
@@ -214,6 +215,7 @@ def test_a_sweep_survives_a_failing_job_reports_it_and_reruns_only_it(tmp_path: 
     assert second.returncode != 0 and "skipping" in second.stdout + second.stderr  # the complete job is not redone
 
 
+@pytest.mark.slow
 def test_a_sweep_over_settings_warns_that_selection_uses_private_data(tmp_path: Path, tiny_dataset: list[str]) -> None:
     proc = run_cli(
         [
@@ -324,6 +326,7 @@ PAPER_CLASSIFIERS = {
 }
 
 
+@pytest.mark.slow
 def test_paper_table1_is_every_dataset_with_its_classifier_times_the_three_generators() -> None:
     """The paper's grid: 9 datasets x 3 generators x 5 eps x 3 seeds, each job at one delta rule and the paper's
     models."""
@@ -379,6 +382,7 @@ def test_cluster_launchers_compose() -> None:
     assert "submitit" in cfg.hydra.launcher._target_ and cfg.sweep == "paper_psytar_dpgen"
 
 
+@pytest.mark.slow
 def test_a_parallel_sweep_with_joblib_and_wandb_offline(tmp_path: Path, tiny_dataset: list[str]) -> None:
     """Two jobs at once in joblib's worker processes, each with its own offline W&B run, both finished."""
     run_cli(

@@ -249,6 +249,7 @@ def audit_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], lis
     return overrides, texts[:60]
 
 
+@pytest.mark.slow
 def test_an_audit_of_a_control_says_what_it_did_not_do(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
     """As the benchmark does: one warning line that copy does not apply eps=4, and one that 500 synthetic documents
     are more than a run's private set holds, naming audit.n_synthetic."""
@@ -280,6 +281,7 @@ def test_an_audit_of_a_control_says_what_it_did_not_do(tmp_path: Path, audit_dat
     assert any(line.startswith("audit copy on tiny: eps=control (4 not applied)") for line in lines), lines
 
 
+@pytest.mark.slow
 def test_one_run_audit_cli_writes_the_keys_and_leaks_no_target(
     tmp_path: Path, audit_data: tuple[list[str], list[str]]
 ) -> None:
@@ -408,6 +410,7 @@ def test_two_attacks_and_a_pooled_one_run_game_end_to_end(
     assert scores["scores_ngram"].shape == scores["scores_similarity"].shape == scores["members"].shape
 
 
+@pytest.mark.slow
 def test_listed_targets_are_the_audited_outliers(tmp_path: Path, audit_data: tuple[list[str], list[str]]) -> None:
     """`audit.target_positions` (e.g. S of a planted-contamination job) replaces the embedding outliers: the design's
     outlier targets are exactly the listed positions."""

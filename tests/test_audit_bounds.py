@@ -63,6 +63,7 @@ def pair_design(rng: np.random.Generator, pairs: int, targets: int) -> np.ndarra
     return members
 
 
+@pytest.mark.slow
 def test_null_point_estimate_is_centred_and_bounds_prove_nothing() -> None:
     rng = np.random.default_rng(0)
     cfg = AuditConfig(mode="k_subsets")
@@ -102,6 +103,7 @@ def test_gaussian_one_run_bounds_stay_below_the_truth(mu: float) -> None:
     assert np.mean(eps_lower > eps_true) <= 0.05
 
 
+@pytest.mark.slow
 def test_gaussian_roc_bounds_stay_below_the_truth() -> None:
     """The k-subset bounds with independent trials (one pair of runs, 100 targets): the conditional (pooled ROC)
     bounds hold when the trials are independent, and the pair game's bounds hold anyway."""
@@ -208,7 +210,8 @@ def rr_scores(rng: np.random.Generator, members: np.ndarray, eps: float) -> np.n
     return (members ^ (rng.random(members.shape) > expit(eps))) + 0.01 * rng.random(members.shape)
 
 
-@pytest.mark.parametrize("mode", [pytest.param("one_run", marks=pytest.mark.slow), "k_subsets"])  # one_run: ~40 s
+@pytest.mark.slow  # a coverage simulation over both audit modes
+@pytest.mark.parametrize("mode", ["one_run", "k_subsets"])
 def test_combined_bound_over_attacks_holds_under_the_null(mode: str) -> None:
     """Three attacks (two of them correlated) that know nothing: the combined bound is 0 in >= 95% of 200 audits."""
     rng = np.random.default_rng(6)

@@ -77,6 +77,7 @@ def test_one_run_audit_catches_a_generator_that_leaks_half_its_documents(
     assert results["audit"]["gdp_mu_lower"] > 0
 
 
+@pytest.mark.slow
 def test_repeated_k_subset_audit_reports_intervals_and_block_bootstrap(
     tmp_path: Path, audit_data: tuple[list[str], list[str]]
 ) -> None:

@@ -215,6 +215,7 @@ def write_job(root: Path, name: str, eps: float, seed: int, audit: dict[str, Any
     write_audit_results(root, name, name.split(",")[0], eps, seed, 1e-6, audit)
 
 
+@pytest.mark.slow
 def test_the_report_never_says_no_for_an_audit_that_could_not_have_seen(tmp_path: Path, copier: dict[str, Any]) -> None:
     """What summarise writes, read by the report: a copier on 200 targets at eps = 8 (one and two seeds) is
     inconclusive with its ceiling and n_needed; a quiet audit on 2000 targets at eps = 1 is consistent."""

@@ -194,6 +194,7 @@ def test_headline_estimate_chooses_the_attack_inside_the_cross_fit() -> None:
     assert out["eps_emp"] == cross_fitted_epsilon(list(attacks.values()), members, folds, 0.0, **CROSSFIT)
 
 
+@pytest.mark.slow
 def test_cross_fitted_estimate_over_attacks_is_centred_under_the_null() -> None:
     """Three attacks (two correlated) that know nothing, 4,000 one-run games of 300 targets: the mean estimate is
     within three standard errors of 0 (the choice made outside the cross-fit gave 0.026 +/- 0.008 over 2,000)."""

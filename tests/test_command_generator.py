@@ -42,6 +42,7 @@ def inline(code: str, tmp_path: Path, **options: object) -> CommandGenerator:
     return CommandGenerator([sys.executable, "-c", code, "{spec}", "{out}"], log_dir=str(tmp_path / "logs"), **options)
 
 
+@pytest.mark.slow
 def test_the_kit_passes_the_honest_program_and_fails_the_leaking_one(tmp_path: Path) -> None:
     check_generator(lambda: program(HONEST, tmp_path, n_synthetic=KIT_DOCUMENTS), audit=True)
     with pytest.raises(ConformanceError) as caught:
@@ -387,6 +388,7 @@ def test_the_default_timeout_is_the_documented_one() -> None:
     assert f"| `generator.timeout_s` | `{DEFAULT_TIMEOUT_S:g}` (6 h) |" in page
 
 
+@pytest.mark.slow
 def test_a_program_is_benchmarked_and_audited_as_a_job(tmp_path: Path, reviews: list[str]) -> None:
     from synbench.tasks import audit, benchmark
 

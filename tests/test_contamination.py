@@ -184,6 +184,7 @@ def test_config_errors_name_the_field() -> None:
 # --- the task end to end ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_contamination_task_flags_planted_documents_runs_the_ablation_and_resumes(
     tmp_path: Path, tiny_model: dict[str, Any]
 ) -> None:

@@ -55,6 +55,7 @@ def strict_build(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_strict_docs_build_passes_and_fails_on_a_broken_link(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs", reason="the docs extra is not installed (make install installs it)")
     pytest.importorskip("material", reason="the docs extra is not installed (make install installs it)")

@@ -208,6 +208,7 @@ def test_the_end_mark_is_written_only_under_sample_length_model(end_mark: bool) 
         assert not (ids == tok.sep_token_id).any() and tokens == 16 * 15 and all(texts)
 
 
+@pytest.mark.slow
 def test_without_dp_the_model_learns_frequent_bigrams() -> None:
     gen = DPDiffusionGenerator(
         **{

@@ -39,6 +39,7 @@ def test_job_with_the_example_generator(installed_plugin: None, tmp_path: Path, 
     assert results["generation"]["n_synthetic"] == 30
 
 
+@pytest.mark.slow
 def test_the_plugins_own_test_suite_passes(installed_plugin: None) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(PLUGIN / "tests")],

@@ -257,6 +257,7 @@ def long_rows(n: int, words: int) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.slow
 def test_cli_trains_long_documents_in_bf16(tiny_model: dict[str, Any], tmp_path: Path) -> None:
     train = write_jsonl(tmp_path / "long.jsonl", long_rows(16, 300))
     args = [

@@ -330,6 +330,7 @@ def many_labels(n_labels: int, per_label: int, variant: int) -> Corpus:
     return corpus(texts, [[space[j]] for j in range(n_labels) for _ in range(per_label)], space, name=f"many{variant}")
 
 
+@pytest.mark.slow
 def test_utility_is_correct_beyond_127_labels() -> None:
     # With an int8 label matrix scikit-learn's one-vs-rest wrapped the class indices at 128 and scored F1 0.0 here.
     train, real = many_labels(300, 1, 0), many_labels(300, 1, 5)

@@ -389,6 +389,7 @@ def test_dp_head_epsilon_is_its_accountants() -> None:
 # --- the task end to end -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_model_audit_cli_fills_every_regime_and_attack_and_leaks_no_target(tmp_path: Path, reviews: list[str]) -> None:
     args = [*reviews, *TINY, "task=model_audit", "generator=copy", "eps=2", "accountant=rdp", f"output_root={tmp_path}"]
     proc = run_cli(args, cwd=tmp_path)

@@ -71,6 +71,7 @@ def test_a_hub_id_is_not_taken_for_a_folder() -> None:
     assert local_folder("./models/llama") == Path("models/llama") and local_folder("/abs/llama") == Path("/abs/llama")
 
 
+@pytest.mark.slow
 def test_the_packaged_gguf_is_dequantised_once_into_the_model_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -162,6 +162,7 @@ def test_another_source_that_lands_while_a_prepare_reads_is_refused_not_replaced
 # --- a sweep -----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_jobs_of_a_sweep_never_share_a_prepared_folder(tmp_path: Path) -> None:
     first = release_fixtures.write_mimic(tmp_path / "a")
     second = release_fixtures.write_mimic(tmp_path / "b", summaries=OTHER_SUMMARIES)

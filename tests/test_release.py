@@ -130,6 +130,7 @@ def test_default_job_releases_only_allow_listed_fields(
         assert name not in wandb_bytes, f"{name!r} reached the W&B run"
 
 
+@pytest.mark.slow
 def test_opting_in_releases_private_stats_and_marks_them(
     tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any]
 ) -> None:
