@@ -120,10 +120,10 @@ def test_every_row_holds_in_its_composed_experiment(section: Section) -> None:
 
 
 def test_a_changed_value_fails_its_row() -> None:
-    """The check is not vacuous: the demo's DP-Gen (its lr and LoRA modules, as conf/generator/dpgen.yaml sets
-    them) breaks the paper's rows."""
+    """The check is not vacuous: the demo's DP-Gen (its lr and LoRA modules, as the demo option conf/demo/dpgen.yaml
+    sets them) breaks the paper's rows."""
     dpgen = next(s for s in CONTRACT if s.title == "DP-Gen")
-    demo = OmegaConf.load(REPO / "conf" / "generator" / "dpgen.yaml")
+    demo = OmegaConf.load(REPO / "conf" / "demo" / "dpgen.yaml")
     modules = ",".join(demo.lora.target_modules)
     cfg = compose_job([*dpgen.overrides, f"generator.lr={demo.lr}", f"generator.lora.target_modules=[{modules}]"])
     for key in ("generator.lr", "generator.lora.target_modules"):

@@ -223,8 +223,9 @@ NESTED_GROUP = re.compile(r"^\s*-\s*(\w+):", re.MULTILINE)
 INHERITED = re.compile(r"^\s*-\s*(\w+)\s*(?:#.*)?$", re.MULTILINE)  # another option of the same group
 # YAMLs that set other groups' values on purpose: the paper's settings over the demo's
 OVERRIDERS = ("paper_generator", "paper_dataset")
-# groups whose options choose other groups' options and values (no node of their own to type)
-CHOOSERS = ("experiment", "demo_job", "hydra/launcher", *OVERRIDERS)
+# groups whose options choose other groups' options and values (no node of their own to type); `demo` sets the
+# chosen generator's demo sizes (test_each_demo_option_changes_every_value_it_sets)
+CHOOSERS = ("experiment", "demo_job", "hydra/launcher", "demo", *OVERRIDERS)
 
 
 def group_options() -> list[tuple[str, str, Path]]:
@@ -272,7 +273,7 @@ def test_each_value_comes_from_the_schema_or_a_yaml_that_changes_it(group: str, 
         here = header.group(1) if header else group.replace("/", ".")
         where = here if package == "_here_" else package
         assert not same_as_default(node, defaults, where), f"{path.name} restates schema defaults; drop them"
-        composed = compose_config(["data_root=/data", *group_overrides(group, option)])
+        composed = compose_config(["data_root=/data", *group_overrides(group, option), "~demo"])  # no demo sizes
         got = OmegaConf.to_container(OmegaConf.select(composed, where), resolve=False)
         expected = OmegaConf.to_container(OmegaConf.merge(defaults, node), resolve=False)
         for nested in NESTED_GROUP.findall(text):  # a group the option selects inside its node (generator/backend)
@@ -287,6 +288,18 @@ def test_each_value_comes_from_the_schema_or_a_yaml_that_changes_it(group: str, 
             unchanged = same_as_default(value, plain(base[key]), key)
             assert not unchanged, f"{path.name} sets {unchanged} to the value it already has; drop them"
             assert plain(paper[key]) != plain(base[key])
+
+
+@pytest.mark.parametrize("option", sorted(p.stem for p in (CONF / "demo").glob("*.yaml")))
+def test_each_demo_option_changes_every_value_it_sets(option: str) -> None:
+    """A demo option (conf/config.yaml selects the chosen generator's) holds only the demo's sizes: each value it
+    sets differs from what the generator's own YAML and the schema give without it (`~demo`)."""
+    raw = OmegaConf.to_container(OmegaConf.load(CONF / "demo" / f"{option}.yaml"), resolve=False)
+    demo = compose_config([f"generator={option}"]).generator
+    base = compose_config([f"generator={option}", "~demo"]).generator
+    unchanged = [k for key, value in raw.items() for k in same_as_default(value, plain(base[key]), key)]
+    assert not unchanged, f"conf/demo/{option}.yaml sets {unchanged} to the value they already have; drop them"
+    assert OmegaConf.to_container(OmegaConf.merge(plain(base), raw)) == OmegaConf.to_container(demo)
 
 
 def plain(value: object) -> object:
@@ -306,8 +319,9 @@ def group_overrides(group: str, option: str) -> list[str]:
 
 
 def overridden_groups(text: str) -> list[str]:
-    """The group choices a global YAML's defaults list overrides, as command-line overrides."""
-    return [f"{g}={o}" for g, o in re.findall(r"^\s*-\s*override\s+/([\w/]+):\s*(\w+)", text, re.MULTILINE)]
+    """The group choices a global YAML's defaults list overrides, as command-line overrides (null: dropped)."""
+    found = re.findall(r"^\s*-\s*override\s+/([\w/]+):\s*(\w+)", text, re.MULTILINE)
+    return [f"~{g}" if o == "null" else f"{g}={o}" for g, o in found]
 
 
 def test_the_primary_config_picks_groups_and_sets_no_schema_default() -> None:
