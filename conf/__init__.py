@@ -9,11 +9,9 @@ the groups it composes, and `--help` or a refused override none of the plugins. 
 own config package (docs/config.md).
 """
 
-from importlib.metadata import PackageNotFoundError, distribution
-
 from synbench.core import schema
-from synbench.core.errors import PluginError
-from synbench.tasks.options import OPTIONS
+from synbench.tasks.base import Task
+from synbench.tasks.options import TaskNode, built_ins
 
 # each config group of plugins and the entry-point group (setup.cfg) its plugins register under: the plugins
 # themselves are read from the installed distribution's metadata, which imports none of them
@@ -37,14 +35,7 @@ CORE = {"tracking": (schema.TrackingOptions,)}
 def built_in_plugins() -> dict[str, dict[str, str]]:
     """Each config group's built-in plugins, by name: where each plugin class is (`module:name`), as SynBench's
     installed distribution declares them (the registry's own source)."""
-    try:
-        declared = distribution("synbench").entry_points
-    except PackageNotFoundError:
-        raise PluginError("synbench is not installed, so its plugins are unknown; run `make install`") from None
-    return {
-        group: {ep.name: ep.value for ep in declared.select(group=entry_point_group)}
-        for group, entry_point_group in ENTRY_POINT_GROUPS.items()
-    }
+    return {group: built_ins(entry_point_group) for group, entry_point_group in ENTRY_POINT_GROUPS.items()}
 
 
 # nodes that name no plugin: the plain groups and the tasks' sections
@@ -63,5 +54,6 @@ for group, plugins in built_in_plugins().items():
         schema.store_plugin(group, name, where, *CORE.get(group, ()), given=GIVEN.get(group, ()))
 for path, options in CONFIGS.items():
     schema.store_config(path, options)
-for task, options in OPTIONS.items():
-    schema.store_config(f"task/{task}", options)
+# each built-in task's `task` node (schema/task/<name>), typed by the options its class names (`TaskNode`)
+for task, where in built_ins(Task.entry_point_group).items():
+    schema.store(TaskNode(f"{schema.SCHEMA_GROUP}/task", task, where))

@@ -4,6 +4,7 @@ its options with `options = X` (read from its source by `schema.declared_options
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -14,7 +15,10 @@ from hydra.core.config_store import ConfigStore
 
 import synbench.api  # noqa: F401  (defines every built-in kind's base class)
 import synbench.conf as conf
+import synbench.tasks.options as task_options_module
 from synbench.core import registry, schema
+from synbench.tasks.base import Task
+from synbench.tasks.options import task_options
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,3 +117,45 @@ def test_an_options_line_is_read_from_the_source_without_importing_it(
     node = ConfigStore.instance().load("schema/generator/options_probe.yaml").node
     assert node.steps == 3 and node[schema.PLUGIN_KEY] == "options_probe"
     assert "options_probe.plugin" not in sys.modules
+
+
+def test_the_task_nodes_are_the_task_entry_points_each_typed_by_the_options_its_class_names(tmp_path: Path) -> None:
+    """schema/task holds a node for each built-in task entry point and no other; a task class that names its options
+    (`options = X`) has X as its node, read from its source, and every options dataclass of synbench.tasks.options is
+    named by one task; a task that names none has a node of its `name` alone. Loading every task node imports no
+    task module (the contamination task's torch)."""
+    tasks = {name: info for name, info in registry.available(Task).items() if info.package == "synbench"}
+    assert tasks.keys() == conf.built_ins(Task.entry_point_group).keys()
+    store = ConfigStore.instance()
+    assert {name.removesuffix(".yaml") for name in store.list("schema/task")} == set(tasks)
+    named: list[type] = []
+    for name, info in tasks.items():
+        cls, options = registry.load(Task, name), task_options(name)
+        assert options is not None and schema.declared_options(info.value) == (
+            f"{options.__module__}:{options.__name__}" if "options" in vars(cls) else None
+        ), name
+        if "options" in vars(cls):
+            assert options is cls.options, name
+            named.append(options)
+        else:
+            assert [f.name for f in dataclasses.fields(options)] == ["name"], name
+        node = store.load(f"schema/task/{name}.yaml").node
+        assert node.name == name and set(node) == {f.name for f in dataclasses.fields(options)}, name
+    module = task_options_module.__name__
+    declared = [
+        value
+        for key, value in vars(task_options_module).items()
+        if key.endswith("Options") and dataclasses.is_dataclass(value) and value.__module__ == module
+    ]
+    assert sorted(named, key=str) == sorted(declared, key=str) and len(named) >= 5
+    code = (
+        "import json, sys\nfrom hydra.core.config_store import ConfigStore\nimport synbench.conf as conf\n"
+        "for name in conf.built_ins('synbench.tasks'):\n"
+        "    assert ConfigStore.instance().load(f'schema/task/{name}.yaml').node['name'] == name\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    modules = set(json.loads(done.stdout.splitlines()[-1]))
+    assert not modules & {info.value.partition(":")[0] for info in tasks.values()}
+    assert not {module.split(".")[0] for module in modules} & {"torch", "transformers"}

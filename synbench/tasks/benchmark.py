@@ -30,6 +30,7 @@ class BenchmarkTask(Task):
         {"n_private", "n_eval", "n_synthetic", "n_empty", "n_degenerate", "empty_share", "degenerate_share"}
     )
     report_section = "benchmark"
+    options = BenchmarkOptions
 
     def body(self, job: JobRun) -> None:
         benchmark(job)

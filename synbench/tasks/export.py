@@ -58,6 +58,7 @@ def export(sweep: Path, fmt: str) -> Path:
 class ExportTask(Task):
     """`task=export` (conf/task/export.yaml): reads a sweep's results files, writes one table, no results.json."""
 
+    options = ExportOptions
     writes_results = False
 
     def run(self, config: JobConfig, job_dir: Path) -> None:

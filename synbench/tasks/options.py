@@ -1,6 +1,9 @@
 """The schema of each built-in task's `task.*` options (and new_plugin's `plugin.*`), importable cheaply.
 
-Hydra's ConfigStore registers them (schema/task/<name>), and each
+A task class names its dataclass (`options = BenchmarkOptions`), and the
+built-in tasks are SynBench's `synbench.tasks` entry points (setup.cfg), so
+no list here repeats them: `task_options` reads both without importing the
+task's module. Hydra's ConfigStore registers them (schema/task/<name>), and each
 conf/task/<name>.yaml names its node first in its defaults list, so the YAML
 holds only what differs and every value is typed on merge: a
 `task.save_synthetic=no` is False, a `task.n_synthetic=abc` a one-line error.
@@ -15,13 +18,18 @@ and a sweep refuses it for every point before its first job
 from __future__ import annotations
 
 from dataclasses import dataclass, field, make_dataclass
-from typing import Any, Mapping, Optional
+from functools import lru_cache
+from importlib.metadata import EntryPoints, PackageNotFoundError, distribution
+from typing import Any, Mapping, Optional, cast
+
+from hydra.core.config_store import ConfigNode
 
 from synbench.audit.config import DisclosureConfig
 from synbench.core import registry, schema
 from synbench.core.base import Generator
-from synbench.core.errors import ConfigError
+from synbench.core.errors import ConfigError, PluginError
 from synbench.job.tracking import WandbOptions
+from synbench.tasks.base import Task
 
 SWEEP_FOLDER = "${output_root}/${sweep}"  # the folder of the sweep a reading task reads
 EXPORT_FORMATS = ("csv", "parquet")
@@ -104,25 +112,51 @@ class PluginScaffold:
     dest: Optional[str] = None  # the folder to write (new or empty); null = ./synbench-<name>
 
 
-def named(task: str) -> type:
-    """The `task` node of a task whose options are a section of their own (`audit.*`, ...) or that has none."""
-    return make_dataclass(f"{task.title().replace('_', '')}Task", [("name", str, field(default=task))])
+def built_ins(entry_point_group: str) -> dict[str, str]:
+    """SynBench's own plugins of `entry_point_group`, by name: where each class is (`module:name`), as its installed
+    distribution declares them (setup.cfg, the one list), read as metadata, which imports none of them."""
+    return {ep.name: ep.value for ep in declared_entry_points().select(group=entry_point_group)}
 
 
-OPTIONS: dict[str, type] = {
-    "benchmark": BenchmarkOptions,
-    "export": ExportOptions,
-    "prepare": PrepareOptions,
-    "report": ReportOptions,
-    "wandb_workspace": WandbWorkspaceOptions,
-    **{task: named(task) for task in ("audit", "contamination", "model_audit", "new_plugin", "plugins")},
-}
+@lru_cache(maxsize=1)
+def declared_entry_points() -> EntryPoints:
+    """The entry points of SynBench's installed distribution, read once (every plugin kind's built-ins are here)."""
+    try:
+        return distribution("synbench").entry_points
+    except PackageNotFoundError:
+        raise PluginError("synbench is not installed, so its plugins are unknown; run `make install`") from None
+
+
+def task_options(task: str) -> type | None:
+    """The `task` node's dataclass of built-in task `task` (`options_at`); None for a task SynBench does not ship."""
+    where = built_ins(Task.entry_point_group).get(task)
+    return None if where is None else options_at(where, task)
+
+
+@lru_cache(maxsize=None)
+def options_at(where: str, task: str) -> type:
+    """The `task` node's dataclass of the task class at `where` (`module:name`): the options the class names
+    (`options = ...`, read from its source, so the task's torch and the like stay out), else one of its `name` alone
+    (a task whose options are a section of their own, `audit.*`, or that has none)."""
+    declared = schema.declared_options(where)
+    if declared is None:
+        return make_dataclass(f"{task.title().replace('_', '')}Task", [("name", str, field(default=task))])
+    return cast(type, schema.load_object(declared))
+
+
+@dataclass(frozen=True)
+class TaskNode(schema.PendingNode):
+    """A built-in task's `schema/task/<name>` node as registered, `options` where its class is: the node's dataclass
+    is found (`options_at`) when Hydra first loads it, so registering every task reads no task's source."""
+
+    def build(self) -> ConfigNode:
+        return schema.PendingNode(self.group, self.name, options_at(str(self.options), self.name)).build()
 
 
 def check_task_options(task: Mapping[str, Any]) -> None:
     """The options of a built-in task typed and checked as the task will type them, for a sweep to refuse a bad value
     (`task.format=xlsx`) before its first job."""
-    options = OPTIONS.get(str(task.get("name")))
+    options = task_options(str(task.get("name")))
     if options is not None:
         schema.typed(options, task, "task")
 

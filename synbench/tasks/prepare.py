@@ -174,6 +174,7 @@ class PrepareTask(Task):
     """`task=prepare` (conf/task/prepare.yaml): writes the dataset's canonical files; its results.json holds the
     job's status and the prepared folder, never a count."""
 
+    options = PrepareOptions
     results_sections = frozenset({"prepare"})
 
     def run(self, config: JobConfig, job_dir: Path) -> JobRecord:

@@ -16,6 +16,7 @@ from synbench.tasks.options import ReportOptions
 class ReportTask(Task):
     """`task=report` (conf/task/report.yaml): reads a sweep's results files, writes no results.json of its own."""
 
+    options = ReportOptions
     writes_results = False
 
     def run(self, config: JobConfig, job_dir: Path) -> None:

@@ -120,6 +120,7 @@ def save(workspace: Any) -> str:
 class WandbWorkspaceTask(Task):
     """`task=wandb_workspace` (conf/task/wandb_workspace.yaml): a view of the sweep; writes no results.json."""
 
+    options = WandbWorkspaceOptions
     writes_results = False
 
     def run(self, config: JobConfig, job_dir: Path) -> None:
