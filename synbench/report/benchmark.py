@@ -5,7 +5,9 @@ The headline columns are F1 (macro first when the labels are imbalanced,
 results.json declare (`higher_is_better`, written from each metric's class
 attribute when it ran); the best value per epsilon is bold. Every other `utility.*` and
 `fidelity.*` key goes to a second table, so nothing a job measured is
-dropped. Baseline rows come from the jobs' own baseline keys: random,
+dropped but a figure that means nothing for the table's jobs (`meaningless`:
+the label-cardinality JS on single-label data, 0 by construction). Baseline
+rows come from the jobs' own baseline keys: random,
 majority and real-data F1, and the real-vs-real reference (`<key>_ref`) of
 each fidelity column. A baseline is the same for every generator and epsilon
 of one seed, so it is averaged per seed first and the interval is over seeds.
@@ -72,6 +74,9 @@ from synbench.report.table import (
 TASK = "benchmark"
 SECTIONS = ("utility", "fidelity")
 LEAD = ("utility.f1_micro", "utility.f1_macro", "fidelity.mauve")
+CARDINALITY = "fidelity.label_cardinality_div"  # the labels metric's JS divergence of the labels per document
+# its shares of documents with two or more labels, per side: 0 on both for every job is a single-label table
+MULTI_SHARES = ("fidelity.label_multi_share_real", "fidelity.label_multi_share_syn")
 # Baseline row label -> the utility key of its micro F1 (its macro F1 is `<key>_macro`).
 MATCHED = "real data, synthetic size"  # the positive control's row
 BASELINES = (
@@ -291,12 +296,24 @@ def lead(jobs: pd.DataFrame) -> tuple[str, ...]:
 
 
 def split_columns(jobs: pd.DataFrame, directions: dict[str, bool]) -> tuple[list[str], list[str]]:
-    """(headline columns, other columns) among the metric keys these jobs hold; baseline keys go to baseline rows."""
-    present = [c for c in jobs.columns if c.split(".", 1)[0] in SECTIONS and jobs[c].notna().any()]
+    """(headline columns, other columns) among the metric keys these jobs hold, less those that mean nothing for
+    them (`meaningless`); baseline keys go to baseline rows."""
+    dropped = meaningless(jobs)
+    present = [c for c in jobs.columns if c.split(".", 1)[0] in SECTIONS and jobs[c].notna().any() and c not in dropped]
     first = lead(jobs)
     main = [c for c in first if c in present] + sorted(c for c in present if c in directions and c not in first)
     used = {source for _, sources in baseline_sources(main) for source in sources.values()}
     return main, sorted(c for c in present if c not in main and c not in used)
+
+
+def meaningless(jobs: pd.DataFrame) -> set[str]:
+    """The columns whose figure says nothing about these jobs: the label-cardinality JS (and its real-vs-real
+    reference) where every job's results say no document on either side carries two labels, as the job summary
+    decides it (`summary.single_label`): every cardinality is then 1 and the divergence 0 by construction. A job
+    whose results hold no such shares keeps the column (and a column no job holds is not shown anyway)."""
+    if not all(c in jobs for c in MULTI_SHARES) or not jobs[list(MULTI_SHARES)].eq(0).all(axis=None):
+        return set()
+    return {CARDINALITY, f"{CARDINALITY}_ref"}
 
 
 def generator_rows(
