@@ -24,6 +24,7 @@ def default_design(seed: int):
     return make_design(2000, np.arange(24), AuditConfig(mode="one_run"), seed=seed)
 
 
+@pytest.mark.slow
 def test_perfect_scores_are_never_consistent_on_any_coin_draw() -> None:
     """Perfect scores on 6 coin draws of the default design, at a claim the design can just certify (the median
     draw's perfect bound is about 3.7): the verdict is a violation or inconclusive, never "consistent" (which would

@@ -305,6 +305,7 @@ def test_a_documents_masks_do_not_depend_on_the_other_documents() -> None:
     assert torch.equal(loss_draws(full, [[0, 1]], noise)[full[1].doc][0], with_doc[full[1].doc][0])
 
 
+@pytest.mark.slow
 def test_dpdiffusion_conforms_to_the_generator_contract() -> None:
     from synbench.testing import check_generator
 

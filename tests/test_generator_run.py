@@ -155,17 +155,20 @@ def test_the_ablation_runs_every_step_at_the_jobs_one_delta_and_reports_that_del
     job = JobRun(config, tmp_path, new_results(config.spec), Stopwatch(), tracker=None)  # type: ignore[arg-type]
     flagged = np.zeros(30, dtype=bool)
     flagged[:10] = True
-    section = ablation_section(
+    splits = Splits(corpus(30), corpus(12, "eval"))
+    section, base, non_private = ablation_section(
         job,
-        Splits(corpus(30), corpus(12, "eval")),
+        splits,
         schema.typed(ContaminationConfig, config.contamination or {}, "contamination"),
         flagged,
         config.model or {},
     )
     assert sorted(size for size, _, _ in recording) == [20, 20, 30]  # none, flagged and random arms
     assert {budget.delta for _, budget, _ in recording} == {1 / 30**2}
+    assert section["n_runs"] == 3 and section["epsilon_spent"] == 2.0 and not non_private
+    # the job's one release step reports the base run's delta beside the runs' largest spend
+    job.record_release(splits, {"n_private": 30, "n_eval": 12}, run=base, epsilon_spent=section["epsilon_spent"])
     assert job.results["delta"] == 1 / 30**2 and job.results["epsilon_spent"] == 2.0
-    assert section["n_runs"] == 3 and section["epsilon_spent"] == 2.0
     assert math.isclose(
         job.results["delta"], json.loads((tmp_path / "ablation" / "flagged_1_r00.json").read_text())["delta"]
     )

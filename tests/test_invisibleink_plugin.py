@@ -37,6 +37,7 @@ def test_the_demo_experiment_takes_it_with_its_defaults(installed_plugin: None) 
     assert cfg.generator._plugin_ == "invisibleink" and cfg.generator.batching == "hashed"
 
 
+@pytest.mark.slow
 def test_job_with_invisibleink(
     installed_plugin: None, tmp_path: Path, tiny_dataset: list[str], tiny_model: dict[str, Any]
 ) -> None:

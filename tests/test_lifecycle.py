@@ -65,10 +65,14 @@ def test_our_errors_keep_their_message_and_a_complete_job_is_skipped(tmp_path: P
 
 
 def test_cli_failure_writes_failed_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
+    """A job that fails once it runs (an eval file that is not JSON Lines, found only when read) writes its failed
+    results.json; a missing file is refused before any job starts (tests/test_bad_inputs.py)."""
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n")
     proc = run_cli(
         [
             *(arg for arg in tiny_dataset if not arg.startswith("dataset.eval=")),  # a key given twice is refused
-            "dataset.eval=" + str(tmp_path / "missing.jsonl"),
+            f"dataset.eval={broken}",
             "generator=copy",
             "eps=inf",
             "tracking=none",
@@ -78,7 +82,7 @@ def test_cli_failure_writes_failed_results(tmp_path: Path, tiny_dataset: list[st
         cwd=tmp_path,
         check=False,
     )
-    assert proc.returncode == 2 and "missing.jsonl" in proc.stderr
+    assert proc.returncode == 2 and "broken.jsonl" in proc.stderr
     [path] = list((tmp_path / "out").rglob("results.json"))
     results = json.loads(path.read_text())
-    assert results["status"] == "failed" and "missing.jsonl" in results["error"]["message"]
+    assert results["status"] == "failed" and "broken.jsonl" in results["error"]["message"]

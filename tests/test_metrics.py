@@ -524,6 +524,7 @@ def test_per_class_f1_and_support_match_scikit_learn() -> None:
     assert np.mean(list(utility["f1_per_class"].values())) == pytest.approx(utility["f1_macro"])
 
 
+@pytest.mark.slow
 def test_the_eval_bootstrap_sd_agrees_with_resampling_the_eval_documents_by_hand() -> None:
     """The vectorised bootstrap against an independent one: 2,000 resamples of the documents through scikit-learn,
     another seed; the two SDs of macro (and micro) F1 agree within 10%."""

@@ -82,6 +82,7 @@ def cli(out: Path, release: Path | str, *extra: str, check: bool = True) -> Any:
 # --- a second release --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_second_release_is_refused_and_the_first_kept_until_overwrite_and_every_job_has_its_record(
     tmp_path: Path,
 ) -> None:
@@ -124,16 +125,15 @@ def test_a_second_release_is_refused_and_the_first_kept_until_overwrite_and_ever
 
 
 def test_a_failed_prepare_records_its_error_and_leaves_no_folder(tmp_path: Path) -> None:
-    """The reader's refusal (a release folder without NOTEEVENTS) is the job's failed results.json."""
+    """The reader's check of its source (a release folder without NOTEEVENTS) refuses the job before it starts: one
+    line naming the file and the key, and no job folder, results.json or prepared folder left behind."""
     empty = tmp_path / "empty"
     empty.mkdir()
     out = tmp_path / "out"
     proc = cli(out, empty, check=False)
     assert proc.returncode == 2
-    failed = job_results(out, empty)
-    assert failed["status"] == "failed" and failed["error"]["type"] == "DataError"
-    assert "NOTEEVENTS.csv.gz" in failed["error"]["message"] and "dataset.notes_file" in failed["error"]["message"]
-    assert not (out / "prepared" / "mimic").exists()
+    assert "NOTEEVENTS.csv.gz" in proc.stderr and "dataset.notes_file" in proc.stderr
+    assert not list(out.rglob("results.json")) and not (out / "prepared" / "mimic").exists()
 
 
 def test_another_source_that_lands_while_a_prepare_reads_is_refused_not_replaced(

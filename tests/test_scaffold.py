@@ -56,6 +56,7 @@ def run_own_tests(*folders: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_a_scaffolded_generator_installs_registers_runs_and_passes_its_test(
     tmp_path: Path, tiny_dataset: list[str]
 ) -> None:
@@ -100,6 +101,7 @@ def test_a_scaffolded_generator_installs_registers_runs_and_passes_its_test(
         run_own_tests(dest)
 
 
+@pytest.mark.slow
 def test_scaffolded_metric_attack_and_dataset_pass_their_tests_and_run(tmp_path: Path, tiny_dataset: list[str]) -> None:
     names = {kind: unique_name(kind) for kind in ("metric", "attack", "dataset")}
     for kind, name in names.items():
