@@ -18,7 +18,7 @@ import sys
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator, NoReturn, Sequence
+from typing import Callable, Iterator, NoReturn, Sequence, TypeGuard
 
 import hydra
 import yaml
@@ -40,13 +40,14 @@ from synbench.core import registry
 from synbench.core.base import DatasetLoader, Generator
 from synbench.core.credentials import check_no_credentials
 from synbench.core.errors import ConfigError, did_you_mean
+from synbench.core.privacy import check_epsilon
 from synbench.core.schema import PLUGIN_KEY, SynBenchConfig, check_bool, node_at
 from synbench.job import failures, lock
 from synbench.job.lifecycle import error_record
 from synbench.job.record import FAILED, JobRecord
 from synbench.job.release import is_control
 from synbench.job.results import read_results, write_results
-from synbench.job.spec import JobConfig, job_dirname
+from synbench.job.spec import JobConfig, check_task_n_synthetic, job_dirname
 from synbench.tasks import get_task, writes_results
 from synbench.tasks.options import check_plugin_options
 
@@ -259,6 +260,7 @@ def check_command_line(args: Sequence[str]) -> None:
             )
         seen[key] = arg
         check_no_overflow(override, arg)
+        check_values(override)
         if top == "hydra":
             continue
         groups = config_groups(extra)
@@ -320,6 +322,31 @@ def check_no_overflow(override: Override, arg: str) -> None:
             f"{override.key_or_group}: a number in '{arg}' is too large for a float and would silently become inf; "
             "give a finite number (eps at most 100), or write inf itself (eps=inf: no DP)"
         )
+
+
+def number(value: object) -> TypeGuard[int | float]:
+    """A value Hydra parsed as a number (a bool is not one); other values are left to the schema's typing."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# keys whose numbers are refused from the command line alone, before Hydra composes anything or a dataset, plugin or
+# scikit-learn is imported, by the check the job runs on them, given the value as the schema types it (a refusal
+# answers in about the time Python takes to start)
+VALUE_CHECKS: dict[str, Callable[[object], object]] = {
+    "eps": lambda value: check_epsilon(float(value)) if number(value) else None,
+    "task.n_synthetic": lambda value: (
+        check_task_n_synthetic(value) if isinstance(value, int) and number(value) else None
+    ),
+}
+
+
+def check_values(override: Override) -> None:
+    """Each value `override` gives (one, or each of a sweep's) for a key of `VALUE_CHECKS`, checked by its check."""
+    check = VALUE_CHECKS.get(override.key_or_group)
+    if check is None or override.is_delete():
+        return
+    for value in parsed_values(override):
+        check(value)
 
 
 def check_group_options(group: str, override: Override, options: frozenset[str]) -> None:

@@ -195,11 +195,7 @@ def check_top_level(cfg: DictConfig) -> None:
     seed = cfg.seed
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed={seed!r} is invalid: use a non-negative integer")
-    check_n_synthetic(
-        OmegaConf.select(cfg, "task.n_synthetic", default=None),
-        "task.n_synthetic",
-        "as many documents as the private set",
-    )
+    check_task_n_synthetic(OmegaConf.select(cfg, "task.n_synthetic", default=None))
     lock_wait_s = OmegaConf.select(cfg, "lock_wait_s")
     if lock_wait_s is not None and not lock_wait_s >= 0:
         raise ConfigError(
@@ -263,3 +259,8 @@ def job_dirname(override_dirname: str, limit: int = FOLDER_NAME_LIMIT) -> str:
         return safe
     digest = hashlib.sha256(override_dirname.encode()).hexdigest()[:10]
     return f"{safe[: limit - 11]}-{digest}"
+
+
+def check_task_n_synthetic(value: object) -> None:
+    """`task.n_synthetic`: the documents a job asks its generator for (null: as many as the private set)."""
+    check_n_synthetic(value, "task.n_synthetic", "as many documents as the private set")
