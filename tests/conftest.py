@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 import synbench.cli.app  # noqa: F401  (registers the synbench_jobdir resolver)
@@ -104,7 +105,9 @@ def restore_logging(state: LoggingState) -> None:
     for name, logger in loggers.items():
         if not isinstance(logger, logging.Logger):
             continue
-        handlers, level, propagate, disabled = state.get(name, ([], logging.NOTSET, True, False))
+        # a logger the run made keeps the level its library gave it (transformers' own WARNING): only the run's
+        # handlers go
+        handlers, level, propagate, disabled = state.get(name, ([], logger.level, logger.propagate, logger.disabled))
         for handler in logger.handlers:
             if handler not in handlers:
                 handler.close()
@@ -159,6 +162,9 @@ def run_app(args: list[str], capfd: pytest.CaptureFixture[str]) -> Outcome:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
         restore_logging(logs)
+        # Hydra leaves the run's config in its process-wide HydraConfig: a job run from Python later in this process
+        # (a task's `run` in another test) would take that stale run for its own command line
+        HydraConfig.instance().cfg = None  # type: ignore[assignment]
         registry._LOCAL.clear()  # plugins a case's `plugins=` key registered stay in that case
         registry._LOCAL.update(local_plugins)
         for name in [m for m in sys.modules if m.startswith("_synbench_plugins_") and m not in modules]:

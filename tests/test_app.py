@@ -135,6 +135,7 @@ def test_plugins_task_lists_builtins(tmp_path: Path) -> None:
     assert "synbench 0.1.0" in out
 
 
+@pytest.mark.slow
 def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str]) -> None:
     run_cli(
         [*tiny_dataset, "generator=copy", "tracking=none", "metrics=[]", f"output_root={tmp_path}", "eps=inf"],
@@ -146,11 +147,14 @@ def test_inf_is_not_a_number_in_results(tmp_path: Path, tiny_dataset: list[str])
     assert math.isinf(float(json.loads(text)["epsilon"]))
 
 
-# paper_table1's 405 points are composed by tests/test_paper_settings.py's grid test as well
+# the three largest sweeps: paper_table1's 405 points are composed by tests/test_paper_settings.py's grid test as
+# well, and the demo's baseline sweeps extend the demo experiment composed here
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(name, marks=pytest.mark.slow) if name == "paper_table1" else name
+        pytest.param(name, marks=pytest.mark.slow)
+        if name in ("paper_table1", "demo_baselines", "demo_baseline_seeds")
+        else name
         for name in sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml"))
     ],
 )

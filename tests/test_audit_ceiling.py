@@ -153,6 +153,7 @@ def one_run_audit(n_targets: int, eps: float, leak: float, seed: int = 0, copies
     return summarise(scores, members, ONE_RUN, 1e-6, design.kinds, seed, eps, copies)[0]
 
 
+@pytest.mark.slow
 def test_verdict_violation_consistent_and_no_claim() -> None:
     leaky = one_run_audit(324, 1.0, 10.0)
     assert leaky["verdict"] == "violation" and leaky["eps_emp_lower"] > 1.0

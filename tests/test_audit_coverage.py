@@ -149,6 +149,7 @@ def test_group_claim_is_group_privacy() -> None:
     assert group_claim(math.inf, 1e-5, 2) == (math.inf, 1e-5)
 
 
+@pytest.mark.slow
 def test_canary_groups_get_their_own_claim_and_outliers_keep_theirs() -> None:
     """Known answer: with canaries of 2 copies, a generator exactly eps-DP per copy (randomised response at eps = 2,
     the canary score the sum of its copies' bits) proves more than eps on the canaries, which is no violation of

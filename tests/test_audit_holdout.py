@@ -244,6 +244,7 @@ def example_plugin() -> None:
     install_plugin(REPO / "plugins" / "synbench-example-generator")
 
 
+@pytest.mark.slow
 def test_example_dp_plugin_at_eps_1_is_not_caught(
     tmp_path: Path,
     audit_data: tuple[list[str], list[str]],  # noqa: F811

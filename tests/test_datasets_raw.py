@@ -792,6 +792,7 @@ def test_a_sweep_without_its_data_fails_once_before_any_job(tmp_path: Path) -> N
 # --- task=prepare: the same data for every user ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_prepare_writes_the_splits_and_a_manifest_of_counts_only(tmp_path: Path) -> None:
     folder = release_fixtures.write_mimic(tmp_path / "mimic-iii-clinical-database-1.4")
     out = tmp_path / "out"

@@ -149,6 +149,7 @@ def test_the_pretrained_start_predicts_masked_tokens_better_than_scratch() -> No
         pretrained_denoiser(tok, 2, minilm_layers(16, trained=3))
 
 
+@pytest.mark.slow
 def test_epsilon_is_the_budget_composed_with_the_label_sets() -> None:
     gen = DPDiffusionGenerator(**TINY)
     report = gen.fit(corpus(), spec(2.0), seed=0)

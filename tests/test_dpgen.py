@@ -108,7 +108,8 @@ def test_epsilon_matches_opacus_and_dp_accounting(method: str, with_labels: bool
     assert ours == pytest.approx(independent_epsilon(history, delta, method), rel=0.02)
 
 
-@pytest.mark.parametrize("multi_label", [pytest.param(False, marks=pytest.mark.slow), True])
+@pytest.mark.slow
+@pytest.mark.parametrize("multi_label", [False, True])
 def test_calibration_meets_the_budget_with_the_label_sets_inside(multi_label: bool) -> None:
     eps, delta, q, steps = 4.0, 1 / 600**2, 1 / 3, 3
     labels = LabelSetConfig().calibrate(0.05 * eps, delta, multi_label)

@@ -106,6 +106,7 @@ def reviews(tmp_path: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_two_programs_are_two_generators_in_results_folders_and_report(
     tmp_path: Path, reviews: list[str], capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -20,6 +20,7 @@ def installed_plugin() -> None:
     install_plugin(PLUGIN)
 
 
+@pytest.mark.slow
 def test_listed_with_its_config_group(installed_plugin: None, tmp_path: Path) -> None:
     """`task=plugins` names the package; `--cfg job` resolves generator=invisibleink from the plugin's own YAML.
 

@@ -176,6 +176,7 @@ def test_without_a_public_baseline_the_tables_have_no_gain_column(frame: pd.Data
     assert "gain over public ↑" not in comparison_table(dataset, rows).columns
 
 
+@pytest.mark.slow
 def test_the_baselines_experiment_adds_public_and_template_to_the_demo_sweep_at_the_grid_size() -> None:
     """`+experiment=demo_baselines -m`: the three public baselines once per benchmark seed of the grid, eps=inf, in
     the grid's sweep folder and at its document count; the two cheap ones at seven more seeds."""

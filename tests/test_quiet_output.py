@@ -7,6 +7,7 @@ test_metrics and test_dp. The slow test runs the CLI on the smallest job that lo
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import shlex
@@ -64,8 +65,6 @@ def test_loading_the_lm_with_lora_and_the_encoder_prints_nothing(
 ) -> None:
     """DP-Gen's load and LoRA wrap and the metrics' encoder load write no bar, warning or library INFO line; peft
     still reads the deprecated property (else the filter in `prepare_trainable` would be dead code: remove it)."""
-    from peft import LoraConfig, get_peft_model
-
     from synbench.generators.dpgen.weights import prepare_trainable
     from synbench.lm.models import load_causal_lm
     from synbench.text.embeddings import load_encoder
@@ -81,10 +80,15 @@ def test_loading_the_lm_with_lora_and_the_encoder_prints_nothing(
     assert [line for line in (printed.out + printed.err).splitlines() if NOISE.search(line)] == []
     assert [str(w.message) for w in seen] == []
     assert [r.getMessage() for r in caplog.records if not r.name.startswith("synbench")] == []
-    with warnings.catch_warnings(record=True) as raw:
-        warnings.simplefilter("always")
-        get_peft_model(load_causal_lm(tiny_model).model, LoraConfig(r=2, target_modules=["q_proj"]))
-    assert any("is_gradient_checkpointing" in str(w.message) for w in raw)
+    # the filter is live while peft reads the property and transformers' property warns with the filtered words
+    # (read from their sources: whether a warning reaches a test depends on what ran before it in the process)
+    import peft.peft_model
+    from transformers import PreTrainedModel
+
+    from synbench.generators.dpgen.weights import PEFT_NOISE
+
+    assert "is_gradient_checkpointing" in inspect.getsource(peft.peft_model.PeftModel.__init__)
+    assert re.search(PEFT_NOISE, inspect.getsource(PreTrainedModel.is_gradient_checkpointing.fget))
 
 
 @pytest.mark.slow

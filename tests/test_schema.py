@@ -186,6 +186,7 @@ def released_label_sets(overrides: list[str], n: int = 240) -> list[tuple[str, .
     return label_sets.plan(n, release, train.label_space, train.multi_label, np.random.default_rng(0))
 
 
+@pytest.mark.slow
 def test_dpgen_default_config_releases_label_sets_on_multi_label_data(tmp_path: Path) -> None:
     """The default `label_prior: auto` is the DP label-set plan on multi-label data (uniform gave 0% several labels)."""
     overrides = multi_label_overrides(tmp_path)
