@@ -63,9 +63,10 @@ def test_quiet_loading_hides_bars_and_info_lines_in_the_block_only(
 def test_loading_the_lm_with_lora_and_the_encoder_prints_nothing(
     tiny_model: dict[str, Any], capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """DP-Gen's load and LoRA wrap and the metrics' encoder load write no bar, warning or library INFO line; peft
-    still reads the deprecated property (else the filter in `prepare_trainable` would be dead code: remove it)."""
-    from synbench.generators.dpgen.weights import prepare_trainable
+    """DP-Gen's load and LoRA wrap and the metrics' encoder load write no bar, warning or library INFO line."""
+    from transformers import PreTrainedModel
+
+    from synbench.generators.dpgen.weights import PEFT_NOISE, prepare_trainable
     from synbench.lm.models import load_causal_lm
     from synbench.text.embeddings import load_encoder
 
@@ -80,14 +81,8 @@ def test_loading_the_lm_with_lora_and_the_encoder_prints_nothing(
     assert [line for line in (printed.out + printed.err).splitlines() if NOISE.search(line)] == []
     assert [str(w.message) for w in seen] == []
     assert [r.getMessage() for r in caplog.records if not r.name.startswith("synbench")] == []
-    # the filter is live while peft reads the property and transformers' property warns with the filtered words
-    # (read from their sources: whether a warning reaches a test depends on what ran before it in the process)
-    import peft.peft_model
-    from transformers import PreTrainedModel
-
-    from synbench.generators.dpgen.weights import PEFT_NOISE
-
-    assert "is_gradient_checkpointing" in inspect.getsource(peft.peft_model.PeftModel.__init__)
+    # the filter's words are transformers' while its property warns (peft up to 0.21 reads it; 0.22 no longer does,
+    # and setup.cfg allows both)
     assert re.search(PEFT_NOISE, inspect.getsource(PreTrainedModel.is_gradient_checkpointing.fget))
 
 

@@ -22,7 +22,8 @@ from synbench.core.errors import ConfigError
 from synbench.core.files import write_json_atomic
 
 STATE_FILE = "dpgen.json"
-# transformers' deprecation of the property peft's get_peft_model reads (peft's to change, not a job's reader's)
+# transformers' deprecation of the property get_peft_model reads in peft up to 0.21 (peft's to change, not a job's
+# reader's; 0.22 no longer reads it)
 PEFT_NOISE = r"`is_gradient_checkpointing` is deprecated"
 # generator.lora's keys (top_layers: adapters on the last N decoder layers only; null = all)
 LORA_KEYS = ("r", "alpha", "dropout", "target_modules", "top_layers")
