@@ -71,16 +71,11 @@ def test_every_built_in_node_builds_without_the_plugin_classes_that_name_their_o
     }
     assert {"synbench.generators.dpgen.generator", "synbench.metrics.transformer"} <= elsewhere
     assert len(elsewhere) >= 7
-    code = (
-        "import json, sys\nfrom hydra.core.config_store import ConfigStore\nimport synbench.conf as conf\n"
+    modules = modules_after(
         "for group, plugins in conf.built_in_plugins().items():\n"
         "    for name in plugins:\n"
         "        assert ConfigStore.instance().load(f'schema/{group}/{name}.yaml').node['_plugin_'] == name\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    modules = set(json.loads(done.stdout.splitlines()[-1]))
     assert not modules & elsewhere, sorted(modules & elsewhere)
     assert not {module.split(".")[0] for module in modules} & {"torch", "transformers"}
 
@@ -148,14 +143,21 @@ def test_the_task_nodes_are_the_task_entry_points_each_typed_by_the_options_its_
         if key.endswith("Options") and dataclasses.is_dataclass(value) and value.__module__ == module
     ]
     assert sorted(named, key=str) == sorted(declared, key=str) and len(named) >= 5
-    code = (
-        "import json, sys\nfrom hydra.core.config_store import ConfigStore\nimport synbench.conf as conf\n"
+    modules = modules_after(
         "for name in conf.built_ins('synbench.tasks'):\n"
         "    assert ConfigStore.instance().load(f'schema/task/{name}.yaml').node['name'] == name\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    assert not modules & {info.value.partition(":")[0] for info in tasks.values()}
+    assert not {module.split(".")[0] for module in modules} & {"torch", "transformers"}
+
+
+def modules_after(loading: str) -> set[str]:
+    """The modules a fresh interpreter holds after importing the config package and running `loading` (code that
+    loads schema nodes from the ConfigStore, `conf` and `ConfigStore` in scope)."""
+    code = (
+        "import json, sys\nfrom hydra.core.config_store import ConfigStore\nimport synbench.conf as conf\n"
+        f"{loading}print(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    modules = set(json.loads(done.stdout.splitlines()[-1]))
-    assert not modules & {info.value.partition(":")[0] for info in tasks.values()}
-    assert not {module.split(".")[0] for module in modules} & {"torch", "transformers"}
+    return set(json.loads(done.stdout.splitlines()[-1]))
