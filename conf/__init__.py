@@ -10,8 +10,9 @@ own config package (docs/config.md).
 """
 
 from synbench.core import schema
+from synbench.core.registry import built_ins
 from synbench.tasks.base import Task
-from synbench.tasks.options import TaskNode, built_ins
+from synbench.tasks.options import TaskNode
 
 # each config group of plugins and the entry-point group (setup.cfg) its plugins register under: the plugins
 # themselves are read from the installed distribution's metadata, which imports none of them

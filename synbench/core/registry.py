@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import import_module
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, EntryPoints, PackageNotFoundError, distribution, entry_points
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 
@@ -272,3 +272,18 @@ def typed_node(base: type, node: Mapping[str, Any], extra: Collection[str]) -> t
         )
     # typed on the plugin's options dataclass (values converted or refused, checks run)
     return cls, params, schema.typed(options, params, kind) if options is not None else None
+
+
+def built_ins(entry_point_group: str) -> dict[str, str]:
+    """SynBench's own plugins of `entry_point_group`, by name: where each class is (`module:name`), as its installed
+    distribution declares them (setup.cfg, the one list), read as metadata, which imports none of them."""
+    return {ep.name: ep.value for ep in declared_entry_points().select(group=entry_point_group)}
+
+
+@lru_cache(maxsize=1)
+def declared_entry_points() -> EntryPoints:
+    """The entry points of SynBench's installed distribution, read once (every plugin kind's built-ins are here)."""
+    try:
+        return distribution("synbench").entry_points
+    except PackageNotFoundError:
+        raise PluginError("synbench is not installed, so its plugins are unknown; run `make install`") from None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, make_dataclass
 from functools import lru_cache
-from importlib.metadata import EntryPoints, PackageNotFoundError, distribution
 from typing import Any, Mapping, Optional, cast
 
 from hydra.core.config_store import ConfigNode
@@ -27,7 +26,7 @@ from hydra.core.config_store import ConfigNode
 from synbench.audit.config import DisclosureConfig
 from synbench.core import registry, schema
 from synbench.core.base import Generator
-from synbench.core.errors import ConfigError, PluginError
+from synbench.core.errors import ConfigError
 from synbench.job.tracking import WandbOptions
 from synbench.tasks.base import Task
 
@@ -112,24 +111,9 @@ class PluginScaffold:
     dest: Optional[str] = None  # the folder to write (new or empty); null = ./synbench-<name>
 
 
-def built_ins(entry_point_group: str) -> dict[str, str]:
-    """SynBench's own plugins of `entry_point_group`, by name: where each class is (`module:name`), as its installed
-    distribution declares them (setup.cfg, the one list), read as metadata, which imports none of them."""
-    return {ep.name: ep.value for ep in declared_entry_points().select(group=entry_point_group)}
-
-
-@lru_cache(maxsize=1)
-def declared_entry_points() -> EntryPoints:
-    """The entry points of SynBench's installed distribution, read once (every plugin kind's built-ins are here)."""
-    try:
-        return distribution("synbench").entry_points
-    except PackageNotFoundError:
-        raise PluginError("synbench is not installed, so its plugins are unknown; run `make install`") from None
-
-
 def task_options(task: str) -> type | None:
     """The `task` node's dataclass of built-in task `task` (`options_at`); None for a task SynBench does not ship."""
-    where = built_ins(Task.entry_point_group).get(task)
+    where = registry.built_ins(Task.entry_point_group).get(task)
     return None if where is None else options_at(where, task)
 
 
