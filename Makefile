@@ -31,12 +31,16 @@ demo: install
 	$(PY) -m synbench
 
 # one pytest worker per core (pytest-xdist); worksteal hands a worker that finishes early the other's remaining
-# tests, so a module's tests mostly stay on one worker and its module fixtures are built once
+# tests, so a module's tests mostly stay on one worker and its module fixtures are built once. Compiled modules are
+# cached (__pycache__, which git ignores) even where the environment turns that off (PYTHONDONTWRITEBYTECODE): else
+# each worker rewrites every test module again and each command the tests run compiles SynBench's sources again.
+CACHED_BYTECODE := PYTHONDONTWRITEBYTECODE=
+
 test: install
-	$(PY) -m pytest -q -m "not slow" -n auto --dist worksteal
+	$(CACHED_BYTECODE) $(PY) -m pytest -q -m "not slow" -n auto --dist worksteal
 
 test-slow: install
-	$(PY) -m pytest -q -m slow
+	$(CACHED_BYTECODE) $(PY) -m pytest -q -m slow
 
 # Lint, the architecture contracts (lint-imports: [tool.importlinter] in pyproject.toml) and the docs build, run by
 # CI (.ci/run) before the tests; a broken docs link fails --strict.

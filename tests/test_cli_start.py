@@ -11,9 +11,14 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from hydra._internal.hydra import Hydra
+from hydra._internal.utils import create_config_search_path
 from hydra.core.config_store import ConfigStore
+from hydra.core.global_hydra import GlobalHydra
+from hydra.types import RunMode
 
-from synbench.cli.app import known_top_level_keys
+from conftest import run_app
+from synbench.cli.app import known_top_level_keys, mode_without_composing
 from synbench.core import schema
 from synbench.core.errors import PluginError
 from synbench.generators.dpgen.settings import DPGenOptions
@@ -75,7 +80,9 @@ def test_importing_the_config_package_imports_no_plugin_and_no_heavy_library(tmp
     assert not top_packages(modules) & set(HEAVY)
 
 
-@pytest.mark.parametrize("args", [["--help"], ["generator=cpy"], ["+epsilon=0.5"]])
+# `eps=1,4`: Hydra refuses a sweep without -m before composing, now that the app does not compose a first time to
+# read hydra.mode (`composed_once`)
+@pytest.mark.parametrize("args", [["--help"], ["generator=cpy"], ["+epsilon=0.5"], ["eps=1,4"]])
 def test_help_and_a_refused_override_load_no_plugin(tmp_path: Path, args: list[str]) -> None:
     modules, done = imported_modules(tmp_path, *args)
     assert "synbench.cli.app" in modules
@@ -84,14 +91,11 @@ def test_help_and_a_refused_override_load_no_plugin(tmp_path: Path, args: list[s
     assert args == ["--help"] or "synbench: error:" in done.stderr
 
 
-@pytest.mark.parametrize(
-    ("override", "said"), [("generator.epoch=3", "did you mean epochs?"), ("eps=1,4", "add -m first")]
-)
-def test_an_override_refused_while_composing_loads_no_heavy_library(tmp_path: Path, override: str, said: str) -> None:
-    """Hydra composes the default groups before it refuses these: their options are imported, nothing heavy, and
-    not the generator itself (DP-Gen's torch code)."""
-    modules, done = imported_modules(tmp_path, override)
-    assert said in done.stderr
+def test_an_override_refused_while_composing_loads_no_heavy_library(tmp_path: Path) -> None:
+    """Hydra composes the default groups before it refuses a key the generator's schema does not have: their options
+    are imported, nothing heavy, and not the generator itself (DP-Gen's torch code)."""
+    modules, done = imported_modules(tmp_path, "generator.epoch=3")
+    assert "did you mean epochs?" in done.stderr
     assert "synbench.generators.dpgen.settings" in modules  # the node Hydra typed the generator's keys against
     assert not top_packages(modules) & set(HEAVY)
     assert "synbench.generators.dpgen.generator" not in modules
@@ -170,3 +174,35 @@ def test_a_plugin_class_without_options_is_refused_when_loaded(monkeypatch: pyte
 class TakesAnything:
     def __init__(self, **options: object) -> None:
         self.options_given = options
+
+
+def test_a_job_is_composed_once(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """hydra-core 1.3 composes the whole config a first time only to read hydra.mode (`composed_once`): a key the
+    schema refuses is answered after one composition, the job's own."""
+    modes: list[RunMode] = []
+    compose = Hydra.compose_config
+
+    def counted(self: Hydra, *args: object, **kwargs: object) -> object:
+        modes.append(kwargs["run_mode"])  # type: ignore[arg-type]
+        return compose(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Hydra, "compose_config", counted)
+    done = run_app(["generator.epoch=3"], capfd)
+    assert done.code == 2 and "did you mean epochs?" in done.stderr
+    assert modes == [RunMode.RUN]
+
+
+def test_the_mode_is_read_from_the_command_line_else_the_primary_config_without_composing(tmp_path: Path) -> None:
+    (tmp_path / "sweeps.yaml").write_text("defaults:\n  - missing_group: nowhere\nhydra:\n  mode: MULTIRUN\n")
+    (tmp_path / "plain.yaml").write_text("a: 1\n")
+    hydra = Hydra.create_main_hydra2(task_name="probe", config_search_path=create_config_search_path(str(tmp_path)))
+    try:
+        # the primary config's own value, though its defaults list names a group no folder has (nothing composed)
+        assert mode_without_composing(hydra, "sweeps", []) == RunMode.MULTIRUN
+        assert mode_without_composing(hydra, "sweeps", ["hydra.mode=RUN"]) == RunMode.RUN
+        assert mode_without_composing(hydra, "plain", ["a=2", "hydra.mode=MULTIRUN"]) == RunMode.MULTIRUN
+        assert mode_without_composing(hydra, "plain", []) is None  # the -m flag decides
+        assert mode_without_composing(hydra, None, []) is None
+        assert mode_without_composing(hydra, "plain", ["hydra.mode=SOMETIMES"]) is None  # composing refuses it
+    finally:
+        GlobalHydra.instance().clear()

@@ -11,12 +11,16 @@ pandas, scipy or torch is imported: `eps=-1` and `task.n_synthetic=-1` (the
 job's own values) and `dataset.data_dir=/missing` (a release dataset's folder
 that does not exist; on PsyTAR, since the default dataset has no data_dir).
 A refused job leaves no folder. The machine's load average at the start is
-recorded beside them: on a busy machine every figure is larger.
+recorded beside them: on a busy machine every figure is larger. Python
+caches compiled modules as a user's install does (`__pycache__`), even where
+the environment turns that off (PYTHONDONTWRITEBYTECODE), which would time
+compiling SynBench's sources at every start instead.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -40,9 +44,11 @@ def wall_times(args: list[str]) -> tuple[list[float], list[int]]:
     """Wall-clock seconds of `python <args>` in fresh processes, one per repeat, and their exit codes (a refusal
     exits 2: a figure of a command that ran instead would time something else)."""
     times, codes = [], []
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}
+    subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False, env=env)  # fills the cache
     for _ in range(REPEATS):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False)
+        done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False, env=env)
         times.append(time.perf_counter() - start)
         codes.append(done.returncode)
     return times, codes
@@ -50,7 +56,12 @@ def wall_times(args: list[str]) -> tuple[list[float], list[int]]:
 
 def main() -> dict:
     load = os.getloadavg()[0]
-    figures: dict = {"repeats": REPEATS, "load_average_1min_at_start": round(load, 2), "cpus": os.cpu_count()}
+    figures: dict = {
+        "repeats": REPEATS,
+        "load_average_1min_at_start": round(load, 2),
+        "cpus": os.cpu_count(),
+        "cpu": platform.processor() or platform.machine(),
+    }
     for name, args in COMMANDS.items():
         times, codes = wall_times(args)
         figures[name] = {

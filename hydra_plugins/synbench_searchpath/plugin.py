@@ -12,7 +12,9 @@ plugin module is imported), so start-up stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
+from functools import lru_cache
 from importlib.metadata import entry_points
 from importlib.util import find_spec
 from pathlib import Path
@@ -50,6 +52,26 @@ def package_folder(module: str) -> Path | None:
 def config_folders() -> dict[Path, str]:
     """Each installed plugin package's config folder (the `conf` folder beside a class it registers), with the
     distribution that provides it, in a stable order."""
+    return dict(installed_config_folders(installed_state()))
+
+
+def installed_state() -> tuple[tuple[str, int], ...]:
+    """Each sys.path folder with the time it last changed: a package installed or removed changes its folder's."""
+    return tuple((entry, folder_mtime(entry)) for entry in sys.path)
+
+
+def folder_mtime(entry: str) -> int:
+    try:
+        return os.stat(entry or ".").st_mtime_ns
+    except OSError:
+        return -1
+
+
+@lru_cache(maxsize=4)
+def installed_config_folders(state: tuple[tuple[str, int], ...]) -> tuple[tuple[Path, str], ...]:
+    """`config_folders` for the packages installed as `state` (`installed_state`) says: read once while nothing is
+    installed or removed (Hydra asks on each config loader it makes, and the app's checks ask again)."""
+    del state  # the cache's key
     found: dict[Path, str] = {}
     installed = entry_points()
     for group in sorted(g for g in installed.groups if g.startswith(GROUP_PREFIX)):
@@ -59,7 +81,7 @@ def config_folders() -> dict[Path, str]:
             folder = package_folder(ep.module)
             if folder is not None and (folder / CONF_FOLDER).is_dir():
                 found.setdefault(folder / CONF_FOLDER, ep.dist.name if ep.dist is not None else ep.module)
-    return found
+    return tuple(found.items())
 
 
 class SynBenchSearchPathPlugin(SearchPathPlugin):

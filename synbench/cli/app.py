@@ -24,6 +24,7 @@ import hydra
 import yaml
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra._internal.config_search_path_impl import ConfigSearchPathImpl
+from hydra._internal.hydra import Hydra
 from hydra._internal.utils import get_args_parser
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -66,6 +67,7 @@ PRIVATE_UMASK = 0o077
 HYDRA_FULL_ERROR = "HYDRA_FULL_ERROR"
 INF_LITERAL = re.compile(r"(?<![\w.])[+-]?inf(?![\w.])", re.IGNORECASE)  # `inf` as Hydra's grammar reads it
 HELP_FLAGS = frozenset({"--help", "-h"})
+YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # YAML as written (no typing), by libyaml where built
 HELP = """\
 SynBench benchmarks differentially private (DP) synthetic text generators on sensitive text: a job fits a generator
 on a private training split under a privacy budget eps, samples synthetic text, scores its utility (a classifier
@@ -104,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         with failures.on_interrupt(signal.default_int_handler):
             check_options(args)
             check_command_line(args)
-            with hydra_raises(args):
+            with hydra_raises(args), composed_once():
                 hydra_app()
     except KeyboardInterrupt:
         print(f"synbench: {failures.INTERRUPTED}", file=sys.stderr)
@@ -135,6 +137,43 @@ def hydra_raises(args: Sequence[str]) -> Iterator[None]:
             os.environ.pop(HYDRA_FULL_ERROR, None)
         else:
             os.environ[HYDRA_FULL_ERROR] = saved_env
+
+
+@contextmanager
+def composed_once() -> Iterator[None]:
+    """Hydra composing the job's config once, not twice.
+
+    hydra-core 1.3 composes the whole config a first time only to read
+    `hydra.mode` and then composes it again for the job (facebookresearch/hydra
+    #3440): half of every start-up and of every refusal Hydra answers while
+    composing. Here the mode is read as the fix proposed there reads it, without
+    composing (`mode_without_composing`); `-m` picks a sweep, as SynBench's
+    docs and experiments always do.
+    """
+    composing = Hydra.get_mode
+    Hydra.get_mode = mode_without_composing  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Hydra.get_mode = composing  # type: ignore[method-assign]
+
+
+def mode_without_composing(hydra: Hydra, config_name: str | None, overrides: list[str]) -> RunMode | None:
+    """The run mode a command sets: a `hydra.mode=` override, else the primary config file's `hydra.mode`, else None
+    (the `-m` flag decides, as in Hydra). A config group's option cannot pick the mode. A value Hydra would refuse
+    is left to the composition to refuse, as Hydra's own lookup leaves it."""
+    try:
+        for override in OverridesParser.create().parse_overrides(overrides):
+            if override.key_or_group == "hydra.mode" and not override.is_delete():
+                return RunMode[str(override.value())]
+        loader = hydra.config_loader
+        primary = (
+            loader.repository.load_config(config_name) if config_name and isinstance(loader, ConfigLoaderImpl) else None
+        )
+        mode = OmegaConf.select(primary.config, "hydra.mode", default=None) if primary is not None else None
+        return RunMode[str(mode)] if mode is not None else None
+    except (KeyError, OverrideParseException):
+        return None
 
 
 def config_folders() -> list[Path]:
@@ -195,7 +234,7 @@ def file_top_level_keys(path: Path, group: str) -> set[str]:
     inside = package.removeprefix("_global_").lstrip(".").replace("/", ".")
     if inside:
         return {inside.split(".")[0]}
-    root = yaml.compose(text, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))  # libyaml's, where built
+    root = yaml.compose(text, Loader=YAML_LOADER)
     if not isinstance(root, yaml.MappingNode):
         return set()
     return {key.value for key, _ in root.value if key.value != "defaults"}
@@ -401,11 +440,12 @@ def check_config_files(cfg: DictConfig, hydra_cfg: DictConfig) -> None:
     for entry in defaults.defaults:
         if entry.config_path is None or entry.config_path.split("/")[0] == "hydra":
             continue
-        found = loader.repository.load_config(entry.config_path)
-        file = config_file(found.path, entry.config_path) if found is not None else None
+        # the source Hydra took the file from: the first on the search path that has it (looked up, not loaded)
+        source = next((s for s in loader.repository.get_sources() if s.is_config(entry.config_path)), None)
+        file = config_file(source.full_path(), entry.config_path) if source is not None else None
         if file is None:
             continue  # a structured (schema) config: its values are the dataclasses' own
-        root = yaml.compose(file.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        root = yaml.compose(file.read_text(encoding="utf-8"), Loader=YAML_LOADER)
         for key, value in yaml_scalars(root, entry.package or ""):
             where = f"{file} line {value.start_mark.line + 1}"
             node = node_at(cfg, key)
@@ -451,13 +491,16 @@ def hydra_app(cfg: DictConfig) -> None:
     started = False  # whether the task began: a failure before it is the checks refusing the job
     try:
         registry.load_modules(OmegaConf.select(cfg, "plugins", default=None) or [])  # unpackaged plugins register
-        # the checks that need no data, cheapest first: the job's values (`eps=-1`), the values of the YAML files as
-        # written (which re-reads them), then what only the task's, the dataset's and the generator's classes know
+        # the checks that need no data, cheapest first: the job's values (`eps=-1`), the dataset's files there (a
+        # look, none read yet), the values of the YAML files as written (which composes the defaults list again),
+        # then what only the generator's and the filter's classes know
         config = JobConfig.from_config(cfg, hydra_cfg.overrides.task, hydra_cfg.runtime.choices)
-        check_config_files(cfg, hydra_cfg)
         task = get_task(config.spec.task)
-        if not multirun and task.writes_results:  # a sweep checks each of its points before its first job
-            registry.create(DatasetLoader, config.dataset).check_source()  # its files there; none read yet
+        single = not multirun and task.writes_results  # a sweep checks each of its points before its first job
+        if single:
+            registry.create(DatasetLoader, config.dataset).check_source()
+        check_config_files(cfg, hydra_cfg)
+        if single:
             check_plugin_options(config.generator, config.filter)
             if not task.tests_claim:
                 check_control_eps(config, hydra_cfg.overrides.task)

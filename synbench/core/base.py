@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
-import numpy as np
-
 from synbench.core.corpus import Corpus, Labels
 from synbench.core.errors import PluginError
 from synbench.core.privacy import PrivacySpec
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import numpy as np
 
 METRIC_SECTIONS = ("utility", "fidelity")
 
