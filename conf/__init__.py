@@ -44,9 +44,9 @@ CONFIGS = {
     "model": "synbench.lm.settings:ModelSpec",
     "encoder": "synbench.core.base:EncoderSpec",
     "prompts": "synbench.lm.prompts:Prompts",
-    "audit": "synbench.audit.config:AuditConfig",
-    "contamination": "synbench.contamination.config:ContaminationConfig",
-    "model_audit": "synbench.model_audit.config:ModelAuditConfig",
+    "audit": "synbench.audit.config:AuditOptions",
+    "contamination": "synbench.contamination.config:ContaminationOptions",
+    "model_audit": "synbench.model_audit.config:ModelAuditOptions",
     "plugin": "synbench.tasks.options:PluginScaffold",
 }
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tomllib
 
 import synbench.api as api
@@ -180,3 +181,36 @@ def test_no_function_runs_past_80_lines_without_a_reason() -> None:
     assert not unexplained, "split into named steps, or give the reason in LONG_FUNCTIONS:\n" + "\n".join(unexplained)
     stale = sorted(set(LONG_FUNCTIONS) - set(long))
     assert not stale, f"LONG_FUNCTIONS names functions that are gone or now fit in 80 lines: {stale}"
+
+
+# classes that end in Config and type no config node: what each is
+CONFIG_CLASSES = {
+    "SynBenchConfig": "the whole config's schema (its top level), not one node's options",
+    "JobConfig": "a job's composed config, parsed and checked (what a task receives)",
+    "TrainConfig": "what the DP-SGD loop is given, built from a generator's options and its calibration",
+    "DenoiserConfig": "DP-Diffusion's network architecture, built from its options and the tokenizer",
+}
+
+
+def class_names(path: Path) -> list[str]:
+    return [
+        node.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.ClassDef)
+    ]
+
+
+def test_option_classes_take_one_suffix_and_the_old_public_names_still_import() -> None:
+    """The dataclasses that type a config node's keys end in Options (no Settings, no Config but CONFIG_CLASSES);
+    the two public names renamed to that rule import as before, with a FutureWarning."""
+    files = sorted((ROOT / "synbench").rglob("*.py")) + sorted(PLUGINS.glob("*/**/*.py"))
+    names = {name for path in files for name in class_names(path)}
+    assert {"AuditOptions", "DPSGDOptions", "LabelSetOptions"} <= names
+    assert not sorted(n for n in names if n.endswith("Settings"))
+    assert sorted(n for n in names if n.endswith("Config")) == sorted(CONFIG_CLASSES)
+    import synbench.audit as audit
+
+    with pytest.warns(FutureWarning, match=r"synbench.api.LabelSetConfig is now synbench.api.LabelSetOptions"):
+        assert api.LabelSetConfig is api.LabelSetOptions  # type: ignore[attr-defined]
+    with pytest.warns(FutureWarning, match=r"synbench.audit.AuditConfig is now synbench.audit.AuditOptions"):
+        assert audit.AuditConfig is audit.AuditOptions  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match="has no attribute 'LabelSetSettings'"):
+        api.LabelSetSettings  # type: ignore[attr-defined]  # noqa: B018

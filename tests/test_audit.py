@@ -14,7 +14,7 @@ from scipy.special import logit
 
 from conftest import compose_config, run_cli, write_jsonl
 from synbench.audit import (
-    AuditConfig,
+    AuditOptions,
     RocCurve,
     empirical_epsilon,
     empirical_epsilon_curve,
@@ -152,7 +152,7 @@ def test_one_run_guesses_take_the_extremes() -> None:
 
 def test_paired_design_is_exactly_balanced_and_reproducible() -> None:
     targets = np.arange(0, 200, 10)
-    design = make_design(200, targets, AuditConfig(targets="outliers", n_subsets=10, n_references=4), seed=3)
+    design = make_design(200, targets, AuditOptions(targets="outliers", n_subsets=10, n_references=4), seed=3)
     inc = design.inclusion
     assert inc.shape == (10, 20)
     assert np.all(inc.mean(axis=0) == 0.5)  # every target in exactly half the subsets
@@ -162,9 +162,9 @@ def test_paired_design_is_exactly_balanced_and_reproducible() -> None:
     everything = np.concatenate([design.targets, design.private, design.aux])
     assert sorted(everything) == list(range(200))
     assert len(design.aux) == 2 * len(design.private)
-    assert make_design(200, targets, AuditConfig(targets="outliers", n_subsets=10), seed=3).digest() == design.digest()
-    assert make_design(200, targets, AuditConfig(targets="outliers", n_subsets=10), seed=4).digest() != design.digest()
-    one = make_design(200, targets, AuditConfig(mode="one_run", targets="outliers"), seed=3)
+    assert make_design(200, targets, AuditOptions(targets="outliers", n_subsets=10), seed=3).digest() == design.digest()
+    assert make_design(200, targets, AuditOptions(targets="outliers", n_subsets=10), seed=4).digest() != design.digest()
+    one = make_design(200, targets, AuditOptions(mode="one_run", targets="outliers"), seed=3)
     assert one.inclusion.shape == (1, 20) and one.base.all()
 
 
@@ -216,7 +216,7 @@ def test_vectorised_ngram_scores_equal_the_naive_counter_model(n: int, tokenizer
 def test_copy_release_is_found_by_the_attack() -> None:
     rng = np.random.default_rng(0)
     docs = [" ".join(rng.choice(WORDS, size=15)) for _ in range(200)]
-    design = make_design(len(docs), np.arange(40), AuditConfig(targets="outliers", n_subsets=4), seed=0)
+    design = make_design(len(docs), np.arange(40), AuditOptions(targets="outliers", n_subsets=4), seed=0)
     attack = NgramAttack(tokenizer="whitespace")
     refs = [corpus([docs[i] for i in design.reference_set(m)]) for m in range(4)]
     scores = [attack.score(docs[:40], corpus([docs[i] for i in design.private_set(k)]), refs) for k in range(4)]
@@ -353,13 +353,13 @@ def test_k_subset_audit_finds_copy_and_resumes(
 
 def test_audit_config_rejects_bad_values() -> None:
     with pytest.raises(Exception, match="guess_fractions"):
-        AuditConfig(guess_fractions=(0.8,))
+        AuditOptions(guess_fractions=(0.8,))
     with pytest.raises(Exception, match="audit.targets='all'"):
-        AuditConfig(targets="all")
+        AuditOptions(targets="all")
     with pytest.raises(Exception, match="canary_repeats"):
-        AuditConfig(canary_repeats=0)
+        AuditOptions(canary_repeats=0)
     with pytest.raises(Exception, match="n_subsets"):
-        make_design(100, np.arange(10), AuditConfig(targets="outliers", n_subsets=3), seed=0)
+        make_design(100, np.arange(10), AuditOptions(targets="outliers", n_subsets=3), seed=0)
 
 
 # --- the public control (real model: slow) --------------------------------------------------------------
@@ -461,4 +461,4 @@ def test_listed_targets_refuse_a_bad_file_in_one_line(tmp_path: Path, content: s
 
 def test_listed_targets_need_outlier_targets() -> None:
     with pytest.raises(ConfigError, match="audit.targets=outliers or both"):
-        AuditConfig(targets="canaries", target_positions="members.json")
+        AuditOptions(targets="canaries", target_positions="members.json")

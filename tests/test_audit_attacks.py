@@ -179,10 +179,10 @@ def test_paraphrased_leak_is_missed_by_the_ngram_attack_and_caught_by_similarity
     from omegaconf import OmegaConf
 
     from conftest import compose_config
-    from synbench.audit import AuditConfig, RocCurve, summarise
+    from synbench.audit import AuditOptions, RocCurve, summarise
 
     targets, synthetic, references, members = paraphrase_game()
-    cfg = AuditConfig(mode="one_run")
+    cfg = AuditOptions(mode="one_run")
     ngram = NgramAttack(tokenizer="whitespace").score(targets, synthetic, references)
     encoder = OmegaConf.to_container(compose_config().encoder, resolve=True)  # the audit's encoder (offline MiniLM)
     sim = SimilarityAttack(similarity=similarity, encoder=encoder).score(targets, synthetic, references)

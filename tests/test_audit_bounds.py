@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.special import expit, ndtr, ndtri
 
-from synbench.audit import AuditConfig, RocCurve, empirical_epsilon_lower_bound
+from synbench.audit import AuditOptions, RocCurve, empirical_epsilon_lower_bound
 from synbench.audit.crossfit import cross_fitted_epsilon, epsilon_counts_bound, holdout_lower_bound, target_folds
 from synbench.audit.epsilon import bonferroni_epsilon_lower_bound, epsilon_lower_bounds_from_counts
 from synbench.audit.fdp import (
@@ -28,7 +28,7 @@ from synbench.audit.guesses import grid_bounds, holdout_bounds
 from synbench.audit.one_run import one_run_epsilon_lower_bounds
 from synbench.audit.summary import bounds, summarise
 
-FRACTIONS = AuditConfig().guess_fractions
+FRACTIONS = AuditOptions().guess_fractions
 LEVEL = 0.025  # each of the two one-run bounds runs at half of 5%, so their maximum holds at 95%
 
 
@@ -36,7 +36,7 @@ def one_run_games(rng: np.random.Generator, trials: int, m: int, score) -> tuple
     """(trials, m) membership by fair coins, the mechanism's scores, and the target folds of each game."""
     members = rng.random((trials, m)) < 0.5
     kinds = np.zeros(m, dtype=np.int8)
-    folds = np.stack([target_folds(kinds, seed, AuditConfig().select_share) for seed in range(trials)])
+    folds = np.stack([target_folds(kinds, seed, AuditOptions().select_share) for seed in range(trials)])
     return members, score(members), folds
 
 
@@ -66,7 +66,7 @@ def pair_design(rng: np.random.Generator, pairs: int, targets: int) -> np.ndarra
 @pytest.mark.slow
 def test_null_point_estimate_is_centred_and_bounds_prove_nothing() -> None:
     rng = np.random.default_rng(0)
-    cfg = AuditConfig(mode="k_subsets")
+    cfg = AuditOptions(mode="k_subsets")
     estimates, lower, maxima = [], [], []
     for trial in range(200):
         members = pair_design(rng, 1, 100)
@@ -109,7 +109,7 @@ def test_gaussian_roc_bounds_stay_below_the_truth() -> None:
     bounds hold when the trials are independent, and the pair game's bounds hold anyway."""
     rng = np.random.default_rng(3)
     mu = 2.0
-    cfg = AuditConfig(mode="k_subsets")
+    cfg = AuditOptions(mode="k_subsets")
     found = []
     for t in range(200):
         members = pair_design(rng, 1, 100)
@@ -215,7 +215,7 @@ def rr_scores(rng: np.random.Generator, members: np.ndarray, eps: float) -> np.n
 def test_combined_bound_over_attacks_holds_under_the_null(mode: str) -> None:
     """Three attacks (two of them correlated) that know nothing: the combined bound is 0 in >= 95% of 200 audits."""
     rng = np.random.default_rng(6)
-    cfg = AuditConfig(mode=mode)
+    cfg = AuditOptions(mode=mode)
     zero = 0
     for trial in range(200):
         members = rng.random((1, 200)) < 0.5 if mode == "one_run" else pair_design(rng, 1, 100)
@@ -234,7 +234,7 @@ def test_combined_bound_over_attacks_stays_below_a_known_eps_and_finds_the_leaki
     """One attack sees randomised response at eps = 1, two see nothing: the combined bound exceeds 1 in <= 5% of
     audits."""
     rng = np.random.default_rng(7)
-    cfg = AuditConfig(mode="one_run")
+    cfg = AuditOptions(mode="one_run")
     found, chose_rr = [], 0
     for trial in range(200):
         members = rng.random((1, 300)) < 0.5
@@ -253,7 +253,7 @@ def test_summary_reports_each_attack_and_the_combined_bound() -> None:
     rng = np.random.default_rng(8)
     members = rng.random((1, 300)) < 0.5
     scores = {"blind": rng.normal(size=(1, 300)), "sees": rr_scores(rng, members, 3.0)}
-    out, _, _ = summarise(scores, members, AuditConfig(mode="one_run"), 0.0)
+    out, _, _ = summarise(scores, members, AuditOptions(mode="one_run"), 0.0)
     assert out["attack_chosen"] == "sees" and out["blind.eps_emp_lower"] == 0.0
     assert out["sees.eps_emp_lower"] > 1.0 and out["eps_emp_lower"] > 1.0
     # the combined bound pays for the choice: never above what the leaking attack proves alone at the full level
@@ -271,7 +271,7 @@ def test_pooled_game_of_three_runs_stays_below_a_known_eps_and_gains_power(eps: 
     from synbench.audit.repeats import pool_games
 
     rng = np.random.default_rng(9)
-    cfg = AuditConfig(mode="one_run")
+    cfg = AuditOptions(mode="one_run")
     pooled, single = [], []
     for trial in range(200):
         members = [rng.random((1, 150)) < 0.5 for _ in range(3)]

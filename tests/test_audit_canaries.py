@@ -11,7 +11,7 @@ import pytest
 
 from conftest import compose_config
 from leaky_generator import LeakyGenerator
-from synbench.audit import AuditConfig, make_design
+from synbench.audit import AuditOptions, make_design
 from synbench.audit.canaries import make_canaries, public_words
 from synbench.core import registry, schema
 from synbench.core.base import DatasetLoader, Generator
@@ -22,9 +22,9 @@ from synbench.tasks.audit import AuditTask
 from test_audit import audit_data  # noqa: F401  (the tiny dataset fixture)
 
 
-def canary_rule(**overrides: Any) -> AuditConfig:
+def canary_rule(**overrides: Any) -> AuditOptions:
     """Three short canaries (4 prefix words, 6 suffix words) beside the outlier targets."""
-    return AuditConfig(**{"n_canaries": 3, "canary_prefix_words": 4, "canary_suffix_words": 6, **overrides})
+    return AuditOptions(**{"n_canaries": 3, "canary_prefix_words": 4, "canary_suffix_words": 6, **overrides})
 
 
 def test_canary_is_an_aux_prefix_then_public_words_with_a_known_label() -> None:
@@ -176,7 +176,7 @@ def test_memorise_experiment_trains_on_whole_canaries() -> None:
     assert (audit.mode, audit.targets, float(cfg.eps)) == ("one_run", "canaries", float("inf"))
     assert set(cfg.attack) == {"ngram", "similarity"}
     splits = registry.create(DatasetLoader, cfg.dataset).load(0)
-    canaries = make_canaries(splits.train, schema.typed(AuditConfig, audit, "audit"), seed=0)
+    canaries = make_canaries(splits.train, schema.typed(AuditOptions, audit, "audit"), seed=0)
     tokenizer = load_causal_lm(cfg.model).tokenizer
     lengths = [
         len(tokenizer(control_code(labels, generator.control_code) + text, add_special_tokens=False)["input_ids"]) + 1

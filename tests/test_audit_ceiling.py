@@ -28,7 +28,7 @@ from synbench.audit.ceiling import (
     one_run_design,
     typical_coins,
 )
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.crossfit import target_folds
 from synbench.audit.design import make_design
 from synbench.audit.one_run import one_run_p_values
@@ -39,8 +39,8 @@ from synbench.report.load import load_results
 # the closed forms need the grid's largest shares at 1/2 (the default grid stops at 0.4, so that perfect scores reach
 # the ceiling: tests/test_audit_power.py)
 HALF_GRID = (0.05, 0.1, 0.25, 0.5)
-ONE_RUN = AuditConfig(mode="one_run", guess_fractions=HALF_GRID)
-K_SUBSETS = AuditConfig(mode="k_subsets", guess_fractions=HALF_GRID)
+ONE_RUN = AuditOptions(mode="one_run", guess_fractions=HALF_GRID)
+K_SUBSETS = AuditOptions(mode="k_subsets", guess_fractions=HALF_GRID)
 GRID_POINTS = 24  # (k+, k-) in {0, 5, 10, 25, 50}% squared, less (0, 0)
 
 
@@ -133,7 +133,7 @@ def test_the_ceiling_is_the_best_attacks_bound_not_the_perfect_attacks_own() -> 
 def test_a_copiers_bound_stays_within_its_ceiling_per_kind() -> None:
     """The issue's copier: 24 outliers and 300 canaries, one run, perfect scores: no bound above its ceiling, the
     headline's between 3 and 4 at eps = 4 (inconclusive), and the 24 outliers alone far below."""
-    design = make_design(2000, np.arange(24), AuditConfig(mode="one_run", n_canaries=300), seed=0)
+    design = make_design(2000, np.arange(24), AuditOptions(mode="one_run", n_canaries=300), seed=0)
     members, kinds = design.inclusion, design.kinds
     copier, _, _ = summarise(members.astype(float), members, ONE_RUN, 1e-6, kinds, 0, 4.0)
     for prefix in ("", "outliers.", "canaries."):
@@ -146,7 +146,7 @@ def one_run_audit(n_targets: int, eps: float, leak: float, seed: int = 0, copies
     """summarise of a one-run design of `n_targets` outliers (or canaries in groups of `copies`) whose scores give
     membership away with weight `leak` (0: none; large: a copier)."""
     canaries = n_targets if copies > 1 else 0
-    rule = AuditConfig(mode="one_run", targets="both" if canaries else "outliers", n_canaries=canaries)
+    rule = AuditOptions(mode="one_run", targets="both" if canaries else "outliers", n_canaries=canaries)
     design = make_design(4000, np.arange(n_targets - canaries), rule, seed=seed)
     members = design.inclusion
     scores = leak * members + np.random.default_rng(seed).random(members.shape)
@@ -194,7 +194,7 @@ def test_an_inconclusive_verdict_names_a_design_that_would_certify(copier: dict[
 
 
 def test_k_subsets_inconclusive_counts_runs() -> None:
-    design = make_design(3000, np.arange(40), AuditConfig(targets="outliers", n_subsets=4), seed=1)
+    design = make_design(3000, np.arange(40), AuditOptions(targets="outliers", n_subsets=4), seed=1)
     members = design.inclusion
     found, _, _ = summarise(members.astype(float), members, K_SUBSETS, 1e-6, design.kinds, 1, 2.0)
     assert found["verdict"] == "inconclusive" and found["n_needed_unit"] == "runs" and found["n_needed"] % 2 == 0

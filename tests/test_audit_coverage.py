@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from synbench.audit import AuditConfig
+from synbench.audit import AuditOptions
 from synbench.audit import summary as summary_module
 from synbench.audit.crossfit import cross_fitted_epsilon, target_folds
 from synbench.audit.evidence import PAIR_SCALE, game_evidence, pair_game
 from synbench.audit.summary import group_claim, summarise
 
-CFG = AuditConfig(mode="one_run")
+CFG = AuditOptions(mode="one_run")
 CROSSFIT = {"min_count": CFG.min_count, "rule": CFG.crossfit_rule, "confidence": CFG.confidence}  # as summarise
 ALPHA = 1 - CFG.confidence
 GAMES = 2000
@@ -115,7 +115,7 @@ def test_k_subsets_bound_is_the_pair_game_and_the_pooled_one_is_conditional() ->
     rng = np.random.default_rng(2)
     members = pair_designs(rng, 1, 10, 60)[0]
     scores = rr_scores(rng, members, 2.0)
-    out, _, _ = summarise(scores, members, AuditConfig(mode="k_subsets"), 1e-6, seed=4, epsilon=1.0)
+    out, _, _ = summarise(scores, members, AuditOptions(mode="k_subsets"), 1e-6, seed=4, epsilon=1.0)
     diff, coins = pair_game(scores, members)
     folds = np.tile(target_folds(np.zeros(60), 5, 0.25), 10)
     game = game_evidence([diff], coins, folds, CFG.guess_fractions, ALPHA, PAIR_SCALE * 1e-6, PAIR_SCALE * 1.0)

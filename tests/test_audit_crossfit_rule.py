@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synbench.audit import AuditConfig
+from synbench.audit import AuditOptions
 from synbench.audit.crossfit import CROSSFIT_RULES, _best_rule, cross_fitted_epsilon, fold_roc, target_folds
 from synbench.audit.summary import summarise
 from synbench.core import schema
@@ -38,8 +38,8 @@ def game(g: int, leak: float = 0.0, shift: float = 6.0) -> tuple[list[np.ndarray
 
 
 def rule_of(rule: str) -> dict[str, Any]:
-    """The cross-fit's keywords for `rule`, the rest at the audit's defaults (AuditConfig, as summarise reads them)."""
-    audit = AuditConfig()
+    """The cross-fit's keywords for `rule`, the rest at the audit's defaults (AuditOptions, as summarise reads them)."""
+    audit = AuditOptions()
     return {"min_count": audit.min_count, "rule": rule, "confidence": audit.confidence}
 
 
@@ -54,10 +54,10 @@ def estimates(rule: str, leak: float = 0.0, games: int = GAMES) -> np.ndarray:
 
 
 def test_the_rule_is_a_typed_option_with_the_new_rule_by_default() -> None:
-    assert AuditConfig().crossfit_rule == "lower_bound" and CROSSFIT_RULES == ("lower_bound", "estimate")
-    assert schema.typed(AuditConfig, {"crossfit_rule": "estimate"}, "audit").crossfit_rule == "estimate"
+    assert AuditOptions().crossfit_rule == "lower_bound" and CROSSFIT_RULES == ("lower_bound", "estimate")
+    assert schema.typed(AuditOptions, {"crossfit_rule": "estimate"}, "audit").crossfit_rule == "estimate"
     with pytest.raises(ConfigError, match="audit.crossfit_rule='max' is unknown; choose one of lower_bound, estimate"):
-        schema.typed(AuditConfig, {"crossfit_rule": "max"}, "audit")
+        schema.typed(AuditOptions, {"crossfit_rule": "max"}, "audit")
     with pytest.raises(ValueError, match="crossfit rule 'max' is unknown"):
         estimates("max", games=1)
 
@@ -67,7 +67,7 @@ def test_summarise_reports_the_configured_rule(rule: str) -> None:
     """Known answer: the headline eps_emp is the cross-fit under `audit.crossfit_rule`, and the two rules differ on
     this leaky game (so the option is not ignored)."""
     attacks, members = game(3, leak=0.1, shift=3.0)
-    out, _, _ = summarise(dict(zip("ab", attacks)), members, AuditConfig(mode="one_run", crossfit_rule=rule), 0.0)
+    out, _, _ = summarise(dict(zip("ab", attacks)), members, AuditOptions(mode="one_run", crossfit_rule=rule), 0.0)
     folds = target_folds(np.zeros(N_TARGETS), 0)
     assert out["eps_emp"] == cross_fitted_epsilon(attacks, members, folds, 0.0, **rule_of(rule))
     other = CROSSFIT_RULES[1 - CROSSFIT_RULES.index(rule)]

@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO, compose_config, install_plugin
 from synbench.audit import RocCurve
 from synbench.audit.canaries import make_canaries, public_words, ranked_public_words, rare_words
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.holdout import HoldoutAttack, RareEchoAttack, holdout_texts
 from synbench.audit.similarity import word_set
 from synbench.core.corpus import Corpus
@@ -154,27 +154,27 @@ def test_rare_canary_suffixes_are_the_rarest_public_words_that_d_aux_never_uses(
     assert rare.labels == uniform.labels
 
 
-def short_canaries(**overrides: Any) -> AuditConfig:
+def short_canaries(**overrides: Any) -> AuditOptions:
     """Four canaries of 4 prefix and 6 suffix words."""
-    return AuditConfig(
+    return AuditOptions(
         **{"targets": "canaries", "n_canaries": 4, "canary_prefix_words": 4, "canary_suffix_words": 6, **overrides}
     )
 
 
 def test_rare_canary_options_are_refused_naming_the_key() -> None:
     aux = Corpus.build(["a b c"], [["a"]], ["a"])
-    rare = AuditConfig(targets="canaries", n_canaries=2, canary_suffix_words=15, canary_suffix="rare")
+    rare = AuditOptions(targets="canaries", n_canaries=2, canary_suffix_words=15, canary_suffix="rare")
     with pytest.raises(Exception, match=r"raise audit.canary_rare_share"):
         make_canaries(aux, replace(rare, canary_rare_share=1e-5), seed=0)
     with pytest.raises(Exception, match=r"audit.canary_suffix='odd'"):
-        AuditConfig(canary_suffix="odd")
+        AuditOptions(canary_suffix="odd")
     with pytest.raises(Exception, match=r"audit.canary_rare_share=0"):
-        AuditConfig(canary_rare_share=0.0)
+        AuditOptions(canary_rare_share=0.0)
 
 
-def suffix_first(suffix: str) -> AuditConfig:
+def suffix_first(suffix: str) -> AuditOptions:
     """200 canaries of one prefix word (D_aux's commonest, which weighs nothing) and the default 15 suffix words."""
-    return AuditConfig(targets="canaries", n_canaries=200, canary_prefix_words=1, canary_suffix=suffix)
+    return AuditOptions(targets="canaries", n_canaries=200, canary_prefix_words=1, canary_suffix=suffix)
 
 
 def test_rare_canaries_have_fewer_phantom_echoes_in_fluent_public_text() -> None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.paper_reading import (
     PAPER_REGION,
     boundary_scores,
@@ -57,7 +57,7 @@ def test_worked_example_sample_size() -> None:
 
 def test_the_audit_job_writes_the_false_alarm_rate_of_its_own_sizes() -> None:
     summary = {"n_member_trials": 90, "n_trials": 200}
-    figures = paper_reading_figures(AuditConfig(), summary, 1.0, 0.0)
+    figures = paper_reading_figures(AuditOptions(), summary, 1.0, 0.0)
     assert figures["paper_reading_false_alarm"] == paper_reading_false_alarm(1.0, 90, 110, (0.1, 0.2)).rate
-    assert paper_reading_figures(AuditConfig(), summary, math.inf, 0.0) == {}
-    assert paper_reading_figures(AuditConfig(fpr_grid=(0.01,)), summary, 1.0, 0.0) == {}
+    assert paper_reading_figures(AuditOptions(), summary, math.inf, 0.0) == {}
+    assert paper_reading_figures(AuditOptions(fpr_grid=(0.01,)), summary, 1.0, 0.0) == {}

@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.design import make_design
 from synbench.audit.power import DRAWS, LEAK_SHARES, POWER, planted_scores
 from synbench.audit.summary import family_level, summarise
 
-ONE_RUN = AuditConfig(mode="one_run")
+ONE_RUN = AuditOptions(mode="one_run")
 
 
 def default_design(seed: int):
     """The default one-run design's shape: 24 outlier targets (what the demo corpus's outlier criteria find) and the
     default 300 canaries."""
-    return make_design(2000, np.arange(24), AuditConfig(mode="one_run"), seed=seed)
+    return make_design(2000, np.arange(24), AuditOptions(mode="one_run"), seed=seed)
 
 
 @pytest.mark.slow
@@ -51,7 +51,7 @@ def test_one_kinds_own_bound_above_the_claim_is_a_violation() -> None:
     """2,000 outlier targets whose scores say nothing and 100 canaries an attack reads exactly (a prefix leak: only
     the crafted targets leak): every target together certifies no more than eps = 1, the canaries alone, at a third
     of the level, do; the verdict is a violation that names them."""
-    design = make_design(8000, np.arange(2000), AuditConfig(mode="one_run", n_canaries=100), seed=3)
+    design = make_design(8000, np.arange(2000), AuditOptions(mode="one_run", n_canaries=100), seed=3)
     members, kinds = design.inclusion, design.kinds
     scores = np.random.default_rng(3).random(members.shape) + 2.0 * (members & (kinds == 1))
     found = summarise(scores, members, ONE_RUN, 1e-6, kinds, 3, 1.0)[0]
@@ -71,7 +71,7 @@ def test_the_families_split_the_level() -> None:
 def quiet_audit(n_targets: int) -> tuple[dict, np.ndarray, np.ndarray]:
     """A one-run design of `n_targets` outlier targets whose scores say nothing, at eps = 1: (figures, members,
     kinds)."""
-    design = make_design(2 * n_targets, np.arange(n_targets), AuditConfig(mode="one_run", targets="outliers"), seed=0)
+    design = make_design(2 * n_targets, np.arange(n_targets), AuditOptions(mode="one_run", targets="outliers"), seed=0)
     members, kinds = design.inclusion, design.kinds
     scores = np.random.default_rng(0).random(members.shape)
     return summarise(scores, members, ONE_RUN, 1e-6, kinds, 0, 1.0)[0], members, kinds

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from sklearn.neighbors import LocalOutlierFactor
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.targets import interleave, select_targets
 from synbench.core.errors import ConfigError
 
 PSYTAR_N = 5102  # the paper's PsyTAR training split: 1% is 52 documents, more than the default cap of 50
 # the outlier rule as task=audit runs it by default (the schema's audit.* keys)
-SCHEMA_RULE = {key: getattr(AuditConfig(), key) for key in ("far_fraction", "lof_neighbors", "lof_contamination")}
+SCHEMA_RULE = {key: getattr(AuditOptions(), key) for key in ("far_fraction", "lof_neighbors", "lof_contamination")}
 
 
 def rankings(embeddings: np.ndarray, far_fraction: float, contamination: float) -> tuple[list[int], list[int]]:

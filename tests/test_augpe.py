@@ -19,7 +19,7 @@ from synbench.core.base import ChatRequest, Generator
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, SynBenchError
 from synbench.core.privacy import DELTA_RULES, NoiseSource, PrivacySpec, gaussian_sigma
-from synbench.dp.label_sets import LabelSetConfig
+from synbench.dp.label_sets import LabelSetOptions
 from synbench.generators.augpe import AugPEGenerator, evolution
 from synbench.lm.backends import LocalBackend, make_backend
 from synbench.lm.prompts import load_prompts
@@ -91,7 +91,7 @@ def test_paper_psytar_sigma_at_t10(eps: float, paper: float) -> None:
 @pytest.mark.parametrize("multi", [False, True])
 @pytest.mark.parametrize("share", [None, 0.1])
 def test_votes_and_label_release_compose_within_budget(multi: bool, share: float | None) -> None:
-    config, delta = LabelSetConfig(), 1e-5
+    config, delta = LabelSetOptions(), 1e-5
     budget = evolution.calibrate(2.0, delta, 3, config, multi, share)
     g = config.gaussians(multi)
     assert budget.mechanisms == 3 + g and budget.labels is not None

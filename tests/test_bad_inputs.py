@@ -212,7 +212,7 @@ REFUSED: list[tuple[Any, ...]] = [
     ("noise_seed=-3", ["privacy.noise_seed=-3"], ["privacy.noise_seed=-3", "non-negative integer"]),
     ("cache_dir outside", ["cache_dir=/tmp/elsewhere"], ["cache_dir=/tmp/elsewhere is outside output_root"]),
     ("unknown generator plugin", ["generator._plugin_=nosuchgen"], ["unknown generator plugin 'nosuchgen'"]),
-    ("unknown privacy key", ["+privacy.noise=1"], ["privacy.noise", "not in 'PrivacyConfig'", "remove or rename it"]),
+    ("unknown privacy key", ["+privacy.noise=1"], ["privacy.noise", "not in 'PrivacyOptions'", "remove or rename it"]),
     ("tracking.mode=bogus", ["tracking=wandb", "tracking.mode=bogus"], ["tracking.mode='bogus' is unknown"]),
     ("tracking online without a key", ["tracking=wandb", "tracking.mode=online"], ["WANDB_API_KEY", "offline"]),
     ("??? of the openai backend", ["generator=augpe", "generator/backend=openai"], ["'generator.backend.model'"]),

@@ -363,18 +363,18 @@ def test_the_folder_of_a_killed_job_is_removed_once_its_program_is_gone(tmp_path
 def test_every_torch_thread_count_below_one_is_refused_naming_its_key() -> None:
     """One check for every `num_threads` (lm.settings.check_num_threads): 0 is not taken for null, nor -2 passed on
     to torch; a filter's is checked too, though a job builds its filter only after the generator has run."""
-    from synbench.contamination.config import MinKConfig
-    from synbench.filters.settings import PYesPNoConfig
-    from synbench.generators.dpgen.settings import DPGenSettings
+    from synbench.contamination.config import MinKOptions
+    from synbench.filters.settings import PYesPNoOptions
+    from synbench.generators.dpgen.settings import DPGenTrainingOptions
     from synbench.generators.public import PublicOptions
     from synbench.lm.settings import LocalBackendOptions
 
     for build, key in [
         (lambda n: LocalBackendOptions(num_threads=n), "generator.backend.num_threads"),
         (lambda n: PublicOptions(model={}, domain="drug", num_threads=n), "generator.num_threads"),
-        (lambda n: DPGenSettings(num_threads=n), "generator.num_threads"),
-        (lambda n: MinKConfig(num_threads=n), "contamination.mink.num_threads"),
-        (lambda n: PYesPNoConfig(model={}, domain="medical", num_threads=n), "filter.num_threads"),
+        (lambda n: DPGenTrainingOptions(num_threads=n), "generator.num_threads"),
+        (lambda n: MinKOptions(num_threads=n), "contamination.mink.num_threads"),
+        (lambda n: PYesPNoOptions(model={}, domain="medical", num_threads=n), "filter.num_threads"),
     ]:
         for bad in (0, -2):
             with pytest.raises(ConfigError, match=rf"^{key}={bad} must be at least 1 .* or null for PyTorch's"):

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import compose_config, model_overrides, write_jsonl
 from synbench.contamination import ablation, exact, index, mink, texts
-from synbench.contamination.config import AblationConfig, ContaminationConfig, ExactConfig
+from synbench.contamination.config import AblationOptions, ContaminationOptions, ExactOptions
 from synbench.core import schema
 from synbench.core.errors import ConfigError
 from synbench.job.release import violations
@@ -60,7 +60,7 @@ def test_planted_overlaps_are_found_and_unrelated_text_is_not(public_index: inde
     private = [f"Patient note. {passage} End of note.", *UNRELATED, passage[:40]]
     engine = exact.open_engine(public_index, tokenizer.eos_token_id)
     ids = tokenizer(private, add_special_tokens=False)["input_ids"]
-    scores = exact.exact_scores(engine, ids, ExactConfig(n=24, flag_share=0.5, flag_longest=120))
+    scores = exact.exact_scores(engine, ids, ExactOptions(n=24, flag_share=0.5, flag_longest=120))
     assert scores.longest[0] >= len(passage.encode()) - 1  # byte tokens: the whole passage matches
     assert scores.flagged.tolist() == [True, False, False, True]
     assert scores.ngram_share[1] < 0.2 and scores.ngram_share[3] == 1.0
@@ -102,7 +102,7 @@ def test_min_k_floor_count_matches_the_min_k_plus_plus_authors_code() -> None:
     assert mink.kept_tokens(30, 0.1, "ceil") == 3  # 0.1 * 30 is 3.0000000000000004 in floats: still 3 tokens
     assert mink.kept_tokens(3, 0.2, "floor") == 1  # the reference's mean of no tokens (NaN) becomes the lowest one
     with pytest.raises(ConfigError, match="contamination.mink.count"):
-        schema.typed(ContaminationConfig, {"mink": {"count": "round"}}, "contamination")
+        schema.typed(ContaminationOptions, {"mink": {"count": "round"}}, "contamination")
 
 
 def test_min_k_scores_on_hand_made_tokens() -> None:
@@ -159,7 +159,7 @@ def test_smollm2_scores_text_it_has_just_seen_above_fresh_text() -> None:
 
 
 def test_ablation_plan_removes_the_right_counts() -> None:
-    cfg = AblationConfig(steps=(0.5, 1.0), reps=2)
+    cfg = AblationOptions(steps=(0.5, 1.0), reps=2)
     keys = ablation.plan(cfg)
     assert [k.arm for k in keys[:2]] == ["none", "none"] and len(keys) == 2 + 2 * 2 * 2
     assert len({k.index for k in keys}) == len(keys)
@@ -174,11 +174,11 @@ def test_ablation_plan_removes_the_right_counts() -> None:
 
 def test_config_errors_name_the_field() -> None:
     with pytest.raises(ConfigError, match="contamination.ablation.detector"):
-        schema.typed(ContaminationConfig, {"ablation": {"detector": "bloom"}}, "contamination")
+        schema.typed(ContaminationOptions, {"ablation": {"detector": "bloom"}}, "contamination")
     with pytest.raises(ConfigError, match="contamination.mink.fpr"):
-        schema.typed(ContaminationConfig, {"mink": {"fpr": 0}}, "contamination")
-    with pytest.raises(ConfigError, match="not in .ExactConfig."):
-        schema.typed(ContaminationConfig, {"exact": {"ngram": 3}}, "contamination")
+        schema.typed(ContaminationOptions, {"mink": {"fpr": 0}}, "contamination")
+    with pytest.raises(ConfigError, match="not in .ExactOptions."):
+        schema.typed(ContaminationOptions, {"exact": {"ngram": 3}}, "contamination")
 
 
 # --- the task end to end ----------------------------------------------------------------------------------

@@ -14,11 +14,11 @@ import pytest
 
 from conftest import compose_config, model_overrides, write_jsonl
 from synbench.contamination import ablation, planted
-from synbench.contamination.config import AblationConfig, ContaminationConfig, PlantedConfig
+from synbench.contamination.config import AblationOptions, ContaminationOptions, PlantedOptions
 from synbench.core import schema
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
-from synbench.generators.dpgen.generator import DPGenSettings
+from synbench.generators.dpgen.generator import DPGenTrainingOptions
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "experiments" / "benchmarks"
@@ -39,10 +39,10 @@ def private_corpus(n: int = 40) -> Corpus:
 
 def test_the_mix_experiment_keeps_s_a_small_share_seen_twice_and_the_bench_uses_its_split() -> None:
     cfg = compose_config(["+experiment=contamination_planted_mix"])
-    cc = schema.typed(ContaminationConfig, cfg.contamination, "contamination")
+    cc = schema.typed(ContaminationOptions, cfg.contamination, "contamination")
     assert cfg.task.name == "contamination" and cc.planted.enabled and cc.planted.arm == "contaminated"
     assert cc.planted.share == 0.2 and cc.planted.max_private_share == 0.05 and cc.planted.public_docs == 420
-    settings = DPGenSettings(**{"label_prior": "uniform", **cc.planted.train})  # what plant_model passes DP-Gen
+    settings = DPGenTrainingOptions(**{"label_prior": "uniform", **cc.planted.train})  # what plant_model passes DP-Gen
     assert settings.epochs <= 2 and settings.cache_trunk and settings.lora and settings.lora["top_layers"] == 8
     assert settings.max_seq_len == cc.mink.max_length == cc.exact.max_length == 48  # scored where it was trained
     assert not cc.ablation.enabled and cc.ablation.detector == "exact" and cc.ablation.control  # the bench turns it on
@@ -64,9 +64,9 @@ def test_the_mix_experiment_keeps_s_a_small_share_seen_twice_and_the_bench_uses_
     assert f"audit.target_positions={members}" in rows["audit_clean_seed_2"][0]
     assert rows["audit_clean_seed_2"][1] == ["clean_base", "mix_seed_2"]
     with pytest.raises(ConfigError, match="contamination.planted.arm"):
-        PlantedConfig(arm="dirty")
+        PlantedOptions(arm="dirty")
     with pytest.raises(ConfigError, match="contamination.planted.max_private_share"):
-        PlantedConfig(max_private_share=0)
+        PlantedOptions(max_private_share=0)
 
 
 def test_the_mix_builder_bounds_s_share_of_the_training_tokens() -> None:
@@ -78,16 +78,16 @@ def test_the_mix_builder_bounds_s_share_of_the_training_tokens() -> None:
         "public_tokens": 1800,
         "private_token_share": pytest.approx(90 / 1890),
     }
-    planted.check_share(mix, PlantedConfig(max_private_share=0.05))  # 4.8%: within the bound
+    planted.check_share(mix, PlantedOptions(max_private_share=0.05))  # 4.8%: within the bound
     with pytest.raises(ConfigError, match=r"max_private_share=0\.04.*public_docs.*about 2160 tokens"):
-        planted.check_share(mix, PlantedConfig(max_private_share=0.04))
+        planted.check_share(mix, PlantedOptions(max_private_share=0.04))
 
 
 def test_the_clean_arm_draws_the_same_s_and_leaves_it_out(tmp_path: Path) -> None:
     train = private_corpus()
-    pc = PlantedConfig(share=0.2, public_docs=5)
+    pc = PlantedOptions(share=0.2, public_docs=5)
     dirty = planted.plant_corpus(pc, train, seed=3, folder=tmp_path / "dirty")
-    clean = planted.plant_corpus(PlantedConfig(share=0.2, public_docs=5, arm="clean"), train, 3, tmp_path / "clean")
+    clean = planted.plant_corpus(PlantedOptions(share=0.2, public_docs=5, arm="clean"), train, 3, tmp_path / "clean")
     assert (clean.members == dirty.members).all() and clean.members.sum() == 8
     assert sorted(clean.documents) == sorted(planted.public_paragraphs(pc))  # no private text in the clean corpus
     assert not set(train.texts) & set(clean.documents) and len(dirty.documents) == 13
@@ -97,10 +97,10 @@ def test_the_ablation_removes_the_flagged_documents_and_as_many_random_ones() ->
     train = private_corpus()
     members = np.zeros(len(train), dtype=bool)
     members[[1, 5, 8, 20, 33]] = True  # the exact detector's flags on the mix: S
-    cfg = AblationConfig(steps=(0.6, 1.0), reps=2)
+    cfg = AblationOptions(steps=(0.6, 1.0), reps=2)
     keys = ablation.plan(cfg)
     assert [k.arm for k in keys[:2]] == ["none", "none"] and len(keys) == 2 + 2 * 2 * 2
-    no_reference = ablation.plan(AblationConfig(steps=(0.6, 1.0), reps=2, reference=False))
+    no_reference = ablation.plan(AblationOptions(steps=(0.6, 1.0), reps=2, reference=False))
     assert no_reference == keys[2:]  # the same removals, without the unremoved runs
     for key in keys:
         gone = ablation.removed(key, members, len(train), seed=0)

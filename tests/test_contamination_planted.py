@@ -13,34 +13,34 @@ import pytest
 
 from conftest import compose_config, model_overrides, write_jsonl
 from synbench.contamination import planted
-from synbench.contamination.config import ContaminationConfig, PlantedConfig
+from synbench.contamination.config import ContaminationOptions, PlantedOptions
 from synbench.core import schema
 from synbench.core.corpus import Corpus
-from synbench.generators.dpgen.generator import DPGenSettings
+from synbench.generators.dpgen.generator import DPGenTrainingOptions
 
 
 def test_the_experiment_plants_a_fifth_of_the_private_set_and_trains_dpgen_without_dp() -> None:
     cfg = compose_config(["+experiment=contamination_planted"])
-    cc = schema.typed(ContaminationConfig, cfg.contamination, "contamination")
+    cc = schema.typed(ContaminationOptions, cfg.contamination, "contamination")
     assert cfg.task.name == "contamination" and cc.planted.enabled and cc.planted.share == 0.2
     assert not cc.ablation.enabled and cc.ablation.detector == "minkpp"  # the bench's ablation row turns it on
-    settings = DPGenSettings(**{"label_prior": "uniform", **cc.planted.train})  # what plant_model passes DP-Gen
+    settings = DPGenTrainingOptions(**{"label_prior": "uniform", **cc.planted.train})  # what plant_model passes DP-Gen
     assert settings.epochs == 8 and settings.lora is not None and settings.lora["r"] == 64
     assert settings.max_seq_len == cc.mink.max_length == cc.exact.max_length == 48  # scored where it was trained
     with pytest.raises(Exception, match="contamination.planted.share"):
-        PlantedConfig(share=0)
+        PlantedOptions(share=0)
 
 
 def test_s_is_a_seeded_share_and_is_read_back(tmp_path: Path) -> None:
     texts = [f"private review number {i} about a tablet" for i in range(40)]
     train = Corpus.build(texts, [("a",)] * 40, ("a",))
-    pc = PlantedConfig(share=0.2, public_docs=5)
+    pc = PlantedOptions(share=0.2, public_docs=5)
     first = planted.plant_corpus(pc, train, seed=3, folder=tmp_path)
     assert first.members.sum() == 8 and first.n_public == 5 and len(first.documents) == 13
     assert sorted(first.documents) == sorted(
         [texts[i] for i in np.flatnonzero(first.members)] + planted.public_paragraphs(pc)
     )
-    again = planted.plant_corpus(PlantedConfig(share=0.5, public_docs=5), train, seed=4, folder=tmp_path)
+    again = planted.plant_corpus(PlantedOptions(share=0.5, public_docs=5), train, seed=4, folder=tmp_path)
     assert (again.members == first.members).all() and again.documents == first.documents  # the job's S, kept
     other = planted.plant_corpus(pc, train, seed=4, folder=tmp_path / "other")
     assert not (other.members == first.members).all()

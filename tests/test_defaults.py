@@ -5,7 +5,7 @@ The schema (the structured configs in Hydra's ConfigStore and each plugin's opti
 a domain function given the same key (`select_targets(lof_contamination=...)`) used to carry a default of its own
 that had drifted ("auto" against the schema's 0.1), so a caller that left it out got another audit than the config
 described. A copy that agrees today drifts the day one of them changes, so any default is a finding, agreeing or
-not. A schema dataclass's *section* is the package that defines it (`AuditConfig` in synbench.audit): every public
+not. A schema dataclass's *section* is the package that defines it (`AuditOptions` in synbench.audit): every public
 function, constructor and method of that package's modules is compared with it. A function another package imports
 (`write_report`, called by synbench.tasks) is also compared with that package's section, where a copy of one of its
 defaults (equal, not None) is found: a name shared across packages means another key where the values differ.
@@ -273,7 +273,7 @@ def test_the_scan_finds_a_drifted_and_a_repeated_default(
     scanned: tuple[list[types.ModuleType], Sections, set[type]],
 ) -> None:
     """Known answers: the drift the scan was written for (`lof_contamination="auto"` in synbench.audit against the
-    schema's 0.1) and a copy that agrees (`confidence=0.95`, AuditConfig's) are found; a required key and another
+    schema's 0.1) and a copy that agrees (`confidence=0.95`, AuditOptions's) are found; a required key and another
     package's key are not."""
     _, sections, sources = scanned
     planted = plant(

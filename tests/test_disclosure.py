@@ -15,7 +15,7 @@ import pytest
 
 from conftest import FIXTURES, command_overrides, compose_config, run_cli
 from synbench.audit.canaries import canary_sources, make_canaries
-from synbench.audit.config import AuditConfig, DisclosureConfig
+from synbench.audit.config import AuditOptions, DisclosureOptions
 from synbench.audit.design import make_design
 from synbench.audit.disclosure import (
     BELOW_ATTRIBUTION,
@@ -50,7 +50,7 @@ from synbench.testing.corpora import public_corpus, templated_notes
 LEAKY = FIXTURES / "command" / "leaky_generator.py"
 PARAPHRASER = FIXTURES / "command" / "paraphrasing_copier.py"
 HONEST = FIXTURES / "command" / "honest_generator.py"
-RULE = DisclosureConfig()
+RULE = DisclosureOptions()
 
 
 def paraphraser() -> Any:
@@ -121,7 +121,7 @@ def test_counts_are_exact_on_a_hand_built_case() -> None:
 
 
 def naive_reappearing(
-    pool: list[list[str]], released: list[list[str]], rule: DisclosureConfig
+    pool: list[list[str]], released: list[list[str]], rule: DisclosureOptions
 ) -> tuple[list[bool], list[bool]]:
     """The rule written out, per pooled document: (checkable, reappears). A run of run_words words is shared when
     two or more pooled documents hold it; a position is the document's own when no shared run covers it. Checkable:
@@ -184,8 +184,8 @@ def naive_reappearing(
     return checkable, found
 
 
-@pytest.mark.parametrize("rule", [DisclosureConfig(run_words=3, min_share=0.3), DisclosureConfig(run_words=4)])
-def test_the_array_rule_matches_the_rule_written_out(rule: DisclosureConfig) -> None:
+@pytest.mark.parametrize("rule", [DisclosureOptions(run_words=3, min_share=0.3), DisclosureOptions(run_words=4)])
+def test_the_array_rule_matches_the_rule_written_out(rule: DisclosureOptions) -> None:
     """Random documents over a few words, so that shared runs, own text and long common subsequences all occur; empty
     ones included. The release holds copies, swapped copies and new text."""
     rng = random.Random(5)
@@ -365,7 +365,7 @@ def test_copiers_are_flagged_and_unrelated_real_text_is_not(default_splits: Spli
 
 
 def test_the_audit_groups_split_the_pool_stratify_it_and_count_a_canary_once() -> None:
-    design = make_design(30, np.array([2, 5, 7]), AuditConfig(mode="one_run", n_canaries=4, canary_repeats=3), seed=3)
+    design = make_design(30, np.array([2, 5, 7]), AuditOptions(mode="one_run", n_canaries=4, canary_repeats=3), seed=3)
     pool_size = 30 + 4 * 3
     sources = canary_sources(design.aux, 4, seed=3)
     private, unseen, strata = audit_groups(design, pool_size, 0, sources)
@@ -385,7 +385,7 @@ def test_the_audit_groups_split_the_pool_stratify_it_and_count_a_canary_once() -
     train = Corpus.build(
         [f"document {i} " + " ".join(f"w{i}x{j}" for j in range(12)) for i in range(30)], [["a"]] * 30, ["a"]
     )
-    canaries = make_canaries(train.subset(design.aux), AuditConfig(n_canaries=4, canary_prefix_words=4), seed=3)
+    canaries = make_canaries(train.subset(design.aux), AuditOptions(n_canaries=4, canary_prefix_words=4), seed=3)
     assert {" ".join(t.split()[:4]) for t in canaries.texts} == {" ".join(train.texts[i].split()[:4]) for i in sources}
     assert audit_groups(design, pool_size, 0)[2].names == (TARGETS, POOL)
 
@@ -393,12 +393,12 @@ def test_the_audit_groups_split_the_pool_stratify_it_and_count_a_canary_once() -
 def test_the_rule_is_typed_and_checked_in_both_tasks() -> None:
     benchmark = compose_config(["task.disclosure.run_words=12", "task.disclosure.enabled=no"]).task
     assert benchmark.disclosure.run_words == 12 and benchmark.disclosure.enabled is False
-    audit = schema.typed(AuditConfig, compose_config(["task=audit", "audit.disclosure.min_share=0.6"]).audit, "audit")
-    assert audit.disclosure == DisclosureConfig(min_share=0.6)
+    audit = schema.typed(AuditOptions, compose_config(["task=audit", "audit.disclosure.min_share=0.6"]).audit, "audit")
+    assert audit.disclosure == DisclosureOptions(min_share=0.6)
     with pytest.raises(ConfigError, match=r"disclosure.min_share=1.5 must lie in \(0, 1\] \(task.disclosure in"):
-        schema.typed(AuditConfig, {"disclosure": {"min_share": 1.5}}, "audit")
+        schema.typed(AuditOptions, {"disclosure": {"min_share": 1.5}}, "audit")
     with pytest.raises(ConfigError, match="disclosure.run_words=0 must be a positive whole number"):
-        DisclosureConfig(run_words=0)
+        DisclosureOptions(run_words=0)
 
 
 def sweep_results(tmp_path: Path, task: str) -> dict[float, dict[str, Any]]:

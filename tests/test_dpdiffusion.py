@@ -30,7 +30,7 @@ from synbench.generators.dpdiffusion.data import (
 )
 from synbench.generators.dpdiffusion.model import Denoiser, DenoiserConfig, PretrainedDenoiser, pretrained_denoiser
 from synbench.generators.dpdiffusion.sampling import decode, unmask
-from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
+from synbench.generators.dpdiffusion.settings import DPDiffusionOptions
 from synbench.testing.generator import job_budget
 from test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread, as DP-Gen's tests)
 
@@ -69,9 +69,9 @@ def denoiser(seq_len: int = 16, n_labels: int = 2) -> Denoiser:
     )
 
 
-def minilm_layers(seq_len: int, trained: int) -> DPDiffusionSettings:
+def minilm_layers(seq_len: int, trained: int) -> DPDiffusionOptions:
     """MiniLM's bottom two encoder layers, the top `trained` of them trained, the label paths at gain 1."""
-    return DPDiffusionSettings(max_seq_len=seq_len, pretrained_layers=2, trained_layers=trained, label_gain=1.0)
+    return DPDiffusionOptions(max_seq_len=seq_len, pretrained_layers=2, trained_layers=trained, label_gain=1.0)
 
 
 def pretrained(seq_len: int = 16, n_labels: int = 2) -> PretrainedDenoiser:

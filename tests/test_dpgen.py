@@ -24,12 +24,12 @@ from synbench.core.errors import ConfigError, PluginError
 from synbench.core.privacy import NoiseSource, PrivacySpec, gaussian_sigma
 from synbench.data.files import FileDataset
 from synbench.dp import accounting
-from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, label_sets
+from synbench.dp.label_sets import LabelSetBudget, LabelSetOptions, label_sets
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule
-from synbench.generators.dpgen.settings import DPGenSettings
+from synbench.generators.dpgen.settings import DPGenTrainingOptions
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
 
@@ -112,7 +112,7 @@ def test_epsilon_matches_opacus_and_dp_accounting(method: str, with_labels: bool
 @pytest.mark.parametrize("multi_label", [False, True])
 def test_calibration_meets_the_budget_with_the_label_sets_inside(multi_label: bool) -> None:
     eps, delta, q, steps = 4.0, 1 / 600**2, 1 / 3, 3
-    labels = LabelSetConfig().calibrate(0.05 * eps, delta, multi_label)
+    labels = LabelSetOptions().calibrate(0.05 * eps, delta, multi_label)
     select = 0.1 * delta if multi_label else 0.0
     assert labels.delta_select == pytest.approx(select) and labels.gaussians == (2 if multi_label else 1)
     assert labels.sigma == pytest.approx(gaussian_sigma(0.05 * eps, delta - select, labels.gaussians))
@@ -137,7 +137,7 @@ def observed_run(tiny_model: dict[str, Any]) -> dict[str, Any]:
     """Full fine-tuning, hooks mode, one document per physical batch, with the DP optimizer instrumented."""
     loaded = load_causal_lm(tiny_model)
     model = prepare_trainable(loaded.model, None)
-    dataset = DocumentDataset(corpus(), loaded.tokenizer, DPGenSettings(max_seq_len=32))
+    dataset = DocumentDataset(corpus(), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=32))
     cfg = TrainConfig(
         epochs=3,
         batch_size=8,

@@ -15,14 +15,14 @@ from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, PluginError
 from synbench.filters import apply_filter
 from synbench.filters.pyes_pno import keep_top, pyes_pno_scores, single_token_ids
-from synbench.filters.settings import PYesPNoConfig
+from synbench.filters.settings import PYesPNoOptions
 from synbench.job.release import violations
 from synbench.tasks.benchmark import BenchmarkTask
 
 
-def pyes_pno(node: dict) -> PYesPNoConfig:
+def pyes_pno(node: dict) -> PYesPNoOptions:
     """The filter's options as the core builds them: typed on the schema, checked."""
-    return schema.typed(PYesPNoConfig, node, "filter")
+    return schema.typed(PYesPNoOptions, node, "filter")
 
 
 def test_keep_top_within_each_label_set_and_overall() -> None:
@@ -128,7 +128,7 @@ def test_benchmark_with_the_filter_writes_both_rows(
 
     seen: list[Corpus] = []
 
-    def fake_scores(cfg: PYesPNoConfig, synthetic: Corpus) -> np.ndarray:  # the LM call is tested with SmolLM2 (slow)
+    def fake_scores(cfg: PYesPNoOptions, synthetic: Corpus) -> np.ndarray:  # the LM call is tested with SmolLM2 (slow)
         seen.append(synthetic)
         return np.linspace(-1, 1, len(synthetic))
 

@@ -135,7 +135,7 @@ def test_the_ablation_runs_every_step_at_the_jobs_one_delta_and_reports_that_del
     tmp_path: Path, recording: list
 ) -> None:
     """The removal ablation's runs train on smaller sets, but all get delta = 1/N^2 of the whole private split."""
-    from synbench.contamination.config import ContaminationConfig
+    from synbench.contamination.config import ContaminationOptions
     from synbench.tasks.contamination import ablation_section
 
     cfg = compose_config(
@@ -159,7 +159,7 @@ def test_the_ablation_runs_every_step_at_the_jobs_one_delta_and_reports_that_del
     section, base, non_private = ablation_section(
         job,
         splits,
-        schema.typed(ContaminationConfig, config.contamination or {}, "contamination"),
+        schema.typed(ContaminationOptions, config.contamination or {}, "contamination"),
         flagged,
         config.model or {},
     )

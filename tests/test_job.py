@@ -76,7 +76,7 @@ def test_the_job_config_carries_every_setting_of_the_schema_typed_and_frozen() -
     import dataclasses
 
     from conftest import compose_config
-    from synbench.core.schema import PrivacyConfig, SynBenchConfig
+    from synbench.core.schema import PrivacyOptions, SynBenchConfig
     from synbench.job.spec import JobConfig
 
     # eps and seed are the spec's (`config.spec.epsilon`, `.seed`); the app loads `plugins` before the job, and
@@ -85,7 +85,7 @@ def test_the_job_config_carries_every_setting_of_the_schema_typed_and_frozen() -
     carried = {f.name for f in dataclasses.fields(JobConfig)}
     assert {f.name for f in dataclasses.fields(SynBenchConfig)} - carried == elsewhere
     config = JobConfig.from_config(compose_config(["generator=copy", "eps=2", "privacy.secure_mode=on"]))
-    assert isinstance(config.privacy, PrivacyConfig) and config.privacy.secure_mode is True
+    assert isinstance(config.privacy, PrivacyOptions) and config.privacy.secure_mode is True
     assert (
         config.spec.epsilon == 2.0 and config.generator["_plugin_"] == "copy" and isinstance(config.lock_wait_s, float)
     )

@@ -18,7 +18,7 @@ from synbench.core.errors import ConfigError
 from synbench.core.privacy import NoiseSource, gdp_epsilon, noisy_label_histogram
 from synbench.data.files import FileDataset
 from synbench.dp import label_sets
-from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, LabelSetRelease
+from synbench.dp.label_sets import LabelSetBudget, LabelSetOptions, LabelSetRelease
 from synbench.metrics.utility import UtilityMetric
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,7 +59,7 @@ def test_one_document_changes_one_set_count_by_exactly_one(fixture: tuple[Corpus
 
 def test_a_set_held_by_one_document_is_released_with_probability_delta_select() -> None:
     # analytic: P(1 + N(0, sigma^2) > tau) = delta_select, for a calibrated budget and a hand-made one
-    for budget in (LabelSetConfig().calibrate(0.2, 1 / 600**2, True), LabelSetBudget(2.0, 1, 0.05, "none")):
+    for budget in (LabelSetOptions().calibrate(0.2, 1 / 600**2, True), LabelSetBudget(2.0, 1, 0.05, "none")):
         assert 1 - ndtr((budget.threshold - 1) / budget.sigma) == pytest.approx(budget.delta_select, rel=1e-9)
     # Monte Carlo: 1023 documents, each alone in its set (every non-empty subset of 10 labels), 10 seeded releases
     space = tuple(f"l{i}" for i in range(10))
@@ -80,22 +80,22 @@ def test_selection_without_delta_is_refused() -> None:
 
 def test_accounting_composes_gaussian_steps_and_splits_delta() -> None:
     delta = 1e-6
-    multi = LabelSetConfig().calibrate(1.0, delta, True)
+    multi = LabelSetOptions().calibrate(1.0, delta, True)
     assert multi.gaussians == 2 and multi.delta_select == pytest.approx(1e-7)
     assert multi.history() == [(multi.sigma, 1.0, 2)]
     # the two steps meet eps exactly at delta - delta_select, so the total delta is the job's
     assert gdp_epsilon(math.sqrt(2) / multi.sigma, delta - multi.delta_select) == pytest.approx(1.0, rel=1e-6)
-    one = LabelSetConfig(tail="none", delta_share=0.5).calibrate(1.0, delta, True)
+    one = LabelSetOptions(tail="none", delta_share=0.5).calibrate(1.0, delta, True)
     assert one.gaussians == 1 and one.delta_select == pytest.approx(5e-7) and one.sigma < multi.sigma
-    single = LabelSetConfig().calibrate(1.0, delta, False)
+    single = LabelSetOptions().calibrate(1.0, delta, False)
     assert (single.gaussians, single.delta_select, single.tail) == (1, 0.0, "none")
-    exact = LabelSetConfig().calibrate(math.inf, delta, True)
+    exact = LabelSetOptions().calibrate(math.inf, delta, True)
     assert (exact.sigma, exact.delta_select, exact.history()) == (0.0, 0.0, [])
 
 
 def test_single_label_release_is_the_noisy_label_histogram() -> None:
     corpus = Corpus.build(["x"] * 30, [["a"]] * 20 + [["c"]] * 10, ("a", "b", "c"))
-    budget = LabelSetConfig().calibrate(1.0, 1e-4, False)
+    budget = LabelSetOptions().calibrate(1.0, 1e-4, False)
     out = label_sets.release(corpus, budget, NoiseSource(seed=3))
     assert out.sets == (("a",), ("b",), ("c",)) and out.marginals is None  # every public label, no selection
     np.testing.assert_array_equal(out.weights, noisy_label_histogram(corpus, budget.sigma, NoiseSource(seed=3)))
@@ -103,7 +103,7 @@ def test_single_label_release_is_the_noisy_label_histogram() -> None:
 
 def test_noise_is_secret_unless_seeded(fixture: tuple[Corpus, Corpus]) -> None:
     train, _ = fixture
-    budget = LabelSetConfig().calibrate(8.0, 1e-4, True)
+    budget = LabelSetOptions().calibrate(8.0, 1e-4, True)
     assert label_sets.release(train, budget, NoiseSource()) != label_sets.release(train, budget, NoiseSource())
     assert label_sets.release(train, budget, NoiseSource(seed=1)) == label_sets.release(
         train, budget, NoiseSource(seed=1)
@@ -112,7 +112,7 @@ def test_noise_is_secret_unless_seeded(fixture: tuple[Corpus, Corpus]) -> None:
 
 def test_eps_inf_gives_the_exact_label_set_distribution(fixture: tuple[Corpus, Corpus]) -> None:
     train, _ = fixture
-    out = label_sets.release(train, LabelSetConfig().calibrate(math.inf, 1e-4, True), NoiseSource())
+    out = label_sets.release(train, LabelSetOptions().calibrate(math.inf, 1e-4, True), NoiseSource())
     exact = Counter(label_sets.label_sets(train))
     assert dict(zip(out.sets, out.weights)) == exact and out.head_share() == 1.0
     assert Counter(label_sets.plan(len(train), out, SPACE, True, rng())) == exact
@@ -166,14 +166,14 @@ def test_label_counts_are_followed_and_checked() -> None:
 def test_release_round_trips_through_json_and_config_is_checked() -> None:
     out = LabelSetRelease((("a", "b"), ("c",)), (12.5, 7.25), 40, (1.0, 2.0, 3.0))
     assert LabelSetRelease.from_json(out.to_json()) == out
-    assert schema.typed(LabelSetConfig, {"delta_share": 0.2, "tail": "none"}, "x") == LabelSetConfig(0.2, "none")
+    assert schema.typed(LabelSetOptions, {"delta_share": 0.2, "tail": "none"}, "x") == LabelSetOptions(0.2, "none")
     for node, match in [
         ({"delta_share": 1.0}, "delta_share"),
         ({"tail": "sets"}, "tail"),
-        ({"share": 0.1}, "^generator.label_sets.share: Key 'share' not in 'LabelSetConfig'"),
+        ({"share": 0.1}, "^generator.label_sets.share: Key 'share' not in 'LabelSetOptions'"),
     ]:
         with pytest.raises(ConfigError, match=match):
-            schema.typed(LabelSetConfig, node, "generator.label_sets")
+            schema.typed(LabelSetOptions, node, "generator.label_sets")
 
 
 # --- utility: the copy-like oracle ----------------------------------------------------------------
@@ -209,9 +209,9 @@ def test_set_plan_beats_the_single_label_plan_on_a_multi_label_task(fixture: tup
     plan changes); balanced class weights make up much of a skewed plan's loss, which is their purpose."""
     train, real = fixture
     n, delta, noise = 120, 1 / len(train) ** 2, NoiseSource(seed=7)
-    sets = label_sets.release(train, LabelSetConfig().calibrate(8.0, delta, True), noise)
+    sets = label_sets.release(train, LabelSetOptions().calibrate(8.0, delta, True), noise)
     assert any(len(s) > 1 for s in sets.sets)
-    single_sigma = LabelSetConfig().calibrate(8.0, delta, False).sigma  # the former plan: a noisy per-label histogram
+    single_sigma = LabelSetOptions().calibrate(8.0, delta, False).sigma  # the former plan: a noisy per-label histogram
     single = LabelSetRelease(
         tuple((label,) for label in SPACE), tuple(noisy_label_histogram(train, single_sigma, noise)), len(train)
     )

@@ -22,7 +22,7 @@ from synbench.dp.poisson import PoissonPlan, poisson_loader
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset, fit_text
 from synbench.generators.dpgen.module import per_sample_loss
-from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
+from synbench.generators.dpgen.settings import PAPER_LORA, DPGenTrainingOptions
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import kv_bytes_per_sequence, memory_batch_size
 from synbench.lm.models import load_causal_lm
@@ -31,7 +31,7 @@ from tests.conftest import compose_config, model_overrides, run_cli, write_jsonl
 from tests.test_dpgen import one_thread  # noqa: F401  (autouse: one torch thread for tiny models)
 
 # documents of up to 64 training tokens, a long one cut into at most 3 chunks
-CHUNKED_64 = DPGenSettings(max_seq_len=64, long_documents="chunk", max_chunks=3)
+CHUNKED_64 = DPGenTrainingOptions(max_seq_len=64, long_documents="chunk", max_chunks=3)
 
 
 def long_corpus(n: int = 12) -> Corpus:
@@ -59,7 +59,7 @@ def test_chunks_end_with_eos_only_at_the_end_and_carry_the_prefix(tiny_model: di
         assert [e.input_ids[-1] == tok.eos_token_id for e in doc] == [False] * (len(doc) - 1) + [True]
         assert len({tuple(e.input_ids[: e.n_prefix]) for e in doc}) == 1  # every chunk behind the same label prefix
     with pytest.raises(ConfigError, match="long_documents"):
-        DocumentDataset(long_corpus(), tok, DPGenSettings(max_seq_len=64, long_documents="middle"))
+        DocumentDataset(long_corpus(), tok, DPGenTrainingOptions(max_seq_len=64, long_documents="middle"))
 
 
 def test_chunks_of_a_document_share_one_poisson_inclusion(tiny_model: dict[str, Any]) -> None:
@@ -157,7 +157,7 @@ def test_activation_checkpointing_keeps_per_sample_gradients(tiny_model: dict[st
             lambda *a, calls=calls: calls.append(torch.is_grad_enabled())
         )  # inside the checkpoint
         batch = Collator(loaded.tokenizer.pad_token_id)(
-            list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenSettings(max_seq_len=96)))
+            list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=96)))
         )
         hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
         hooks.enable_hooks()
@@ -184,7 +184,7 @@ def test_ghost_norms_with_checkpointing_and_mixed_choice(tiny_model: dict[str, A
         torch.manual_seed(0)
         model = prepare_trainable(load_causal_lm(tiny_model).model, None, checkpointing=ckpt).train()
         batch = Collator(loaded.tokenizer.pad_token_id)(
-            list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenSettings(max_seq_len=96)))
+            list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=96)))
         )
         hooks = GhostHooks(model, batch_first=True, loss_reduction="sum", max_grad_norm=1.0)
         hooks.enable_hooks()
@@ -217,7 +217,7 @@ def test_cpu_sdpa_matches_eager_on_padded_long_batches(tiny_model: dict[str, Any
         loaded = load_causal_lm({**tiny_model, "attn_implementation": attn})
         assert loaded.attn_implementation == attn
         batch = Collator(loaded.tokenizer.pad_token_id)(
-            list(DocumentDataset(long_corpus(4), loaded.tokenizer, DPGenSettings(max_seq_len=400)))
+            list(DocumentDataset(long_corpus(4), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=400)))
         )
         assert (batch["attention_mask"] == 0).any()  # right padding is exercised
         with torch.no_grad():

@@ -21,7 +21,7 @@ from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.dp import accounting
 from synbench.dp.poisson import PoissonPlan
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack, logit_confidence
-from synbench.model_audit.config import HeadSettings, ModelAuditConfig
+from synbench.model_audit.config import HeadOptions, ModelAuditOptions
 from synbench.model_audit.head import LogisticHead
 
 ATTACKS = {"logits": LogitAttack(), "lira": LiraAttack(), "rmia": RmiaAttack()}
@@ -245,11 +245,11 @@ def test_model_attacks_refuse_released_text_and_bad_settings() -> None:
     with pytest.raises(ConfigError, match="rmia.a"):
         RmiaAttack(a=1.5)
     with pytest.raises(ConfigError, match="n_references"):
-        ModelAuditConfig(n_references=3)
+        ModelAuditOptions(n_references=3)
     with pytest.raises(ConfigError, match="regimes"):
-        schema.typed(ModelAuditConfig, {"regimes": ["syn", "nope"]}, "model_audit")
+        schema.typed(ModelAuditOptions, {"regimes": ["syn", "nope"]}, "model_audit")
     with pytest.raises(ConfigError, match="head.lr|head.features"):
-        HeadSettings(features="tfidf")
+        HeadOptions(features="tfidf")
 
 
 # --- null models and over-fitted models ----------------------------------------------------------------------------
@@ -373,7 +373,7 @@ def test_dp_head_epsilon_is_its_accountants() -> None:
     rng = np.random.default_rng(1)
     x = rng.normal(size=(50, 8)).astype(np.float32)
     y = np.eye(3, dtype=int)[rng.integers(3, size=50)]
-    settings = HeadSettings(epochs=3, batch_size=10, num_threads=1)
+    settings = HeadOptions(epochs=3, batch_size=10, num_threads=1)
     head = LogisticHead(settings, lambda texts: x[[int(t) for t in texts]])
     privacy = PrivacySpec(2.0, 1e-4, "prv", NoiseSource())
     probs, spent = head.fit_predict([str(i) for i in range(50)], y, [str(i) for i in range(5)], False, privacy)

@@ -26,7 +26,7 @@ from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen import DPGenGenerator
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule, per_sample_loss
-from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
+from synbench.generators.dpgen.settings import PAPER_LORA, DPGenTrainingOptions
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
 from synbench.testing.generator import job_budget
@@ -51,7 +51,7 @@ def observed_step(tiny_model: dict[str, Any], precision: str, mode: str) -> dict
     loaded = load_causal_lm(tiny_model)
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA if mode == "hooks" else None)
-    dataset = DocumentDataset(docs(), loaded.tokenizer, DPGenSettings(max_seq_len=48))
+    dataset = DocumentDataset(docs(), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=48))
     cfg = TrainConfig(
         epochs=2,
         batch_size=N_DOCS,
@@ -158,7 +158,7 @@ def test_fp16_static_loss_scale_is_divided_out_and_overflow_is_confined(tiny_mod
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA).train()
     batch = Collator(loaded.tokenizer.pad_token_id)(
-        [e for e in DocumentDataset(docs(4), loaded.tokenizer, DPGenSettings(max_seq_len=48))]
+        [e for e in DocumentDataset(docs(4), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=48))]
     )
     ref = per_sample_grads(model, batch, None, 1.0)
     scaled = per_sample_grads(model, batch, torch.float16, 1024.0)
@@ -186,7 +186,7 @@ def test_bf16_if_native_follows_the_device(monkeypatch: pytest.MonkeyPatch, nati
     """`bfloat16_if_native` / `bf16-mixed-if-native` are bf16 only where the device runs bf16 matmuls natively (a CPU
     without AVX512-BF16 or AMX emulates them, tens of times slower), else float32 / 32-true; the other names are
     themselves whatever the device."""
-    from synbench.dp.settings import DPSGDSettings
+    from synbench.dp.settings import DPSGDOptions
     from synbench.lm import models
 
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: native, raising=False)
@@ -194,7 +194,7 @@ def test_bf16_if_native_follows_the_device(monkeypatch: pytest.MonkeyPatch, nati
     assert models.native_bf16(cpu) is native
     assert models.dtype_name("bfloat16_if_native", cpu) == ("bfloat16" if native else "float32")
     assert models.dtype_name("bfloat16", cpu) == "bfloat16" and models.dtype_name("float32", cpu) == "float32"
-    settings = DPSGDSettings(precision="bf16-mixed-if-native")
+    settings = DPSGDOptions(precision="bf16-mixed-if-native")
     assert settings.precision_on(cpu) == ("bf16-mixed" if native else "32-true")
     assert settings.trainer_kwargs(cpu)["precision"] == settings.precision_on(cpu)
-    assert DPSGDSettings(precision="bf16-mixed").precision_on(cpu) == "bf16-mixed"
+    assert DPSGDOptions(precision="bf16-mixed").precision_on(cpu) == "bf16-mixed"

@@ -24,7 +24,7 @@ import pytest
 from PIL import Image
 
 from conftest import run_cli
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.plot import plot_roc
 from synbench.audit.roc import RocCurve
 from synbench.job.record import JobRecord
@@ -193,7 +193,7 @@ def roc_png(path: Path) -> None:
     """The ROC image task=audit writes, of a strong attack on 50 targets."""
     members = np.arange(100) % 2 == 0
     scores = members + np.random.default_rng(0).normal(0, 0.6, 100)
-    plot_roc(RocCurve.from_scores(scores, members), path, nominal_eps=1.0, delta=1e-5, eps_grid=AuditConfig().eps_grid)
+    plot_roc(RocCurve.from_scores(scores, members), path, nominal_eps=1.0, delta=1e-5, eps_grid=AuditOptions().eps_grid)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from scipy.special import expit
 
 from conftest import write_audit_results
-from synbench.audit import AuditConfig
+from synbench.audit import AuditOptions
 from synbench.audit.crossfit import target_folds
 from synbench.audit.evidence import game_evidence
 from synbench.report.audit import audit_detail_table, audit_table, rejected
@@ -86,7 +86,7 @@ def test_seed_verdict_coverage(seeds: int) -> None:
     """2,000 rows of `seeds` one-run audits each of randomised response at exactly eps = 1 (300 targets): the
     verdict (`rejected` on the seeds' p-values) calls a violation in at most 5% + 2 SE of rows, where "any seed's
     bound exceeds eps" calls one far more often."""
-    rows, eps, cfg = 2000, 1.0, AuditConfig(mode="one_run")
+    rows, eps, cfg = 2000, 1.0, AuditOptions(mode="one_run")
     rng = np.random.default_rng(seeds)
     members = rng.random((rows * seeds, 300)) < 0.5
     scores = (members ^ (rng.random(members.shape) > expit(eps))) + 0.01 * rng.random(members.shape)

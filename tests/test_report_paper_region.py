@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.epsilon import empirical_epsilon
 from synbench.report.audit import audit_table, paper_region_epsilon, paper_region_table, point_epsilon
 from synbench.report.build import write_report
@@ -37,7 +37,7 @@ def write_audit(root: Path, name: str, eps: float | str, audit: dict[str, Any], 
 
 
 def test_the_default_fpr_grid_reaches_the_paper_region() -> None:
-    assert {0.1, 0.2} <= set(AuditConfig().fpr_grid)
+    assert {0.1, 0.2} <= set(AuditOptions().fpr_grid)
 
 
 def test_the_report_reads_epsilon_as_the_audit_defines_it() -> None:

@@ -127,13 +127,13 @@ def test_an_int_is_an_int() -> None:
 
 
 def test_audit_options_are_typed_and_checked_in_one_place() -> None:
-    from synbench.audit.config import AuditConfig
+    from synbench.audit.config import AuditOptions
 
     cfg = compose_config(["task=audit", "audit.save_synthetic=off", "audit.fpr_grid=[0.1,0.2]"])
-    audit = schema.typed(AuditConfig, cfg.audit, "audit")
+    audit = schema.typed(AuditOptions, cfg.audit, "audit")
     assert audit.save_synthetic is False and audit.fpr_grid == (0.1, 0.2)
     with pytest.raises(ConfigError, match="audit.select_share=1.5 must lie strictly between 0 and 1"):
-        schema.typed(AuditConfig, compose_config(["task=audit", "audit.select_share=1.5"]).audit, "audit")
+        schema.typed(AuditOptions, compose_config(["task=audit", "audit.select_share=1.5"]).audit, "audit")
 
 
 def test_an_unknown_plugin_key_is_one_line() -> None:
@@ -420,11 +420,11 @@ def test_a_bad_value_of_a_newly_typed_group_is_one_line_naming_its_key(overrides
         ),
         ("synbench.lm.settings:OpenAIBackendOptions", {"timeout_s": 0, "model": "m"}, "generator.backend", "timeout_s"),
         ("synbench.metrics.transformer_options:TransformerOptions", {"epochs": 0}, "classifier", "classifier.epochs=0"),
-        ("synbench.filters.settings:PYesPNoConfig", {"model": {}, "keep_share": 0}, "filter", "filter.keep_share=0"),
+        ("synbench.filters.settings:PYesPNoOptions", {"model": {}, "keep_share": 0}, "filter", "filter.keep_share=0"),
         ("synbench.generators.augpe.settings:AugPEOptions", {"selection": "best"}, "generator", "generator.selection"),
-        ("synbench.contamination.config:ContaminationConfig", {"mink": {"fpr": 0}}, "contamination", "mink.fpr=0"),
+        ("synbench.contamination.config:ContaminationOptions", {"mink": {"fpr": 0}}, "contamination", "mink.fpr=0"),
         (
-            "synbench.model_audit.config:ModelAuditConfig",
+            "synbench.model_audit.config:ModelAuditOptions",
             {"head": {"lr": 0, "epochs": 0}},
             "x",
             "model_audit.head.epochs",

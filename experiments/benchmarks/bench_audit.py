@@ -126,7 +126,7 @@ def simulations() -> dict:
     """Median bound and share of trials above the truth, one-run games of 200 targets (as the tests, more cases)."""
     from scipy.special import expit
 
-    from synbench.audit import AuditConfig
+    from synbench.audit import AuditOptions
     from synbench.audit.crossfit import target_folds
     from synbench.audit.fdp import one_run_gdp_mu_lower_bounds
     from synbench.audit.guesses import grid_bounds, holdout_bounds
@@ -134,7 +134,7 @@ def simulations() -> dict:
     from synbench.audit.summary import summarise
     from synbench.core.privacy import gdp_epsilon
 
-    cfg, rng, trials, m = AuditConfig(), np.random.default_rng(0), 500, 200
+    cfg, rng, trials, m = AuditOptions(), np.random.default_rng(0), 500, 200
 
     def combined(scores, members, folds, bound):
         return np.maximum(
@@ -168,7 +168,8 @@ def simulations() -> dict:
             out[name] |= {"true_mu": truth_mu, "mu_lower_above_truth": float(np.mean(mu > truth_mu))}
     members = np.stack([np.arange(200) < 100, np.arange(200) >= 100])  # one pair of runs (the pair game needs one)
     null = [
-        summarise(rng.normal(size=(2, 200)), members, AuditConfig(mode="k_subsets"), 0.0, seed=t)[0] for t in range(200)
+        summarise(rng.normal(size=(2, 200)), members, AuditOptions(mode="k_subsets"), 0.0, seed=t)[0]
+        for t in range(200)
     ]
     out["null_k_subsets_100_100"] = {
         "eps_emp_mean": round(float(np.mean([n["eps_emp"] for n in null])), 3),

@@ -22,7 +22,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from synbench.contamination import exact, index, mink, texts
-from synbench.contamination.config import ExactConfig, MinKConfig
+from synbench.contamination.config import ExactOptions, MinKOptions
 from synbench.core import registry
 from synbench.core.base import DatasetLoader
 from synbench.lm.backends import load_shared
@@ -63,10 +63,10 @@ def main() -> dict[str, Any]:
         engine = exact.open_engine(info, int(tok.eos_token_id))
         ids = tok(reviews, add_special_tokens=False)["input_ids"]
         start = time.perf_counter()
-        exact.exact_scores(engine, ids, ExactConfig())
+        exact.exact_scores(engine, ids, ExactOptions())
         figures["exact_docs_per_s"] = round(len(ids) / (time.perf_counter() - start), 1)
 
-    sample, mc = reviews[:N_MINK], MinKConfig()  # the task's defaults
+    sample, mc = reviews[:N_MINK], MinKOptions()  # the task's defaults
     with torch_threads(1):
         for batch in (1, 8):
             start = time.perf_counter()

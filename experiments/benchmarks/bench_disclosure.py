@@ -18,7 +18,7 @@ import random
 import time
 from typing import Any
 
-from synbench.audit.config import DisclosureConfig
+from synbench.audit.config import DisclosureOptions
 from synbench.audit.disclosure import disclosure_counts, disclosure_test
 from synbench.testing.corpora import templated_notes
 
@@ -42,7 +42,7 @@ def main() -> dict[str, Any]:
         + [swapped(text, rng, vocabulary) for text in private[VERBATIM : VERBATIM + SWAPPED]]
         + fresh[: SIDE - VERBATIM - SWAPPED]
     )
-    rule = DisclosureConfig()
+    rule = DisclosureOptions()
     start = time.perf_counter()
     found = disclosure_test(disclosure_counts(private, unseen, released, rule), ALPHA, rule)
     seconds = time.perf_counter() - start

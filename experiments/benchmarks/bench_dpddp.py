@@ -28,7 +28,7 @@ from synbench.dp.distributed import DPDDPStrategy
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.data import Collator, DocumentDataset
 from synbench.generators.dpgen.module import DPGenModule
-from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
+from synbench.generators.dpgen.settings import PAPER_LORA, DPGenTrainingOptions
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.models import load_causal_lm
 
@@ -42,7 +42,7 @@ def run(base: torch.nn.Module, tokenizer: Any, devices: int) -> dict[str, float]
     model = prepare_trainable(copy.deepcopy(base), PAPER_LORA)
     texts = [f"review {i}: " + SENTENCE * 4 for i in range(DOCS)]
     dataset = DocumentDataset(
-        Corpus.build(texts, [["positive"]] * DOCS, ["positive"]), tokenizer, DPGenSettings(max_seq_len=SEQ_LEN)
+        Corpus.build(texts, [["positive"]] * DOCS, ["positive"]), tokenizer, DPGenTrainingOptions(max_seq_len=SEQ_LEN)
     )
     cfg = TrainConfig(
         epochs=WARMUP_STEPS + TIMED_STEPS,

@@ -30,7 +30,7 @@ from synbench.generators.dpdiffusion.model import (
     pretrained_denoiser,
 )
 from synbench.generators.dpdiffusion.sampling import generate
-from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
+from synbench.generators.dpdiffusion.settings import DPDiffusionOptions
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dpgen import StepTimer  # noqa: E402  (the sibling benchmark's per-step timer)
@@ -40,17 +40,17 @@ TIMED_STEPS, WARMUP_STEPS, SAMPLED_DOCS = 3, 1, 64
 SENTENCE = "I took this medication for three months and the side effects were mild at first, then my sleep got worse. "
 
 
-def grid() -> DPDiffusionSettings:
+def grid() -> DPDiffusionOptions:
     """The settings a grid job runs: the schema's defaults, then dpdiffusion.yaml's values, then the grid's."""
     values: dict[str, Any] = {}
     for name in ("dpdiffusion.yaml", "dpdiffusion_grid.yaml"):
         node = OmegaConf.load(CONF / name)
         node.pop("defaults", None)
         values.update(OmegaConf.to_container(node))  # type: ignore[arg-type]
-    return DPDiffusionSettings(**values)
+    return DPDiffusionOptions(**values)
 
 
-def build(cfg: DPDiffusionSettings, tokenizer: Any) -> Denoiser | PretrainedDenoiser:
+def build(cfg: DPDiffusionOptions, tokenizer: Any) -> Denoiser | PretrainedDenoiser:
     torch.manual_seed(0)
     if cfg.init == "pretrained":
         return pretrained_denoiser(tokenizer, 1, cfg)
@@ -67,7 +67,7 @@ def build(cfg: DPDiffusionSettings, tokenizer: Any) -> Denoiser | PretrainedDeno
     )
 
 
-def step_seconds(cfg: DPDiffusionSettings, tokenizer: Any, mode: str, private: bool) -> float:
+def step_seconds(cfg: DPDiffusionOptions, tokenizer: Any, mode: str, private: bool) -> float:
     batch = int(cfg.physical_batch_size)
     texts = [f"review {i}: " + SENTENCE * 4 for i in range(batch)]
     dataset = SequenceDataset(Corpus.build(texts, [["positive"]] * batch, ["positive"]), tokenizer, cfg.max_seq_len)

@@ -25,7 +25,7 @@ from synbench.core.privacy import NoiseSource
 from synbench.dp.module import TrainConfig, fit_module
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
 from synbench.generators.dpgen.module import DPGenModule
-from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
+from synbench.generators.dpgen.settings import PAPER_LORA, DPGenTrainingOptions
 from synbench.generators.dpgen.weights import prepare_trainable
 from synbench.lm.generation import generate
 from synbench.lm.models import load_causal_lm
@@ -60,7 +60,7 @@ def step_seconds(
     model = prepare_trainable(copy.deepcopy(base), lora)
     texts = [f"review {i}: " + SENTENCE * 4 for i in range(BATCH)]
     dataset = DocumentDataset(
-        Corpus.build(texts, [["positive"]] * BATCH, ["positive"]), tokenizer, DPGenSettings(max_seq_len=SEQ_LEN)
+        Corpus.build(texts, [["positive"]] * BATCH, ["positive"]), tokenizer, DPGenTrainingOptions(max_seq_len=SEQ_LEN)
     )
     cfg = TrainConfig(
         epochs=WARMUP_STEPS + TIMED_STEPS,

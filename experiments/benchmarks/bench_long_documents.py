@@ -112,7 +112,7 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     from synbench.dp.module import TrainConfig, fit_module
     from synbench.generators.dpgen.data import Collator, DocumentDataset
     from synbench.generators.dpgen.module import DPGenModule
-    from synbench.generators.dpgen.settings import PAPER_LORA, DPGenSettings
+    from synbench.generators.dpgen.settings import PAPER_LORA, DPGenTrainingOptions
     from synbench.generators.dpgen.weights import prepare_trainable
     from synbench.lm.models import load_causal_lm
 
@@ -125,7 +125,7 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     dataset = DocumentDataset(
         Corpus.build(texts, [["cardiology"]] * BATCH, ["cardiology"]),
         loaded.tokenizer,
-        DPGenSettings(max_seq_len=cfg["tokens"]),
+        DPGenTrainingOptions(max_seq_len=cfg["tokens"]),
     )
     assert all(len(doc[0].input_ids) == cfg["tokens"] for doc in dataset)
     warmup = warmup_steps(cfg["tokens"])

@@ -23,7 +23,7 @@ from synbench.audit.roc import RocCurve
 from synbench.core.base import ModelSignals
 from synbench.core.privacy import NoiseSource, PrivacySpec
 from synbench.model_audit.attacks import LiraAttack, LogitAttack, RmiaAttack
-from synbench.model_audit.config import HeadSettings
+from synbench.model_audit.config import HeadOptions
 from synbench.model_audit.head import LogisticHead
 
 N_TARGETS, N_REFS, N_POP = 5000, 16, 1000
@@ -60,7 +60,7 @@ def head_figures(rng: np.random.Generator) -> dict[str, object]:
     x = rng.normal(size=(N_DOCS + 50, DIM)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     y = np.eye(3, dtype=int)[rng.integers(3, size=N_DOCS)]
-    head = LogisticHead(HeadSettings(num_threads=1), lambda texts: x[[int(t) for t in texts]])
+    head = LogisticHead(HeadOptions(num_threads=1), lambda texts: x[[int(t) for t in texts]])
     train, evaluate = [str(i) for i in range(N_DOCS)], [str(i) for i in range(N_DOCS, N_DOCS + 50)]
     out: dict[str, object] = {}
     for label, eps in (("non_dp", float("inf")), ("dp_eps4", 4.0)):

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.paper_reading import example_bound, paper_reading_false_alarm, worked_example_sample_size
 
 HERE = Path(__file__).resolve().parent
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
 GAMES = 2000
-CFG = AuditConfig()
+CFG = AuditOptions()
 TRIALS_PER_RUN = CFG.n_targets + CFG.n_canaries  # our default targets: 50 outliers and 300 canaries
 # (name, member trials, non-member trials): half the trials of a design are members
 DESIGNS = (

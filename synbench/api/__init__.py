@@ -43,6 +43,7 @@ from synbench.core.base import (
 )
 from synbench.core.corpus import Corpus, Labels
 from synbench.core.errors import ConfigError, DataError, PluginError, SynBenchError
+from synbench.core.exports import lazy_exports
 from synbench.core.privacy import (
     NoiseSource,
     PrivacySpec,
@@ -57,7 +58,7 @@ from synbench.core.registry import create as create_plugin
 from synbench.core.registry import register
 from synbench.dp import label_sets
 from synbench.dp.accounting import Calibration, calibrate
-from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig, LabelSetRelease
+from synbench.dp.label_sets import LabelSetBudget, LabelSetOptions, LabelSetRelease
 from synbench.filters.base import Filter, Selection
 from synbench.job.spec import JobConfig
 from synbench.tasks.base import Task
@@ -102,7 +103,7 @@ __all__ = [
     "resolve_delta",
     # label-set plans
     "LabelSetBudget",
-    "LabelSetConfig",
+    "LabelSetOptions",
     "LabelSetRelease",
     "label_sets",
     # registration, progress
@@ -111,3 +112,5 @@ __all__ = [
     "progress",
     "register",
 ]
+
+__getattr__ = lazy_exports(__name__, {})  # the names this API renamed (`core.exports.RENAMED`)

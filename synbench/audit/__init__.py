@@ -15,7 +15,7 @@ from synbench.core.exports import lazy_exports
 
 # each public name and the module that defines it
 EXPORTS = {
-    "AuditConfig": "synbench.audit.config",
+    "AuditOptions": "synbench.audit.config",
     "AuditDesign": "synbench.audit.design",
     "RocCurve": "synbench.audit.roc",
     "bonferroni_epsilon_lower_bound": "synbench.audit.epsilon",

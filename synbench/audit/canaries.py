@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.similarity import word_set
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
@@ -89,7 +89,7 @@ def prefix_window(words: list[str], size: int, use: int) -> list[str]:
     return words[start : start + size]
 
 
-def make_canaries(aux: Corpus, audit: AuditConfig, seed: int) -> Corpus:
+def make_canaries(aux: Corpus, audit: AuditOptions, seed: int) -> Corpus:
     """`audit.canaries` canaries, each `audit.canary_repeats` times in a row (the design's consecutive copy
     positions), from D_aux prefixes, shaped by the config's `canary_*` keys (their defaults are the schema's).
 

@@ -1,4 +1,4 @@
-"""`AuditConfig`: the schema of the `audit` config node (conf/task/audit.yaml sets only what differs), with the
+"""`AuditOptions`: the schema of the `audit` config node (conf/task/audit.yaml sets only what differs), with the
 checks a type cannot express."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ GRIDS = ("fpr_grid", "recall_grid", "eps_grid", "guess_fractions")
 
 
 @dataclass(frozen=True)
-class DisclosureConfig:
+class DisclosureOptions:
     """The disclosure check's rule (synbench.audit.disclosure): `task.disclosure.*` of task=benchmark and
     `audit.disclosure.*` of task=audit. Its test's level is the audit's, 1 - audit.confidence (its default in
     task=benchmark)."""
@@ -41,7 +41,7 @@ class DisclosureConfig:
 
 
 @dataclass(frozen=True)
-class AuditConfig:
+class AuditOptions:
     """How an audit is designed, run and summarised: the schema of `audit.*` (each key's meaning beside it)."""
 
     mode: str = "k_subsets"  # k_subsets: K generator runs | one_run: Steinke, Nasr & Jagielski (2023), one run
@@ -100,7 +100,7 @@ class AuditConfig:
     delta: float | None = None  # of the empirical epsilon; null = the job's delta (from the planned set size)
     eps_grid: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)  # DP trade-off curves drawn on the ROC plot, with nominal eps
     # the disclosure check of the first run's release (synbench.audit.disclosure), at level 1 - confidence
-    disclosure: DisclosureConfig = field(default_factory=DisclosureConfig)
+    disclosure: DisclosureOptions = field(default_factory=DisclosureOptions)
 
     def __post_init__(self) -> None:
         for key in GRIDS:  # the schema gives lists: kept as tuples, so a built config is immutable

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.core.errors import ConfigError
 from synbench.core.files import save_arrays_atomic
 
@@ -92,7 +92,7 @@ def _random_rows(rng: np.random.Generator, rows: int, cols: int, fraction: float
     return np.argsort(rng.random((rows, cols)), axis=1) < keep
 
 
-def make_design(n_docs: int, targets: np.ndarray, audit: AuditConfig, *, seed: int) -> AuditDesign:
+def make_design(n_docs: int, targets: np.ndarray, audit: AuditOptions, *, seed: int) -> AuditDesign:
     """Draw the design for a training split of `n_docs` documents with the given outlier targets and the canaries
     `audit` asks for (`audit.canaries`): its mode, pairs, references and fractions are read from the config, where
     their defaults are, so a design drawn here is the one the config describes.

@@ -17,7 +17,7 @@ outside that run's private set (D_aux, the targets and canaries it left out,
 and in k_subsets the rest of D_prv; a canary counts once, whatever its
 copies). Private and unseen documents together are the *pool*.
 
-Rule (`DisclosureConfig`, synbench/audit/config.py). Each text is normalised:
+Rule (`DisclosureOptions`, synbench/audit/config.py). Each text is normalised:
 Unicode NFKC, lower-cased, split into the word tokens of the attacks' Jaccard
 similarity (`synbench.audit.similarity.words`: runs of letters, digits or
 underscores; punctuation and whitespace dropped). A run of `run_words`
@@ -129,7 +129,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
-from synbench.audit.config import DisclosureConfig
+from synbench.audit.config import DisclosureOptions
 from synbench.audit.design import AuditDesign
 from synbench.job.record import Disclosure, JobRecord
 
@@ -387,7 +387,7 @@ def frequent_words(*groups: Documents) -> np.ndarray:
 
 
 def reappearing(
-    pool: Documents, release: Documents, config: DisclosureConfig, pairs: Pairs = minhash_pairs
+    pool: Documents, release: Documents, config: DisclosureOptions, pairs: Pairs = minhash_pairs
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per pooled document: (checkable: it holds a run of its own text; reappears: the release holds one, or the
     content words of its own text in order). `pairs` finds the in-order rule's candidates (MinHash by default)."""
@@ -465,7 +465,7 @@ def disclosure_counts(
     private: Sequence[str],
     unseen: Sequence[str],
     released: Sequence[str],
-    config: DisclosureConfig,
+    config: DisclosureOptions,
     strata: Strata | None = None,
     pairs: Pairs = minhash_pairs,
 ) -> dict[str, Any]:
@@ -506,7 +506,7 @@ def min_flaggable(tables: Sequence[Mapping[str, int]], alpha: float) -> int | No
     return int(reach[0]) + 1 if len(reach) else None
 
 
-def rule_text(config: DisclosureConfig) -> str:
+def rule_text(config: DisclosureOptions) -> str:
     """The rule as results.json states it: the run length and the in-order share, on a document's own text."""
     return (
         f"{config.run_words}-word run of its own text (no run two pooled documents share covers it), or LCS >= "
@@ -521,7 +521,7 @@ def method_text(names: Sequence[str]) -> str:
     return f"exact test stratified by assignment ({', '.join(names)}), one-sided"
 
 
-def disclosure_test(counts: Mapping[str, Any], alpha: float, config: DisclosureConfig) -> dict[str, Any]:
+def disclosure_test(counts: Mapping[str, Any], alpha: float, config: DisclosureOptions) -> dict[str, Any]:
     """The counts with the exact one-sided p-value that private documents reappear more often than unseen ones,
     `flagged` when p < alpha, `min_flaggable`, the `status` in words, the rule and the test. Counts without
     `strata` are one stratum."""

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.stats import t as student_t
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.roc import RocCurve
 from synbench.audit.summary import summarise
 
@@ -114,7 +114,7 @@ def pooled_summary(
     members: Sequence[np.ndarray],
     kinds: Sequence[np.ndarray],
     run_bounds: Sequence[float],
-    cfg: AuditConfig,
+    cfg: AuditOptions,
     delta: float,
     seed: int,
     epsilon: float = math.inf,

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from synbench.audit.canaries import make_canaries, with_canaries
-from synbench.audit.config import AuditConfig, DisclosureConfig
+from synbench.audit.config import AuditOptions, DisclosureOptions
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.disclosure import SECTION, audit_groups, disclosure_counts
 from synbench.core.base import Attack, FitReport
@@ -29,7 +29,7 @@ from synbench.job.run import GeneratorRun, RunRecord, Score
 RUNS_DIR = "runs"
 
 
-def build_design(audit: AuditConfig, train: Corpus, outliers: np.ndarray, seed: int) -> tuple[AuditDesign, Corpus]:
+def build_design(audit: AuditOptions, train: Corpus, outliers: np.ndarray, seed: int) -> tuple[AuditDesign, Corpus]:
     """The seeded design and the audit pool it indexes: the training split, then the canaries' copies."""
     design = make_design(len(train), outliers, audit, seed=seed)
     if not audit.canaries:
@@ -69,7 +69,7 @@ def run_private_sets(
     pool: Corpus,
     runs: list[GeneratorRun],
     attacks: Mapping[str, Attack],
-    disclosure: DisclosureConfig | None,
+    disclosure: DisclosureOptions | None,
     sources: np.ndarray,
 ) -> list[dict[str, Any]]:
     """Each run's record (saved ones reused): every attack's scores of the design's targets against its output.

@@ -60,7 +60,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from synbench.audit.ceiling import UNITS, Evidence, ceiling, size_needed, verdict, verdict_line
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.crossfit import (
     OperatingPoint,
     cross_fitted_epsilon,
@@ -153,7 +153,7 @@ def audit_game(scores: Sequence[np.ndarray], members: np.ndarray, folds: np.ndar
     return Game([p[0] for p in pairs], pairs[0][1], np.tile(folds, len(members) // 2), PAIR_SCALE)
 
 
-def eps_result(game: Game, cfg: AuditConfig, delta: float, claim: float = math.inf) -> GameResult:
+def eps_result(game: Game, cfg: AuditOptions, delta: float, claim: float = math.inf) -> GameResult:
     """The eps evidence of one game at the audit's level (synbench.audit.evidence.game_evidence): the held-out and
     Bonferroni bounds on the mechanism's eps (the pair game's halved), the p-value of the claim (`claim`,
     `delta`)-DP per trial and the attack the held-out test chose. `bounds` reports it; the ceiling
@@ -170,7 +170,7 @@ def eps_result(game: Game, cfg: AuditConfig, delta: float, claim: float = math.i
     return replace(found, holdout=found.holdout / game.scale, bonferroni=found.bonferroni / game.scale)
 
 
-def eps_evidence(cfg: AuditConfig, delta: float, claim: float = math.inf) -> Evidence:
+def eps_evidence(cfg: AuditOptions, delta: float, claim: float = math.inf) -> Evidence:
     """`eps_result` at this config, delta and claim, of (scores per attack, members, folds), as the ceiling takes
     it."""
     return lambda scores, members, folds: eps_result(audit_game(scores, members, folds, cfg.mode), cfg, delta, claim)
@@ -180,7 +180,7 @@ def bounds(
     scores: np.ndarray | Sequence[np.ndarray],
     members: np.ndarray,
     folds: np.ndarray,
-    cfg: AuditConfig,
+    cfg: AuditOptions,
     delta: float,
     claim: float = math.inf,
 ) -> tuple[dict[str, float], OperatingPoint | None, int]:
@@ -236,7 +236,7 @@ def bounds(
     return out, point, chosen
 
 
-def one_run_best_guess(scores: np.ndarray, members: np.ndarray, cfg: AuditConfig) -> dict[str, int]:
+def one_run_best_guess(scores: np.ndarray, members: np.ndarray, cfg: AuditOptions) -> dict[str, int]:
     """The grid point with the most right guesses beyond chance: what the one-run audit's guesses were, for the
     record."""
     shares = guess_shares(cfg.guess_fractions)
@@ -253,13 +253,13 @@ class Claim:
     delta: float = 0.0
 
 
-def bound_folds(kinds: np.ndarray, seed: int, cfg: AuditConfig) -> np.ndarray:
+def bound_folds(kinds: np.ndarray, seed: int, cfg: AuditOptions) -> np.ndarray:
     """The held-out split of the bounds (fold 0 chooses, fold 1 tests), drawn apart from the cross-fit's."""
     return target_folds(kinds, seed + 1, cfg.select_share)
 
 
 def _core(
-    scores: Sequence[np.ndarray], members: np.ndarray, kinds: np.ndarray, cfg: AuditConfig, claim: Claim, seed: int
+    scores: Sequence[np.ndarray], members: np.ndarray, kinds: np.ndarray, cfg: AuditOptions, claim: Claim, seed: int
 ) -> tuple[dict[str, Any], RocCurve, OperatingPoint | None, int]:
     """The figures of one set of targets: bounds over all attacks, the estimate with the attack chosen inside the
     cross-fit, the rest from the attack the held-out bound chose."""
@@ -297,14 +297,14 @@ class Family:
     columns: np.ndarray
 
 
-def family_level(cfg: AuditConfig, families: int) -> AuditConfig:
+def family_level(cfg: AuditOptions, families: int) -> AuditOptions:
     """The config each of `families` families is tested at: the level split evenly (Bonferroni), so the headline,
     a violation in any family, still holds at `cfg.confidence`."""
     return cfg if families == 1 else replace(cfg, confidence=1 - (1 - cfg.confidence) / families)
 
 
 def leak_power(
-    cfg: AuditConfig, family: Family, members: np.ndarray, kinds: np.ndarray, seed: int, n_attacks: int
+    cfg: AuditOptions, family: Family, members: np.ndarray, kinds: np.ndarray, seed: int, n_attacks: int
 ) -> LeakPower:
     """The smallest planted leak the family's test certifies (synbench.audit.power), on the design's own game and
     folds."""
@@ -325,7 +325,7 @@ def verdict_figures(
     families: Sequence[Family],
     epsilon: float,
     copies: int,
-    cfg: AuditConfig,
+    cfg: AuditOptions,
     members: np.ndarray,
     kinds: np.ndarray,
     seed: int,
@@ -397,7 +397,7 @@ def verdict_figures(
 def summarise(
     scores: Scores,
     members: np.ndarray,
-    cfg: AuditConfig,
+    cfg: AuditOptions,
     delta: float,
     kinds: np.ndarray | None = None,
     seed: int = 0,

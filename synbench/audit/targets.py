@@ -63,7 +63,7 @@ def select_targets(
     criterion's ranking (all of one when the other runs out).
     Deterministic: no randomness, so the same corpus and encoder always give
     the same targets. The criteria's settings are `audit.*` keys, passed
-    explicitly: their defaults are the schema's (`AuditConfig`), in one place.
+    explicitly: their defaults are the schema's (`AuditOptions`), in one place.
     """
     n = len(embeddings)
     if max_targets is not None and max_targets < 2:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from synbench.contamination.config import AblationConfig
+from synbench.contamination.config import AblationOptions
 from synbench.core.corpus import Corpus
 from synbench.core.keyed import keyed_hash
 from synbench.core.progress import progress
@@ -44,7 +44,7 @@ class RunKey:
         return (ARMS.index(self.arm) * 1001 + int(round(self.step * 1000))) * 10_007 + self.rep
 
 
-def plan(cfg: AblationConfig) -> list[RunKey]:
+def plan(cfg: AblationOptions) -> list[RunKey]:
     """Every run: reference runs first (unless `reference` is off), then per step and rep the flagged and
     (optionally) random arms."""
     arms = ("flagged", "random") if cfg.control else ("flagged",)
@@ -70,7 +70,7 @@ def flags_digest(flagged: np.ndarray) -> str:
 
 
 def run_ablation(
-    cfg: AblationConfig,
+    cfg: AblationOptions,
     flagged: np.ndarray,
     train: Corpus,
     base: GeneratorRun,

@@ -1,4 +1,4 @@
-"""`ContaminationConfig`: the schema of the `contamination` config node (conf/task/contamination.yaml sets only what
+"""`ContaminationOptions`: the schema of the `contamination` config node (conf/task/contamination.yaml sets only what
 differs), with the checks a type cannot express."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _fraction(value: float, where: str, low_open: bool = False) -> None:
 
 
 @dataclass(frozen=True)
-class ExactConfig:
+class ExactOptions:
     """Exact n-gram exposure through an infini-gram index."""
 
     enabled: bool = True
@@ -55,7 +55,7 @@ class ExactConfig:
 
 
 @dataclass(frozen=True)
-class MinKConfig:
+class MinKOptions:
     """Min-K% and Min-K%++ under the public model, with the flag threshold from a calibration set."""
 
     enabled: bool = True
@@ -87,7 +87,7 @@ class MinKConfig:
 
 
 @dataclass(frozen=True)
-class AblationConfig:
+class AblationOptions:
     """Removal of flagged documents, re-running the generator (the paper's table 3)."""
 
     enabled: bool = False
@@ -112,7 +112,7 @@ class AblationConfig:
 
 
 @dataclass(frozen=True)
-class PlantedConfig:
+class PlantedOptions:
     """Planted contamination: a copy of the public model trained without DP on a known share of the private set.
 
     `train` holds DP-Gen settings (conf/generator/dpgen.yaml's keys) for that
@@ -142,11 +142,11 @@ class PlantedConfig:
 
 
 @dataclass(frozen=True)
-class ContaminationConfig:
+class ContaminationOptions:
     """The schema of `contamination.*` (schema/contamination), each key's meaning beside it."""
 
-    exact: ExactConfig = field(default_factory=ExactConfig)
-    mink: MinKConfig = field(default_factory=MinKConfig)
-    ablation: AblationConfig = field(default_factory=AblationConfig)
-    planted: PlantedConfig = field(default_factory=PlantedConfig)
+    exact: ExactOptions = field(default_factory=ExactOptions)
+    mink: MinKOptions = field(default_factory=MinKOptions)
+    ablation: AblationOptions = field(default_factory=AblationOptions)
+    planted: PlantedOptions = field(default_factory=PlantedOptions)
     save_scores: bool = True  # per-document scores in the job folder (contamination_scores.npz), never logged

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from synbench.contamination import exact, index, mink, texts
-from synbench.contamination.config import ExactConfig, MinKConfig
+from synbench.contamination.config import ExactOptions, MinKOptions
 from synbench.core.corpus import Corpus
 from synbench.core.files import save_arrays_atomic
 from synbench.core.keyed import keyed_hash
@@ -23,7 +23,7 @@ from synbench.lm.generation import torch_threads
 
 
 def exact_section(
-    ec: ExactConfig, tokenizer: Any, train: Corpus, cache_dir: Path
+    ec: ExactOptions, tokenizer: Any, train: Corpus, cache_dir: Path
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Exposure in the configured index (built and cached under `cache_dir` on first use) and per-document arrays."""
     if ec.index_dir is not None:
@@ -57,7 +57,7 @@ def exact_section(
 
 
 def mink_sections(
-    mc: MinKConfig, model_node: Mapping[str, Any], loaded: Any, train: Corpus, eval_split: Corpus, cache_dir: Path
+    mc: MinKOptions, model_node: Mapping[str, Any], loaded: Any, train: Corpus, eval_split: Corpus, cache_dir: Path
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Min-K% and Min-K%++ of the private documents, thresholds from the calibration set, AUC where both sides are
     known.

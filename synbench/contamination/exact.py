@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from synbench.contamination.config import ExactConfig
+from synbench.contamination.config import ExactOptions
 from synbench.contamination.index import IndexInfo
 from synbench.core.errors import SynBenchError
 
@@ -48,7 +48,7 @@ def match_lengths(engine: Any, ids: Sequence[int]) -> np.ndarray:
     return np.asarray(answer["rs"], dtype=np.int64) - np.arange(len(ids))
 
 
-def exact_scores(engine: Any, token_ids: Sequence[Sequence[int]], cfg: ExactConfig) -> ExactScores:
+def exact_scores(engine: Any, token_ids: Sequence[Sequence[int]], cfg: ExactOptions) -> ExactScores:
     longest, share = np.zeros(len(token_ids), dtype=np.int64), np.zeros(len(token_ids))
     for i, ids in enumerate(token_ids):
         lengths = match_lengths(engine, list(ids)[: cfg.max_length])

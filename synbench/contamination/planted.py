@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from synbench.contamination import mink, texts
-from synbench.contamination.config import PlantedConfig
+from synbench.contamination.config import PlantedOptions
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
 from synbench.core.files import write_json_atomic, write_text_atomic
@@ -52,12 +52,12 @@ class PlantedCorpus:
     n_public: int
 
 
-def public_paragraphs(pc: PlantedConfig) -> list[str]:
+def public_paragraphs(pc: PlantedOptions) -> list[str]:
     """The public half of the corpus: the first `public_docs` python_docs paragraphs of >= `public_min_chars`."""
     return [p for p in texts.python_docs() if len(p) >= pc.public_min_chars][: pc.public_docs]
 
 
-def plant_corpus(pc: PlantedConfig, train: Corpus, seed: int, folder: Path) -> PlantedCorpus:
+def plant_corpus(pc: PlantedOptions, train: Corpus, seed: int, folder: Path) -> PlantedCorpus:
     """S (a seeded `share` of `train`, at least one document) and the shuffled corpus, written to `folder` or read
     back from it."""
     members_path, corpus_path = folder / MEMBERS_FILE, folder / CORPUS_FILE
@@ -91,7 +91,7 @@ def mix_figures(private_tokens: Sequence[int], public_tokens: Sequence[int]) -> 
     }
 
 
-def check_share(mix: Mapping[str, Any], pc: PlantedConfig) -> None:
+def check_share(mix: Mapping[str, Any], pc: PlantedOptions) -> None:
     """Stop before training when S is more than `max_private_share` of the mix's training tokens."""
     if mix["private_token_share"] > pc.max_private_share:
         need = math.ceil(mix["private_tokens"] * (1 / pc.max_private_share - 1))

@@ -47,7 +47,7 @@ BOOL_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})  # what a bo
 
 
 @dataclass
-class PrivacyConfig:
+class PrivacyOptions:
     """`privacy.*`: where privacy noise comes from and the guards a user may lift (conf/config.yaml explains each)."""
 
     # null = privacy noise from OS entropy (secret). An int reproduces the noise for research replication; results
@@ -90,7 +90,7 @@ class SynBenchConfig:
     # "1/(N ln N)" (AUG-PE's, for paper replication)
     delta: Any = None  # checked by privacy.check_delta_setting (a number, null or a rule: no one OmegaConf type)
     accountant: str = "prv"  # prv | rdp | gdp (generators that train with DP-SGD use prv or rdp)
-    privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
+    privacy: PrivacyOptions = field(default_factory=PrivacyOptions)
     seed: int = 0  # everything that is not a privacy mechanism: splits, audit design, weight init, decoding
     # unpackaged plugins: modules (dotted names on PYTHONPATH, or .py paths) whose classes decorated with
     # synbench.api.register join the registry, e.g. plugins=[./my_filters.py] filter._plugin_=short

@@ -1,6 +1,6 @@
 """What every DP-SGD generator shares around the training core: its settings, and the budget of the whole job.
 
-`DPSGDSettings` holds (and checks) the training, label-plan and hardware
+`DPSGDOptions` holds (and checks) the training, label-plan and hardware
 keys common to DP-SGD generators; a generator subclasses it with its own.
 `JobBudget.plan` calibrates the whole job once, before training: the DP
 label-set plan (`synbench.dp.label_sets`, its share of eps) and the DP-SGD
@@ -20,7 +20,7 @@ from synbench.core.corpus import Corpus
 from synbench.core.privacy import PrivacySpec
 from synbench.dp import accounting, label_sets
 from synbench.dp.poisson import PoissonPlan, charged_history
-from synbench.dp.settings import DPSGDSettings
+from synbench.dp.settings import DPSGDOptions
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class JobBudget:
     calibration: accounting.Calibration
 
     @classmethod
-    def plan(cls, settings: DPSGDSettings, corpus: Corpus, poisson: PoissonPlan, privacy: PrivacySpec) -> "JobBudget":
+    def plan(cls, settings: DPSGDOptions, corpus: Corpus, poisson: PoissonPlan, privacy: PrivacySpec) -> "JobBudget":
         share = settings.label_share(corpus.multi_label)
         labels = (
             settings.label_sets.calibrate(share * privacy.epsilon, privacy.delta, corpus.multi_label) if share else None

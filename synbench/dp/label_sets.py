@@ -151,7 +151,7 @@ class LabelSetBudget:
 
 
 @dataclass(frozen=True)
-class LabelSetConfig:
+class LabelSetOptions:
     """The `label_sets` config node of a generator: how delta is split and how the tail is planned.
 
     `delta_share` of the job's delta goes to partition selection (multi-label

@@ -34,7 +34,7 @@ def at_least_one(settings: Any, *keys: str) -> None:
 
 
 @dataclass(frozen=True)
-class DPSGDSettings:
+class DPSGDOptions:
     """Keys shared by DP-SGD generators: the schema of their `generator.*` training, label-plan and hardware keys.
 
     A generator subclasses it with its own keys (and its own defaults where they differ); the checks a type cannot
@@ -56,7 +56,7 @@ class DPSGDSettings:
     # single-label data, dp on multi-label data (where one label per document would misstate every label set)
     label_prior: str = "dp"
     label_budget_share: float = 0.05  # the label release alone is (share * eps, delta)-DP; DP-SGD gets the rest
-    label_sets: label_sets.LabelSetConfig = field(default_factory=label_sets.LabelSetConfig)
+    label_sets: label_sets.LabelSetOptions = field(default_factory=label_sets.LabelSetOptions)
     accelerator: str = "auto"  # auto | cpu | gpu
     devices: int = 1
     strategy: str = "auto"  # auto | dpddp (multi-GPU: Lightning DDP launcher, Opacus DPDDP + distributed optimizer)
@@ -90,7 +90,7 @@ class DPSGDSettings:
                 "(label_prior=uniform spends nothing on labels)"
             )
         if isinstance(self.label_sets, Mapping):  # built from Python with a dict
-            object.__setattr__(self, "label_sets", label_sets.LabelSetConfig(**self.label_sets))
+            object.__setattr__(self, "label_sets", label_sets.LabelSetOptions(**self.label_sets))
 
     def label_share(self, multi_label: bool) -> float:
         """The share of eps the label release spends: none under the public uniform prior (single-label data)."""

@@ -22,7 +22,7 @@ import torch
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
 from synbench.filters.base import Filter, Selection
-from synbench.filters.settings import PYesPNoConfig
+from synbench.filters.settings import PYesPNoOptions
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, torch_threads
 from synbench.lm.scoring import next_token_logprobs
@@ -34,7 +34,7 @@ def single_token_ids(tokenizer: Any, words: Sequence[str]) -> list[int]:
     return sorted(i[0] for i in ids if len(i) == 1)
 
 
-def pyes_pno_scores(cfg: PYesPNoConfig, synthetic: Corpus) -> np.ndarray:
+def pyes_pno_scores(cfg: PYesPNoOptions, synthetic: Corpus) -> np.ndarray:
     """P(yes) - P(no) per synthetic document, in [-1, 1]."""
     loaded = load_shared(json.dumps(dict(cfg.model), sort_keys=True), "cuda" if torch.cuda.is_available() else "cpu")
     tok = loaded.tokenizer
@@ -74,10 +74,10 @@ def keep_top(scores: np.ndarray, labels: Sequence[Sequence[str]], share: float, 
 class PYesPNoFilter(Filter):
     """`filter=pyes_pno` (conf/filter/pyes_pno.yaml): keep the top `keep_share` by P(yes) - P(no)."""
 
-    options = PYesPNoConfig
+    options = PYesPNoOptions
 
     def __init__(self, **options: Any) -> None:
-        self.cfg = PYesPNoConfig(**options)
+        self.cfg = PYesPNoOptions(**options)
 
     def select(self, synthetic: Corpus) -> Selection:
         scores = pyes_pno_scores(self.cfg, synthetic)

@@ -20,7 +20,7 @@ PLACEHOLDERS = ("text", "domain", "label")  # what the prompt is formatted with;
 
 
 @dataclass(frozen=True)
-class PYesPNoConfig:
+class PYesPNoOptions:
     """`filter=pyes_pno`: keep the top `keep_share` of synthetic documents by P(yes) - P(no) under the public LM."""
 
     model: Any = MISSING  # the `model` group's node (the YAML wires `${model}`)

@@ -84,7 +84,7 @@ class JobConfig:
     """
 
     spec: JobSpec  # what the job computes, and its key
-    privacy: schema.PrivacyConfig
+    privacy: schema.PrivacyOptions
     log_private_stats: bool  # `tracking.log_private_stats`, typed whichever tracker the node is for
     delta: float | str | None  # a number, null (1/N^2) or a rule: privacy.check_delta_setting
     accountant: str
@@ -144,7 +144,7 @@ class JobConfig:
         built = {"spec", "privacy", "log_private_stats"}
         return cls(
             spec=spec,
-            privacy=schema.typed(schema.PrivacyConfig, values["privacy"], "privacy"),
+            privacy=schema.typed(schema.PrivacyOptions, values["privacy"], "privacy"),
             log_private_stats=opt_in,
             **{f.name: values[f.name] for f in fields(cls) if f.name not in built},
         )

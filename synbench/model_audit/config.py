@@ -1,5 +1,5 @@
-"""`ModelAuditConfig`: the schema of the `model_audit` config node (conf/task/model_audit.yaml sets only what
-differs), with the checks a type cannot express; `HeadSettings` is its `head`."""
+"""`ModelAuditOptions`: the schema of the `model_audit` config node (conf/task/model_audit.yaml sets only what
+differs), with the checks a type cannot express; `HeadOptions` is its `head`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from synbench.core.errors import ConfigError, check_n_synthetic, require_count
-from synbench.dp.settings import DPSGDSettings
+from synbench.dp.settings import DPSGDOptions
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ FEATURES = ("embeddings", "hashing")
 
 
 @dataclass(frozen=True)
-class HeadSettings(DPSGDSettings):
+class HeadOptions(DPSGDOptions):
     """`model_audit.head`: the logistic head on public features, trained on the shared DP-SGD core in every regime
     (eps=inf: no noise): the core's training keys (synbench/dp/settings.py) plus the feature map."""
 
@@ -66,7 +66,7 @@ class HeadSettings(DPSGDSettings):
 
 
 @dataclass(frozen=True)
-class ModelAuditConfig:
+class ModelAuditOptions:
     """How the downstream-model audit is designed and summarised: the schema of `model_audit.*` (each key's meaning
     beside it). The defaults are demo sizes for 2 CPU cores (conf/task/model_audit.yaml gives the paper's scale)."""
 
@@ -94,7 +94,7 @@ class ModelAuditConfig:
     min_count: int = 5  # eps_emp: thresholds with at least this many errors
     confidence: float = 0.95  # of eps_emp_lower (Clopper-Pearson, Bonferroni over thresholds)
     save_synthetic: bool = False  # keep each generator run's output in model_audit_runs/ (local disk only)
-    head: HeadSettings = field(default_factory=HeadSettings)  # the classifier=head model's features and training
+    head: HeadOptions = field(default_factory=HeadOptions)  # the classifier=head model's features and training
 
     def __post_init__(self) -> None:
         for key in ("regimes", "fpr_grid"):  # the schema gives lists: kept as tuples, so a built config is immutable

@@ -29,7 +29,7 @@ from synbench.dp import accounting
 from synbench.dp.job import JobBudget
 from synbench.dp.module import Batch, DPSGDModule, PerSampleLoss, fit_module
 from synbench.dp.poisson import PoissonPlan
-from synbench.model_audit.config import HeadSettings
+from synbench.model_audit.config import HeadOptions
 
 QUIET_LOGGERS = ("pytorch_lightning", "lightning.pytorch", "lightning_fabric", "synbench.dp.module")
 
@@ -80,7 +80,7 @@ class QuietHead(DPSGDModule):
 class LogisticHead:
     """A linear layer on public features: `fit_predict` trains it (with DP when `privacy` is finite) and predicts."""
 
-    def __init__(self, settings: HeadSettings, embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+    def __init__(self, settings: HeadOptions, embed: Callable[[Sequence[str]], np.ndarray]) -> None:
         self.settings, self.embed = settings, embed
 
     def features(self, texts: Sequence[str]) -> np.ndarray:

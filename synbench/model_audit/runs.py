@@ -35,7 +35,7 @@ from synbench.job.run import GeneratorRun, RunRecord, Timing
 from synbench.job.spec import JobSpec, derive_seed
 from synbench.metrics.utility import indicator
 from synbench.model_audit.attacks import logit_confidence
-from synbench.model_audit.config import REGIMES, ModelAuditConfig
+from synbench.model_audit.config import REGIMES, ModelAuditOptions
 from synbench.model_audit.head import LogisticHead
 from synbench.model_audit.summary import model_signals, summarise_regime
 
@@ -65,7 +65,7 @@ class ModelRunner:
 
     spec: JobSpec
     job_dir: Path
-    audit: ModelAuditConfig
+    audit: ModelAuditOptions
     pool: Corpus
     design: AuditDesign
     evaluate: Corpus  # the targets then the population samples, in that order

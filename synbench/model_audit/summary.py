@@ -16,7 +16,7 @@ import numpy as np
 from synbench.audit.epsilon import empirical_epsilon_curve, empirical_epsilon_lower_bound
 from synbench.audit.roc import RocCurve
 from synbench.core.base import ModelAttack, ModelSignals
-from synbench.model_audit.config import ModelAuditConfig
+from synbench.model_audit.config import ModelAuditOptions
 
 
 def model_signals(
@@ -33,7 +33,7 @@ def model_signals(
     )
 
 
-def attack_figures(scores: np.ndarray, members: np.ndarray, audit: ModelAuditConfig, delta: float) -> dict[str, float]:
+def attack_figures(scores: np.ndarray, members: np.ndarray, audit: ModelAuditOptions, delta: float) -> dict[str, float]:
     """AUC, TPR at low FPR and empirical epsilon (point estimate and lower bound) of one attack's scores."""
     roc = RocCurve.from_scores(scores, members)
     out = roc.summary(audit.fpr_grid, ())
@@ -47,7 +47,7 @@ def summarise_regime(
     signals: ModelSignals,
     members: np.ndarray,
     attacks: Mapping[str, ModelAttack],
-    audit: ModelAuditConfig,
+    audit: ModelAuditOptions,
     delta: float,
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The flat result keys of one regime for every attack, and each attack's scores (for the job folder only)."""

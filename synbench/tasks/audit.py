@@ -23,7 +23,7 @@ import numpy as np
 
 from synbench.audit.attacks import attacks_from_node
 from synbench.audit.canaries import canary_sources
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.disclosure import SECTION as DISCLOSURE
 from synbench.audit.disclosure import disclosure_test, record_disclosure
 from synbench.audit.paper_reading import PAPER_REGION, paper_reading_false_alarm
@@ -49,7 +49,7 @@ SCORES_FILE = "audit_scores.npz"
 PLOT_FILE = "audit_roc.png"
 
 
-def select_outliers(config: JobConfig, audit: AuditConfig, train: Corpus) -> np.ndarray:
+def select_outliers(config: JobConfig, audit: AuditOptions, train: Corpus) -> np.ndarray:
     """Outlier targets from the configured encoder's embeddings of the training split (none for canaries only), or
     the positions `audit.target_positions` lists."""
     if not audit.outliers:
@@ -93,7 +93,7 @@ class AuditTask(Task):
 run = AuditTask().run  # the task as a function, `run(config, job_dir)`, for scripts and tests
 
 
-def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndarray, repeat: int) -> dict[str, Any]:
+def audit_once(job: JobRun, audit: AuditOptions, train: Corpus, outliers: np.ndarray, repeat: int) -> dict[str, Any]:
     """One complete audit (design, runs, summary); the first repeat also saves its design, scores and ROC plot."""
     config, spec, job_dir = job.config, job.spec, job.job_dir
     seed = derive_seed(spec.seed, *([repeat] if repeat else []))  # the job's seed for the first repeat
@@ -169,7 +169,7 @@ def audit_once(job: JobRun, audit: AuditConfig, train: Corpus, outliers: np.ndar
     }
 
 
-def paper_reading_figures(audit: AuditConfig, summary: dict[str, Any], eps: float, delta: float) -> dict[str, float]:
+def paper_reading_figures(audit: AuditOptions, summary: dict[str, Any], eps: float, delta: float) -> dict[str, float]:
     """How often the paper's reading (point estimates at the grid's FPRs in [0.1, 0.2]) would exceed the nominal eps
     for a mechanism exactly eps-DP with this audit's numbers of member and non-member trials (public figures);
     nothing at eps = inf (no claim) or without such FPRs."""
@@ -184,7 +184,7 @@ def paper_reading_figures(audit: AuditConfig, summary: dict[str, Any], eps: floa
 
 def audit_job(job: JobRun) -> None:
     config, spec = job.config, job.spec
-    audit = schema.typed(AuditConfig, config.audit or {}, "audit")
+    audit = schema.typed(AuditOptions, config.audit or {}, "audit")
     splits = job.load_splits()
     with job.timing("targets"):
         outliers = select_outliers(config, audit, splits.train)

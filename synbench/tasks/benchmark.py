@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.disclosure import SECTION as DISCLOSURE
 from synbench.audit.disclosure import disclosure_counts, disclosure_test, record_disclosure
 from synbench.core import registry, schema
@@ -106,7 +106,7 @@ def benchmark(job: JobRun) -> None:
         with timing(DISCLOSURE):
             counts = disclosure_counts(splits.train.texts, splits.eval.texts, synthetic.texts, options.disclosure)
         results.mark_non_dp(
-            record_disclosure(results, disclosure_test(counts, 1 - AuditConfig.confidence, options.disclosure))
+            record_disclosure(results, disclosure_test(counts, 1 - AuditOptions.confidence, options.disclosure))
         )
     job.save()
     ctx = MetricContext(

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from synbench.contamination.ablation import run_ablation
-from synbench.contamination.config import ContaminationConfig, PlantedConfig
+from synbench.contamination.config import ContaminationOptions, PlantedOptions
 from synbench.contamination.detect import exact_section, mink_sections
 from synbench.contamination.planted import (
     PlantedCorpus,
@@ -43,7 +43,7 @@ from synbench.core.files import save_arrays_atomic, write_json_atomic
 from synbench.core.privacy import PrivacySpec
 from synbench.generators.dpgen.data import DocumentDataset
 from synbench.generators.dpgen.generator import DPGenGenerator
-from synbench.generators.dpgen.settings import DPGenSettings
+from synbench.generators.dpgen.settings import DPGenTrainingOptions
 from synbench.job.lifecycle import JobRun
 from synbench.job.record import Contamination
 from synbench.job.run import GeneratorRun
@@ -81,7 +81,7 @@ run = ContaminationTask().run  # the task as a function, `run(config, job_dir)`,
 
 
 def ablation_section(
-    job: JobRun, splits: Splits, cc: ContaminationConfig, flagged: np.ndarray, model: Mapping[str, Any]
+    job: JobRun, splits: Splits, cc: ContaminationOptions, flagged: np.ndarray, model: Mapping[str, Any]
 ) -> tuple[dict[str, Any], GeneratorRun, bool]:
     """The ablation's runs (`synbench.contamination.ablation`) and the table of mean F1 with 95% intervals, the run
     they derive from, and whether any run was a non-private control: (section, base run, non-private), for the
@@ -142,7 +142,7 @@ def ablation_section(
 
 
 def plant_model(
-    job: JobRun, pc: PlantedConfig, train: Corpus, model: Mapping[str, Any], cache_dir: Path
+    job: JobRun, pc: PlantedOptions, train: Corpus, model: Mapping[str, Any], cache_dir: Path
 ) -> tuple[PlantedCorpus, dict[str, Any], dict[str, Any]]:
     """S and its pretraining corpus (`synbench.contamination.planted`), and `model` trained on that corpus without DP
     (DP-Gen at eps=inf with `pc.train`'s settings), saved as `planted/model/`: (corpus, its model node, training).
@@ -198,12 +198,12 @@ def plant_model(
     return corpus, planted_node, json.loads((folder / TRAINING_FILE).read_text()) | {"mix": mix}
 
 
-def mix_tokens(pc: PlantedConfig, train: Corpus, corpus: PlantedCorpus, base: Path) -> dict[str, Any]:
+def mix_tokens(pc: PlantedOptions, train: Corpus, corpus: PlantedCorpus, base: Path) -> dict[str, Any]:
     """The training tokens of S and of the public part, each document as DP-Gen trains on it (`pc.train`'s
     max_seq_len, control code and long-document policy, eos included), under the public model's tokenizer."""
     from transformers import AutoTokenizer
 
-    settings = DPGenSettings(**{"label_prior": "uniform", **pc.train})
+    settings = DPGenTrainingOptions(**{"label_prior": "uniform", **pc.train})
     tokenizer = AutoTokenizer.from_pretrained(str(base))
 
     def counts(texts: list[str]) -> list[int]:
@@ -217,7 +217,7 @@ def mix_tokens(pc: PlantedConfig, train: Corpus, corpus: PlantedCorpus, base: Pa
 
 def contamination_job(job: JobRun) -> None:
     config, timing = job.config, job.timing
-    cc = schema.typed(ContaminationConfig, config.contamination or {}, "contamination")
+    cc = schema.typed(ContaminationOptions, config.contamination or {}, "contamination")
     cache_dir = Path(config.cache_dir)
     splits = job.load_splits()
     model: Mapping[str, Any] = config.model or {}
@@ -289,7 +289,7 @@ def contamination_job(job: JobRun) -> None:
 def ablation_into(
     job: JobRun,
     splits: Splits,
-    cc: ContaminationConfig,
+    cc: ContaminationOptions,
     arrays: dict[str, np.ndarray],
     model: Mapping[str, Any],
     section: dict[str, Any],

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.design import AuditDesign, make_design
 from synbench.audit.targets import select_targets
 from synbench.core import registry, schema
@@ -34,7 +34,7 @@ from synbench.job.lifecycle import JobRun
 from synbench.job.record import ModelAudit
 from synbench.job.run import GeneratorRun
 from synbench.job.spec import JobConfig
-from synbench.model_audit.config import DP_REGIMES, ModelAuditConfig
+from synbench.model_audit.config import DP_REGIMES, ModelAuditOptions
 from synbench.model_audit.head import LogisticHead
 from synbench.model_audit.runs import ModelRunner
 from synbench.tasks.base import Task
@@ -75,7 +75,7 @@ class ModelAuditTask(Task):
 run = ModelAuditTask().run  # the task as a function, `run(config, job_dir)`, for scripts and tests
 
 
-def make_attacks(config: JobConfig, audit: ModelAuditConfig) -> dict[str, ModelAttack]:
+def make_attacks(config: JobConfig, audit: ModelAuditOptions) -> dict[str, ModelAttack]:
     """The configured `model_attacks` (each a model attack), checked against the reference design."""
     attacks = {name: registry.create(ModelAttack, n) for name, n in (config.model_attacks or {}).items()}
     if not attacks:
@@ -90,7 +90,7 @@ def make_attacks(config: JobConfig, audit: ModelAuditConfig) -> dict[str, ModelA
 
 
 def build_design(
-    audit: ModelAuditConfig, train: Corpus, cache: EmbeddingCache, seed: int
+    audit: ModelAuditOptions, train: Corpus, cache: EmbeddingCache, seed: int
 ) -> tuple[Corpus, AuditDesign]:
     """The pool (a seeded subset of the training split) and the one-run design over it."""
     rng = np.random.default_rng([seed, POOL_STREAM])
@@ -102,7 +102,7 @@ def build_design(
             "for the private base and the references; lower it or raise model_audit.max_docs"
         )
     if audit.targets == "outliers":  # the audit's outlier rule with its default settings (conf/task/audit.yaml)
-        rule = AuditConfig()
+        rule = AuditOptions()
         targets = select_targets(
             cache.embed(pool.texts),
             max_targets=audit.n_targets,
@@ -117,7 +117,7 @@ def build_design(
     else:
         targets = np.sort(rng.permutation(len(pool))[: audit.n_targets])
     # the one-run design over these targets alone (no canaries), with the model audit's references
-    one_run = AuditConfig(
+    one_run = AuditOptions(
         mode="one_run", targets="outliers", n_references=audit.n_references, ref_fraction=audit.ref_fraction
     )
     design = make_design(len(pool), targets, one_run, seed=seed)
@@ -126,10 +126,10 @@ def build_design(
     return pool, design
 
 
-def audit_options(config: JobConfig, epsilon: float) -> ModelAuditConfig:
+def audit_options(config: JobConfig, epsilon: float) -> ModelAuditOptions:
     """The typed `model_audit` node, refused before any data loads when a DP regime is asked of a job with eps=inf
     (a DP regime trains under the job's budget, which eps=inf does not give)."""
-    audit = schema.typed(ModelAuditConfig, config.model_audit or {}, "model_audit")
+    audit = schema.typed(ModelAuditOptions, config.model_audit or {}, "model_audit")
     if math.isinf(epsilon) and DP_REGIMES & set(audit.regimes):
         raise ConfigError(
             f"eps=inf, but model_audit.regimes includes {sorted(DP_REGIMES & set(audit.regimes))}; "
@@ -168,7 +168,7 @@ def evaluated_documents(
 
 def make_runner(
     job: JobRun,
-    audit: ModelAuditConfig,
+    audit: ModelAuditOptions,
     pool: Corpus,
     design: AuditDesign,
     evaluate: Corpus,

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Optional, cast
 
 from hydra.core.config_store import ConfigNode
 
-from synbench.audit.config import DisclosureConfig
+from synbench.audit.config import DisclosureOptions
 from synbench.core import registry, schema
 from synbench.core.base import Generator
 from synbench.core.errors import ConfigError
@@ -43,7 +43,7 @@ class BenchmarkOptions:
     n_synthetic: Optional[int] = None  # null = as many documents as the private training split
     save_synthetic: bool = True  # write synthetic.jsonl into the job directory
     # the disclosure check of the release against the private and eval splits (synbench.audit.disclosure)
-    disclosure: DisclosureConfig = field(default_factory=DisclosureConfig)
+    disclosure: DisclosureOptions = field(default_factory=DisclosureOptions)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from synbench.audit.canaries import make_canaries, with_canaries
-from synbench.audit.config import AuditConfig
+from synbench.audit.config import AuditOptions
 from synbench.audit.design import make_design
 from synbench.audit.ngram import NgramAttack
 from synbench.audit.summary import summarise
@@ -37,7 +37,7 @@ from synbench.core.corpus import Corpus
 from synbench.testing.corpora import public_corpus
 
 AUDIT_CANARIES = 1000  # about 500 members: a verbatim copier of half its documents is bounded above eps 3
-AUDIT_CONFIDENCE = AuditConfig.confidence  # the audit's own level (its default, in one place)
+AUDIT_CONFIDENCE = AuditOptions.confidence  # the audit's own level (its default, in one place)
 BASE_PER_LABEL = 72  # every sentence the kit's word lists make for its smallest label: 216 documents, a third private
 
 
@@ -58,7 +58,7 @@ class CanaryAudit:
         """A fresh one-run design over the kit's public corpus with `n_canaries` canaries, from a secret seed."""
         base = public_corpus(per_label=BASE_PER_LABEL, name="synbench-testing-audit")
         seed = secrets.randbits(63)
-        rule = AuditConfig(mode="one_run", targets="canaries", n_canaries=n_canaries)
+        rule = AuditOptions(mode="one_run", targets="canaries", n_canaries=n_canaries)
         design = make_design(len(base), np.zeros(0, dtype=np.int64), rule, seed=seed)
         pool = with_canaries(base, make_canaries(base.subset(design.aux), rule, seed))
         references = tuple(pool.subset(design.reference_set(m)) for m in range(len(design.ref_base)))
@@ -75,7 +75,7 @@ class CanaryAudit:
     def bound(self, synthetic: Corpus, delta: float, confidence: float = AUDIT_CONFIDENCE) -> dict[str, Any]:
         """The one-run audit's figures for `synthetic` (`eps_emp_lower` is the bound at `confidence`)."""
         scores = NgramAttack(n=2, tokenizer="whitespace").score(self.targets, synthetic, self.references)
-        cfg = AuditConfig(mode="one_run", targets="canaries", n_canaries=len(self.targets), confidence=confidence)
+        cfg = AuditOptions(mode="one_run", targets="canaries", n_canaries=len(self.targets), confidence=confidence)
         summary, _, _ = summarise(
             np.asarray(scores, dtype=float)[None, :], self.members, cfg, delta, self.kinds, self.seed
         )

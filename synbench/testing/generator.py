@@ -48,7 +48,7 @@ from synbench.core.base import FitReport, Generator
 from synbench.core.corpus import Corpus, Labels
 from synbench.core.errors import SynBenchError
 from synbench.core.privacy import EPS_TOLERANCE, NoiseSource, PrivacySpec
-from synbench.core.schema import PrivacyConfig, SynBenchConfig
+from synbench.core.schema import PrivacyOptions, SynBenchConfig
 from synbench.job import release
 from synbench.testing.canary_audit import AUDIT_CANARIES, AUDIT_CONFIDENCE, CanaryAudit
 from synbench.testing.checks import Checks, ConformanceError, Failure, begin, describe
@@ -64,7 +64,7 @@ SECRET_TRIES = 3  # fits with secret noise; output identical in all of them mean
 
 def job_budget(n: int, epsilon: float, noise: NoiseSource | None = None) -> PrivacySpec:
     """The budget a job with the schema's privacy defaults (delta, accountant, privacy.*) gives `n` documents."""
-    job, privacy = SynBenchConfig, PrivacyConfig()
+    job, privacy = SynBenchConfig, PrivacyOptions()
     return PrivacySpec.for_private_set(
         n, epsilon, job.delta, job.accountant, noise, allow_large_delta=privacy.allow_large_delta
     )

@@ -44,7 +44,7 @@ from synbench.api import (
     FitReport,
     Generator,
     Labels,
-    LabelSetConfig,
+    LabelSetOptions,
     LabelSetRelease,
     PrivacySpec,
     gaussian_sigma,
@@ -112,7 +112,7 @@ class DPUnigramGenerator(Generator):
         max_tokens_per_doc: int = 64,
         max_length: int = 128,
         min_length: int = 5,
-        label_sets: LabelSetConfig | None = None,  # typed on the schema by the core
+        label_sets: LabelSetOptions | None = None,  # typed on the schema by the core
     ) -> None:
         if max_tokens_per_doc < 1:
             raise ConfigError(f"generator.max_tokens_per_doc={max_tokens_per_doc} is invalid: use a positive integer")
@@ -124,7 +124,7 @@ class DPUnigramGenerator(Generator):
         self.max_tokens_per_doc = int(max_tokens_per_doc)
         self.max_length = int(max_length)
         self.min_length = int(min_length)
-        self.label_config = label_sets or LabelSetConfig()
+        self.label_config = label_sets or LabelSetOptions()
         self._model: _Model | None = None
 
     def fit(self, corpus: Corpus, privacy: PrivacySpec, seed: int) -> FitReport:

@@ -108,7 +108,7 @@ class InvisibleInkGenerator(Generator):
         public_prompt: str = PUBLIC_PROMPT,
         label_prior: str = "dp",
         label_rho_share: float = 0.1,
-        label_sets: lsets.LabelSetConfig | None = None,  # typed on the schema by the core
+        label_sets: lsets.LabelSetOptions | None = None,  # typed on the schema by the core
         max_rows: int = 64,
         num_threads: int | None = None,
     ) -> None:
@@ -143,7 +143,7 @@ class InvisibleInkGenerator(Generator):
         self.batching = batching
         self.temperature, self.top_k, self.max_context_tokens = float(temperature), int(top_k), int(max_context_tokens)
         self.label_prior, self.label_rho_share = label_prior, float(label_rho_share)
-        self.label_config = label_sets or lsets.LabelSetConfig()
+        self.label_config = label_sets or lsets.LabelSetOptions()
         self.max_rows, self.num_threads = int(max_rows), num_threads
         self._state: dict[str, Any] | None = None
         self._last: DecodeStats | None = None

@@ -119,7 +119,7 @@ def test_hashed_batches_change_in_one_batch_per_pass_when_a_document_is_added(ch
     """Add/remove adjacency: with the same (DP) plan, the neighbour's batches differ by that one document, once per
     pass."""
     corpus = public_corpus(per_label=20)
-    released = lsets.release(corpus, lsets.LabelSetConfig().budget(2.0, 1e-5, False), NoiseSource(seed=3))
+    released = lsets.release(corpus, lsets.LabelSetOptions().budget(2.0, 1e-5, False), NoiseSource(seed=3))
     gen = make(chat_model, batch_size=4, passes=2, batching="hashed")
     full = gen._batches(corpus, np.random.default_rng(0), released, seed=5)
     for drop in (0, 17, len(corpus) - 1):

@@ -23,7 +23,7 @@ import numpy as np
 
 from synbench.core.errors import ConfigError
 from synbench.core.privacy import gaussian_sigma, gdp_epsilon, gdp_mu
-from synbench.dp.label_sets import LabelSetBudget, LabelSetConfig
+from synbench.dp.label_sets import LabelSetBudget, LabelSetOptions
 
 SELECTIONS = ("rank", "sample")
 CHUNK = 2048  # private rows per distance block (bounds memory at CHUNK x candidates floats)
@@ -60,7 +60,7 @@ def calibrate(
     epsilon: float,
     delta: float,
     iterations: int,
-    label_config: LabelSetConfig | None,
+    label_config: LabelSetOptions | None,
     multi_label: bool,
     label_mu_share: float | None = None,
 ) -> AugPEBudget:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
 from synbench.core.errors import ConfigError
-from synbench.dp.label_sets import PRIORS, LabelSetConfig
+from synbench.dp.label_sets import PRIORS, LabelSetOptions
 from synbench.generators.augpe.evolution import SELECTIONS
 
 AUTO = "auto"
@@ -49,7 +49,7 @@ class AugPEOptions:
     # multi-label data (as DP-Gen's label_prior: auto)
     label_prior: str = AUTO
     label_mu_share: Optional[float] = None  # null = the votes' sigma; s in (0,1) = its own sigma, s of mu^2
-    label_sets: LabelSetConfig = field(default_factory=LabelSetConfig)
+    label_sets: LabelSetOptions = field(default_factory=LabelSetOptions)
     min_words: int = 5
     embed_max_tokens: int = 256  # private documents and candidates are embedded from their first this many tokens
 

@@ -34,13 +34,13 @@ from synbench.generators.dpdiffusion.model import (
     pretrained_denoiser,
 )
 from synbench.generators.dpdiffusion.sampling import generate
-from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
+from synbench.generators.dpdiffusion.settings import DPDiffusionOptions
 
 log = logging.getLogger(__name__)
 
 
 class DPDiffusionGenerator(Generator):
-    options = DPDiffusionSettings
+    options = DPDiffusionOptions
     public_details = DPSGD_DETAILS | frozenset(
         {
             "denoiser",
@@ -61,7 +61,7 @@ class DPDiffusionGenerator(Generator):
 
     def __init__(self, **settings: Any) -> None:
         try:
-            self.settings = DPDiffusionSettings(**settings)
+            self.settings = DPDiffusionOptions(**settings)
         except TypeError as exc:
             raise ConfigError(
                 f"generator 'dpdiffusion': {exc}; see conf/generator/dpdiffusion.yaml for its keys"

@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from synbench.core.errors import ConfigError
-from synbench.generators.dpdiffusion.settings import DPDiffusionSettings
+from synbench.generators.dpdiffusion.settings import DPDiffusionOptions
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,7 @@ class PretrainedDenoiser(nn.Module):
         return nn.functional.linear(x[where], self.embeddings.word_embeddings.weight) + self.prior
 
 
-def pretrained_denoiser(tokenizer: Any, n_labels: int, settings: DPDiffusionSettings) -> PretrainedDenoiser:
+def pretrained_denoiser(tokenizer: Any, n_labels: int, settings: DPDiffusionOptions) -> PretrainedDenoiser:
     """`PretrainedDenoiser` over all-MiniLM-L6-v2 from its pip package (offline), dropout off (DP-SGD refuses it),
     shaped by DP-Diffusion's options (`max_seq_len`, `pretrained_layers`, `trained_layers`, `label_gain`)."""
     from transformers import BertModel

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from synbench.core.errors import ConfigError
-from synbench.dp.settings import DPSGDSettings, at_least_one
+from synbench.dp.settings import DPSGDOptions, at_least_one
 
 INITS = ("pretrained", "scratch")
 SAMPLE_LENGTHS = ("full", "model")
 
 
 @dataclass(frozen=True)
-class DPDiffusionSettings(DPSGDSettings):
+class DPDiffusionOptions(DPSGDOptions):
     """Every `generator.*` key of DP-Diffusion: the denoiser, its diffusion loss and sampling, and the DP-SGD keys."""
 
     init: str = "pretrained"  # pretrained (MiniLM's encoder layers, tied head) | scratch (random init from seed)

@@ -25,7 +25,7 @@ from torch.utils.data import Dataset
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
 from synbench.dp.label_sets import label_sets
-from synbench.generators.dpgen.settings import DPGenSettings
+from synbench.generators.dpgen.settings import DPGenTrainingOptions
 
 IGNORE = -100  # label id that cross-entropy skips
 LOSS_ON = ("text", "all")
@@ -59,7 +59,7 @@ class DocumentDataset(Dataset):
     options, already checked there, so their defaults are the schema's and nowhere else.
     """
 
-    def __init__(self, corpus: Corpus, tokenizer: Any, settings: DPGenSettings) -> None:
+    def __init__(self, corpus: Corpus, tokenizer: Any, settings: DPGenTrainingOptions) -> None:
         if tokenizer.eos_token_id is None:
             raise ConfigError("the model's tokenizer has no EOS token; DP-Gen needs one to end documents")
         self.examples: list[tuple[Example, ...]] = []

@@ -28,7 +28,7 @@ from synbench.dp.job import DPSGD_DETAILS, JobBudget
 from synbench.dp.poisson import PoissonPlan
 from synbench.generators.dpgen import weights
 from synbench.generators.dpgen.data import Collator, DocumentDataset, control_code
-from synbench.generators.dpgen.settings import DPGenOptions, DPGenSettings
+from synbench.generators.dpgen.settings import DPGenOptions, DPGenTrainingOptions
 from synbench.generators.dpgen.trunk import CachedCollator, CachedDocuments, decoder_span, trunk_states
 from synbench.job.resume import resume_key
 from synbench.lm.generation import generate, memory_batch_size
@@ -71,7 +71,7 @@ class DPGenGenerator(Generator):
         self, model: Mapping[str, Any], workdir: str | None = None, job_dir: str | None = None, **settings: Any
     ) -> None:
         try:
-            self.settings = DPGenSettings(**settings)
+            self.settings = DPGenTrainingOptions(**settings)
         except TypeError as exc:
             raise ConfigError(f"generator 'dpgen': {exc}; see conf/generator/dpgen.yaml for its keys") from None
         self.model_node = dict(model)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from synbench.core.errors import ConfigError
 from synbench.core.privacy import PrivacySpec
 from synbench.data.common import LONG_DOCUMENTS
-from synbench.dp.settings import DPSGDSettings, at_least_one
+from synbench.dp.settings import DPSGDOptions, at_least_one
 from synbench.lm.settings import DTYPES, TRANSFORMERS_TOP_K
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ PAPER_LORA = {
 
 
 @dataclass(frozen=True)
-class DPGenSettings(DPSGDSettings):
+class DPGenTrainingOptions(DPSGDOptions):
     """Every `generator.*` key of DP-Gen but `model` and `workdir` (training, label plan, sampling, hardware)."""
 
     lora: dict[str, Any] | None = field(default_factory=lambda: dict(PAPER_LORA))  # null = full fine-tuning
@@ -130,7 +130,7 @@ class DPGenSettings(DPSGDSettings):
 
 
 @dataclass(frozen=True)
-class DPGenOptions(DPGenSettings):
+class DPGenOptions(DPGenTrainingOptions):
     """The whole `generator` node of DP-Gen: its settings, the model it fine-tunes and where its checkpoint goes."""
 
     model: Any = None  # the model config group (conf/model/*.yaml), `${model}` in conf/generator/dpgen.yaml
