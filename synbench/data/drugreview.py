@@ -143,9 +143,17 @@ class DrugReviewDataset(BaseDataset):
             source=f"{path}:{member}",
             name=self.name,
             split=split,
+            text_field="text",  # the keys `_rows` gives each review
+            label_field="label",
             id_field="id",
-            label_space=self.label_space,
             multi_label=bool(self.condition_groups),
+            label_space=self.label_space,
+            label_sep=None,  # a label is a condition or a list of them, never a joined string
+            label_names=None,
+            label_map={},
+            unlabelled_label=None,  # rows without a condition were dropped above
+            max_chars=self.max_chars,
+            label_from_scores=False,
             html_entities=True,  # the reviews were scraped from Drugs.com pages: `&#039;` is an apostrophe
         )
 

@@ -139,11 +139,17 @@ class ReleaseDataset(FileDataset):
             source=source,
             name=self.name,
             split=split,
+            text_field="text",  # the keys each document's row is given above
+            label_field="label",
             id_field="id",
             multi_label=self.multi_label,
             label_space=self.label_space,
+            label_sep=None,  # the labels are a list already
+            label_names=None,
             label_map=self.label_map,
+            unlabelled_label=None,  # a document without a label got unlabelled_label above, or was dropped
             max_chars=self.max_chars,
+            label_from_scores=False,
         )
         return corpus, groups
 

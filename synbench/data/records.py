@@ -18,7 +18,6 @@ import logging
 import math
 import numbers
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -121,10 +120,9 @@ def _top_scored(
 # The longest document a dataset accepts by default (`dataset.max_chars`): a long clinical note or court ruling is
 # well under it; a 50 MB line would crash the tokenizer (an abort at about 7 GB RSS).
 MAX_CHARS = 1_000_000
-NO_LABEL_MAP: Mapping[str, str] = MappingProxyType({})  # labels kept as the source writes them (`dataset.label_map`)
 
 
-def _text(value: Any, text_field: str, at: str, max_chars: int = MAX_CHARS, html_entities: bool = False) -> str:
+def _text(value: Any, text_field: str, at: str, max_chars: int, html_entities: bool) -> str:
     """The document text without surrounding whitespace (HTML character references decoded only with
     `html_entities`: a clinical note's `&deg` or `&lt;` is the publisher's text); refused over `max_chars`."""
     if _missing(value):
@@ -212,17 +210,17 @@ def records_to_corpus(
     source: str,
     name: str,
     split: str,
-    text_field: str = "text",
-    label_field: str = "label",
-    id_field: str | None = None,
-    multi_label: bool = False,
-    label_space: Sequence[str] | None = None,
-    label_sep: str | None = None,
-    label_names: Sequence[str] | None = None,
-    label_map: Mapping[str, str] = NO_LABEL_MAP,
-    unlabelled_label: str | None = None,
-    max_chars: int = MAX_CHARS,
-    label_from_scores: bool = False,
+    text_field: str,
+    label_field: str,
+    id_field: str | None,
+    multi_label: bool,
+    label_space: Sequence[str] | None,
+    label_sep: str | None,
+    label_names: Sequence[str] | None,
+    label_map: Mapping[str, str],
+    unlabelled_label: str | None,
+    max_chars: int,
+    label_from_scores: bool,
     html_entities: bool = False,
 ) -> Corpus:
     """Validate `rows` from `source` (a path or a description) into the corpus `<name>-<split>`.
