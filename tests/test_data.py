@@ -280,7 +280,7 @@ def _corpus(n: int) -> Corpus:
 
 
 def test_eval_fraction_split_is_deterministic_per_seed() -> None:
-    kw = dict(name="c", eval_fraction=0.25, max_train=None, max_eval=None)
+    kw = dict(name="c", eval_fraction=0.25, max_train=None, max_eval=None, min_eval_per_class=0)
     first, again, other = (make_splits(_corpus(100), None, seed=s, **kw) for s in (0, 0, 1))
     assert first == again and first.eval.ids != other.eval.ids
     assert (len(first.train), len(first.eval)) == (75, 25)
@@ -288,12 +288,15 @@ def test_eval_fraction_split_is_deterministic_per_seed() -> None:
 
 
 def test_max_train_and_max_eval_subsample_or_explain() -> None:
-    splits = make_splits(_corpus(12), _corpus(10), name="c", seed=3, eval_fraction=0.2, max_train=5, max_eval=4)
+    kw = dict(name="c", eval_fraction=0.2, min_eval_per_class=0)
+    splits = make_splits(_corpus(12), _corpus(10), seed=3, max_train=5, max_eval=4, **kw)
     assert (len(splits.train), len(splits.eval)) == (5, 4)
     with pytest.raises(DataError, match="'c' has 12 training documents but max_train=100.*dataset.max_train=12"):
-        make_splits(_corpus(12), _corpus(3), name="c", seed=0, eval_fraction=0.2, max_train=100, max_eval=None)
+        make_splits(_corpus(12), _corpus(3), seed=0, max_train=100, max_eval=None, **kw)
     with pytest.raises(DataError, match="leaves no eval"):
-        make_splits(_corpus(2), None, name="c", seed=0, eval_fraction=0.1, max_train=None, max_eval=None)
+        make_splits(
+            _corpus(2), None, name="c", seed=0, eval_fraction=0.1, max_train=None, max_eval=None, min_eval_per_class=0
+        )
 
 
 # --- the built-in corpus and the shipped configs ---------------------------------------

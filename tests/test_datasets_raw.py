@@ -99,7 +99,7 @@ def test_a_grouped_hold_out_keeps_each_group_on_one_side() -> None:
     sizes = range(1, 13)
     groups = [f"patient-{g}" for g in sizes for _ in range(g)]
     corpus = Corpus.build([f"doc {i}" for i in range(len(groups))], [["a"]] * len(groups), ["a"], name="c")
-    kw = dict(name="c", eval_fraction=0.2, max_train=None, max_eval=None, groups=groups)
+    kw = dict(name="c", eval_fraction=0.2, max_train=None, max_eval=None, groups=groups, min_eval_per_class=0)
     splits = make_splits(corpus, None, seed=0, **kw)
     group_of = dict(zip(corpus.ids, groups))
     held = {group_of[i] for i in splits.eval.ids}

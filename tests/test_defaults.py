@@ -71,7 +71,6 @@ REPEATS_LEFT = {
     )
 } | {
     ("PrivacySpec", "accountant"),  # built by hand in ~50 tests, the plugins' own among them
-    ("make_splits", "min_eval_per_class"),
     ("GhostHooks", "max_grad_norm"),
     ("make_private", "grad_sample_mode"),
     ("calibrate", "label_mu_share"),

@@ -92,7 +92,7 @@ def make_splits(
     max_train: int | None,
     max_eval: int | None,
     groups: Sequence[str] | None = None,
-    min_eval_per_class: int = 0,
+    min_eval_per_class: int,
 ) -> Splits:
     """The final `Splits` of dataset `name`, as corpora `<name>-train` and `<name>-eval`.
 
