@@ -35,6 +35,7 @@ def one_epoch(
         accountant=accountant,
         noise=NoiseSource(),
         device="cpu",
+        grad_sample_mode="hooks",
     )
     opt = private["optimizer"]
     steps = 0
@@ -83,6 +84,7 @@ def test_secure_mode_reaches_the_optimizer() -> None:
         accountant="rdp",
         noise=NoiseSource(secure_mode=True),
         device="cpu",
+        grad_sample_mode="hooks",
     )
     assert private["optimizer"].secure_mode is True and private["optimizer"].expected_batch_size == 5.0
     private["hooks"].cleanup()

@@ -84,6 +84,10 @@ class GhostHooks(Fp32Hooks, GradSampleHooksFastGradientClipping):
 
     NORM_SAMPLERS = {**GradSampleHooksFastGradientClipping.NORM_SAMPLERS, nn.Linear: mixed_linear_norm_sample}
 
+    def __init__(self, m: nn.Module, *, max_grad_norm: float, **kwargs: Any) -> None:
+        """Opacus' hooks with the clip norm required (the job's dp.max_grad_norm; Opacus' own default is 1)."""
+        super().__init__(m, max_grad_norm=max_grad_norm, **kwargs)
+
 
 class DPEngine(PrivacyEngine):
     """Opacus' engine attaching the hooks above (always without wrapping the model)."""

@@ -167,7 +167,7 @@ def make_private(
     accountant: str,
     noise: NoiseSource,
     device: Any,
-    grad_sample_mode: str = "hooks",
+    grad_sample_mode: str,
     criterion: Any = None,
     loss_scale: float = 1.0,
     world_size: int = 1,
