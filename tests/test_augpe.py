@@ -82,7 +82,7 @@ def corpus(texts: list[str], labels: list[str], space: tuple[str, ...] = ("a", "
 @pytest.mark.parametrize("eps,paper", [(0.5, 20.98), (1.0, 11.19), (2.0, 6.01), (4.0, 3.28)])
 def test_paper_psytar_sigma_at_t10(eps: float, paper: float) -> None:
     delta = DELTA_RULES["1/(N ln N)"](5102)
-    budget = evolution.calibrate(eps, delta, 10, None, multi_label=True)
+    budget = evolution.calibrate(eps, delta, 10, None, multi_label=True, label_mu_share=None)
     assert budget.sigma == pytest.approx(paper, abs=0.01)
     assert budget.sigma == gaussian_sigma(eps, delta, 10)
     assert budget.epsilon() == pytest.approx(eps, rel=1e-6) and budget.epsilon() <= eps * (1 + 1e-9)
@@ -101,7 +101,7 @@ def test_votes_and_label_release_compose_within_budget(multi: bool, share: float
         assert budget.labels.sigma == budget.sigma == gaussian_sigma(2.0, budget.delta_at, 3 + g)
     else:  # the labels' own sigma: s of mu^2
         assert (g / budget.labels.sigma**2) / budget.mu**2 == pytest.approx(share)
-    inf = evolution.calibrate(math.inf, delta, 3, config, multi)
+    inf = evolution.calibrate(math.inf, delta, 3, config, multi, None)
     assert inf.sigma == 0 and inf.labels.sigma == 0 and inf.epsilon() == math.inf
 
 

@@ -71,8 +71,6 @@ REPEATS_LEFT = {
     )
 } | {
     ("PrivacySpec", "accountant"),  # built by hand in ~50 tests, the plugins' own among them
-    ("calibrate", "label_mu_share"),
-    *(("DenoiserConfig", key) for key in ("d_model", "n_layers", "n_heads", "d_ff")),
     ("Collator", "loss_on"),
     ("DPGenGenerator", "workdir"),
     ("chat_prompt", "system"),

@@ -62,7 +62,7 @@ def calibrate(
     iterations: int,
     label_config: LabelSetOptions | None,
     multi_label: bool,
-    label_mu_share: float | None = None,
+    label_mu_share: float | None,
 ) -> AugPEBudget:
     """Noise for T vote rounds (and the label release) to meet (epsilon, delta) together.
 

@@ -50,10 +50,10 @@ class DenoiserConfig:
     vocab_size: int
     n_labels: int
     max_len: int
-    d_model: int = 128
-    n_layers: int = 2
-    n_heads: int = 4
-    d_ff: int = 512
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_ff: int
 
     def describe(self) -> str:
         """The architecture in one public string, e.g. `d128-L2-H4-ff512-T64-V30522`."""
