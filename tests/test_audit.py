@@ -6,6 +6,7 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -202,10 +203,14 @@ def test_vectorised_ngram_scores_equal_the_naive_counter_model(n: int, tokenizer
     synthetic = ["the rash got worse , then better", "  mild nausea daily ", "", "the rash the rash the rash"]
     references = [["the rash", "daily pain, mild"], ["better sleep", ""], ["nausea", "worse"], ["x y z"]]
     targets = ["the rash got better", "unseen words here", "", "mild nausea daily pain"]
-    split = (lambda ts: [t.split() for t in ts]) if tokenizer == "whitespace" else tokenize
+    attack = NgramAttack(n=n, tokenizer=tokenizer, normalise="none")  # the sums, not per token
+    split = (
+        (lambda ts: [t.split() for t in ts])
+        if tokenizer == "whitespace"
+        else partial(tokenize, model=attack.spacy_model)
+    )
     expected_syn = naive_log_prob(n, split(synthetic), split(targets))
     expected = expected_syn - np.mean([naive_log_prob(n, split(r), split(targets)) for r in references], axis=0)
-    attack = NgramAttack(n=n, tokenizer=tokenizer, normalise="none")  # the sums, not per token
     np.testing.assert_allclose(
         attack.score(targets, corpus(synthetic), [corpus(r) for r in references]), expected, rtol=1e-12
     )

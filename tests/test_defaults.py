@@ -75,8 +75,6 @@ REPEATS_LEFT = {
     ("DPGenGenerator", "workdir"),
     ("chat_prompt", "system"),
     ("generate", "top_k"),
-    ("prepare", "overwrite"),
-    ("tokenize", "model"),
     ("Audit", "mode"),
 }
 

@@ -46,7 +46,7 @@ def loader(option: str, *overrides: str) -> DatasetLoader:
 def prepared_from(release: Path, out: Path, **options: Any) -> Path:
     """Prepare the MIMIC release in `release` under `out` in this process (what `task=prepare` runs); its folder."""
     config = node("mimic", f"dataset.data_dir={release}")
-    prepare(registry.create(DatasetLoader, config), config, 0, out, **options)
+    prepare(registry.create(DatasetLoader, config), config, 0, out, **{"overwrite": False, **options})
     return out / "mimic"
 
 

@@ -138,7 +138,7 @@ def manifest(name: str, splits: Splits, split_seed: Any, source: Mapping[str, An
 
 
 def prepare(
-    dataset: DatasetLoader, node: Mapping[str, Any], seed: int, out_dir: Path, overwrite: bool = False
+    dataset: DatasetLoader, node: Mapping[str, Any], seed: int, out_dir: Path, overwrite: bool
 ) -> dict[str, Any]:
     """Load `dataset` (built from its config `node`), write its splits and manifest as `out_dir/<name>/`, and
     return the manifest; a folder of another source is refused (`check_folder`) before the dataset is read."""

@@ -33,7 +33,7 @@ def load_spacy(name: str = "en_core_web_sm") -> Any:
     )
 
 
-def tokenize(texts: Sequence[str], model: str = "en_core_web_sm", lowercase: bool = False) -> list[list[str]]:
+def tokenize(texts: Sequence[str], model: str, lowercase: bool = False) -> list[list[str]]:
     """spaCy tokens of each text (the tokenizer only: rule-based, fast, never fitted on data)."""
     tokenizer = load_spacy(model).tokenizer
     return [[t.lower_ if lowercase else t.text for t in doc] for doc in tokenizer.pipe(texts, batch_size=256)]
