@@ -73,8 +73,6 @@ REPEATS_LEFT = {
     ("PrivacySpec", "accountant"),  # built by hand in ~50 tests, the plugins' own among them
     ("Collator", "loss_on"),
     ("DPGenGenerator", "workdir"),
-    ("chat_prompt", "system"),
-    ("generate", "top_k"),
     ("Audit", "mode"),
 }
 

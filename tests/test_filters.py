@@ -107,7 +107,7 @@ def test_scores_are_probability_differences_from_the_lm(tiny_model: dict[str, An
         "domain": "medical",
     }
     scores = pyes_pno_scores(pyes_pno({**node, "yes_answers": ["y", "Y"], "no_answers": ["n", "N"]}), synthetic)
-    prompt = chat_prompt(tok, "zzzz Realistic medical text about neg?")
+    prompt = chat_prompt(tok, "zzzz Realistic medical text about neg?", None)
     ids = tok(["y", "Y", "n", "N"], add_special_tokens=False)["input_ids"]
     [[py, pY, pn, pN]] = np.exp(
         next_token_logprobs(loaded.model, tok, [prompt], [i[0] for i in ids], batch_size=1, max_length=384)

@@ -77,7 +77,7 @@ def step_seconds(
     )
     timer = StepTimer()
     fit_module(
-        DPGenModule(model, dataset, Collator(tokenizer.pad_token_id), cfg),
+        DPGenModule(model, dataset, Collator(tokenizer.pad_token_id, "text"), cfg),
         accelerator="cpu",
         devices=1,
         strategy="auto",
@@ -96,6 +96,7 @@ def sampling_tokens_per_s(model: torch.nn.Module, tokenizer: Any, batch_size: in
         max_new_tokens=SAMPLE_TOKENS,
         temperature=0.9,
         top_p=1.0,
+        top_k=DPGenTrainingOptions().top_k,
         seed=0,
     )
     return stats.new_tokens / stats.generate_s

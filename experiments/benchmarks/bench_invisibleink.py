@@ -36,6 +36,7 @@ from synbench.core.privacy import PrivacySpec
 from synbench.core.registry import create
 from synbench.lm.backends import load_shared
 from synbench.lm.generation import chat_prompt, generate, torch_threads
+from synbench.lm.settings import TRANSFORMERS_TOP_K
 
 DOCS = 8  # synthetic documents of the InvisibleInk run: 8 x (7 + 1) = 64 prompts = max_rows, one forward per token
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,6 +103,7 @@ def main() -> dict[str, Any]:
                 max_new_tokens=T,
                 temperature=1.0,
                 top_p=1.0,
+                top_k=TRANSFORMERS_TOP_K,
                 seed=0,
                 eos_token_ids=stop,
             )

@@ -42,7 +42,7 @@ def pyes_pno_scores(cfg: PYesPNoOptions, synthetic: Corpus) -> np.ndarray:
     if not yes or not no:
         raise ConfigError(f"model {cfg.model.get('name')!r}: no single-token spelling of yes/no; the filter needs one")
     prompts = [
-        chat_prompt(tok, cfg.prompt.format(text=text, domain=cfg.domain, label=", ".join(labels)))
+        chat_prompt(tok, cfg.prompt.format(text=text, domain=cfg.domain, label=", ".join(labels)), None)
         for text, labels in zip(synthetic.texts, synthetic.labels)
     ]
     with torch_threads(cfg.num_threads):

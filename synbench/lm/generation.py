@@ -21,7 +21,7 @@ import torch
 
 from synbench.core.errors import ConfigError
 from synbench.core.progress import Meter
-from synbench.lm.settings import TRANSFORMERS_TOP_K, check_num_threads
+from synbench.lm.settings import check_num_threads
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,9 @@ def torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def chat_prompt(tokenizer: Any, user: str, system: str | None = None) -> str:
-    """`user` (and `system`) as the model's chat turn with the generation prompt; plain text without a chat template."""
+def chat_prompt(tokenizer: Any, user: str, system: str | None) -> str:
+    """`user` (and `system`, None: no system turn) as the model's chat turn with the generation prompt; plain text
+    without a chat template."""
     if getattr(tokenizer, "chat_template", None):
         chat = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
         return tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
@@ -168,7 +169,7 @@ def generate(
     temperature: float,
     top_p: float,
     seed: int,
-    top_k: int = TRANSFORMERS_TOP_K,
+    top_k: int,
     desc: str = "generate",
     eos_token_ids: Sequence[int] | None = None,
 ) -> tuple[list[str], GenerationStats]:
@@ -176,8 +177,7 @@ def generate(
 
     Prompts are sent in the given order; callers that want little padding sort
     them by length first. `eos_token_ids` adds stop tokens (a chat model's end
-    of turn) to the tokenizer's EOS. `top_k` defaults to transformers' own
-    (`TRANSFORMERS_TOP_K`); 0 turns it off.
+    of turn) to the tokenizer's EOS; `top_k=0` samples among every token.
     """
     if batch_size < 1 or max_new_tokens < 1:
         raise ConfigError("batch size and max_new_tokens must be at least 1")
