@@ -127,6 +127,7 @@ def dp_job(node: dict[str, Any], devices: int, strategy: str, accelerator: str =
 
     gen = DPGenGenerator(
         model=node,
+        workdir=None,
         lora=dict(PAPER_LORA),
         epochs=1,
         batch_size=BATCH,

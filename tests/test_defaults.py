@@ -71,8 +71,6 @@ REPEATS_LEFT = {
     )
 } | {
     ("PrivacySpec", "accountant"),  # built by hand in ~50 tests, the plugins' own among them
-    ("Collator", "loss_on"),
-    ("DPGenGenerator", "workdir"),
     ("Audit", "mode"),
 }
 

@@ -150,7 +150,9 @@ def test_dpgen_on_two_processes_spends_what_the_one_process_job_spends(tiny_mode
     spec = job_budget(40, 2.0, noise=NoiseSource())
     reports, samples = {}, {}
     for devices, strategy in ((1, "auto"), (2, "dpddp")):
-        gen = DPGenGenerator(model=tiny_model, accelerator="cpu", devices=devices, strategy=strategy, **settings)
+        gen = DPGenGenerator(
+            model=tiny_model, workdir=None, accelerator="cpu", devices=devices, strategy=strategy, **settings
+        )
         reports[devices] = gen.fit(corpus(), spec, seed=0)
         samples[devices] = gen.sample(4)
     one, two = reports[1].details, reports[2].details

@@ -61,7 +61,7 @@ def generator(tiny_model: dict[str, Any], **overrides: Any) -> DPGenGenerator:
     settings = dict(
         epochs=1, batch_size=8, physical_batch_size=4, max_seq_len=32, max_new_tokens=12, sample_batch_size=8, lr=1e-3
     )
-    return DPGenGenerator(model=tiny_model, **{**settings, **overrides})
+    return DPGenGenerator(model=tiny_model, **{"workdir": None, **settings, **overrides})
 
 
 # --- accounting -----------------------------------------------------------------------------------
@@ -151,7 +151,7 @@ def observed_run(tiny_model: dict[str, Any]) -> dict[str, Any]:
         noise_multiplier=4.0,
         noise=NoiseSource(),
     )
-    module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), cfg)
+    module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id, "text"), cfg)
     seen: dict[str, list[Any]] = {"raw_norm": [], "clipped_norm": [], "noised": []}
 
     class Observe(pl.Callback):

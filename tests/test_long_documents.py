@@ -66,7 +66,7 @@ def test_chunks_of_a_document_share_one_poisson_inclusion(tiny_model: dict[str, 
     tok = load_causal_lm(tiny_model).tokenizer
     data = DocumentDataset(long_corpus(40), tok, CHUNKED_64)
     plan = PoissonPlan(len(data), 8, epochs=1)
-    collator, drawn = Collator(tok.pad_token_id, chunked=True), []
+    collator, drawn = Collator(tok.pad_token_id, "text", chunked=True), []
 
     def collate(docs: list[Any]) -> Any:  # what the sampler drew: whole documents
         drawn.append([len(doc) for doc in docs])
@@ -89,7 +89,7 @@ def test_document_gradient_is_clipped_as_one(tiny_model: dict[str, Any]) -> None
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA).train()
     data = DocumentDataset(long_corpus(4), loaded.tokenizer, CHUNKED_64)
-    collate = Collator(loaded.tokenizer.pad_token_id, chunked=True)
+    collate = Collator(loaded.tokenizer.pad_token_id, "text", chunked=True)
     batch = collate([data[i] for i in range(4)])
     assert batch["unit"].tolist() == [0, 1, 1, 2, 2, 2, 3, 3, 3]
     hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
@@ -123,6 +123,7 @@ def test_document_gradient_is_clipped_as_one(tiny_model: dict[str, Any]) -> None
 def test_chunked_dp_fit_clips_documents_and_is_charged_the_plan(tiny_model: dict[str, Any]) -> None:
     gen = DPGenGenerator(
         model=tiny_model,
+        workdir=None,
         epochs=1,
         batch_size=6,
         physical_batch_size=2,
@@ -141,7 +142,7 @@ def test_chunked_dp_fit_clips_documents_and_is_charged_the_plan(tiny_model: dict
     assert report.details["long_documents"] == "chunk" and report.details["n_train_docs"] == 18  # documents, not chunks
     assert max(report.private_stats["batch_size"]) <= 18
     with pytest.raises(ConfigError, match="chunk needs generator.grad_sample_mode=hooks"):
-        DPGenGenerator(model=tiny_model, long_documents="chunk", grad_sample_mode="ghost")
+        DPGenGenerator(model=tiny_model, workdir=None, long_documents="chunk", grad_sample_mode="ghost")
 
 
 @pytest.mark.parametrize("lora", [True, False])
@@ -156,7 +157,7 @@ def test_activation_checkpointing_keeps_per_sample_gradients(tiny_model: dict[st
         layer.mlp.register_forward_hook(
             lambda *a, calls=calls: calls.append(torch.is_grad_enabled())
         )  # inside the checkpoint
-        batch = Collator(loaded.tokenizer.pad_token_id)(
+        batch = Collator(loaded.tokenizer.pad_token_id, "text")(
             list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=96)))
         )
         hooks = PerSampleHooks(model, batch_first=True, loss_reduction="sum")
@@ -183,7 +184,7 @@ def test_ghost_norms_with_checkpointing_and_mixed_choice(tiny_model: dict[str, A
     for ckpt in (False, True):
         torch.manual_seed(0)
         model = prepare_trainable(load_causal_lm(tiny_model).model, None, checkpointing=ckpt).train()
-        batch = Collator(loaded.tokenizer.pad_token_id)(
+        batch = Collator(loaded.tokenizer.pad_token_id, "text")(
             list(DocumentDataset(long_corpus(3), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=96)))
         )
         hooks = GhostHooks(model, batch_first=True, loss_reduction="sum", max_grad_norm=1.0)
@@ -216,7 +217,7 @@ def test_cpu_sdpa_matches_eager_on_padded_long_batches(tiny_model: dict[str, Any
     for attn in ("sdpa", "eager"):
         loaded = load_causal_lm({**tiny_model, "attn_implementation": attn})
         assert loaded.attn_implementation == attn
-        batch = Collator(loaded.tokenizer.pad_token_id)(
+        batch = Collator(loaded.tokenizer.pad_token_id, "text")(
             list(DocumentDataset(long_corpus(4), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=400)))
         )
         assert (batch["attention_mask"] == 0).any()  # right padding is exercised
@@ -331,14 +332,21 @@ def test_flash_attention_only_where_it_gets_half_precision(monkeypatch: pytest.M
 
 
 def test_long_sequences_default_to_checkpointing_and_token_capped_physical_batches(tiny_model: dict[str, Any]) -> None:
-    short, long = (DPGenGenerator(model=tiny_model, max_seq_len=n, physical_batch_size=16).settings for n in (48, 2048))
+    short, long = (
+        DPGenGenerator(model=tiny_model, workdir=None, max_seq_len=n, physical_batch_size=16).settings
+        for n in (48, 2048)
+    )
     assert (short.checkpointing, short.physical_documents) == (False, 16)
     assert (long.checkpointing, long.physical_documents) == (True, 2)
-    chunked = DPGenGenerator(model=tiny_model, max_seq_len=1024, long_documents="chunk", max_chunks=4).settings
+    chunked = DPGenGenerator(
+        model=tiny_model, workdir=None, max_seq_len=1024, long_documents="chunk", max_chunks=4
+    ).settings
     assert chunked.physical_documents == 1  # a physical batch counts documents, each up to max_chunks rows
     assert (
-        DPGenGenerator(model=tiny_model, max_seq_len=2048, activation_checkpointing=False).settings.checkpointing
+        DPGenGenerator(
+            model=tiny_model, workdir=None, max_seq_len=2048, activation_checkpointing=False
+        ).settings.checkpointing
         is False
     )
     with pytest.raises(ConfigError, match="activation_checkpointing"):
-        DPGenGenerator(model=tiny_model, activation_checkpointing="sometimes")
+        DPGenGenerator(model=tiny_model, workdir=None, activation_checkpointing="sometimes")

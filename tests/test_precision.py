@@ -65,7 +65,7 @@ def observed_step(tiny_model: dict[str, Any], precision: str, mode: str) -> dict
         noise_multiplier=1.0,
         noise=NoiseSource(seed=7),
     )
-    module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), cfg)
+    module = DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id, "text"), cfg)
     seen: dict[str, list[torch.Tensor]] = {"norms": [], "dtypes": [], "update": []}
 
     class Observe(pl.Callback):
@@ -113,6 +113,7 @@ def test_bf16_mixed_generator_spends_the_same_epsilon(tiny_model: dict[str, Any]
     for precision in ("32-true", "bf16-mixed"):
         gen = DPGenGenerator(
             model=tiny_model,
+            workdir=None,
             epochs=1,
             batch_size=8,
             physical_batch_size=4,
@@ -157,7 +158,7 @@ def test_fp16_static_loss_scale_is_divided_out_and_overflow_is_confined(tiny_mod
     loaded = load_causal_lm(tiny_model)
     torch.manual_seed(0)
     model = prepare_trainable(loaded.model, PAPER_LORA).train()
-    batch = Collator(loaded.tokenizer.pad_token_id)(
+    batch = Collator(loaded.tokenizer.pad_token_id, "text")(
         [e for e in DocumentDataset(docs(4), loaded.tokenizer, DPGenTrainingOptions(max_seq_len=48))]
     )
     ref = per_sample_grads(model, batch, None, 1.0)
@@ -173,10 +174,10 @@ def test_fp16_static_loss_scale_is_divided_out_and_overflow_is_confined(tiny_mod
 
 def test_precision_errors_are_clear(tiny_model: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="precision"):
-        DPGenGenerator(model=tiny_model, precision="bf16-true")
+        DPGenGenerator(model=tiny_model, workdir=None, precision="bf16-true")
     with pytest.raises(ConfigError, match="16-mixed needs generator.grad_sample_mode=hooks"):
-        DPGenGenerator(model=tiny_model, precision="16-mixed", grad_sample_mode="ghost")
-    gen = DPGenGenerator(model=tiny_model, precision="16-mixed", accelerator="cpu", max_seq_len=32)
+        DPGenGenerator(model=tiny_model, workdir=None, precision="16-mixed", grad_sample_mode="ghost")
+    gen = DPGenGenerator(model=tiny_model, workdir=None, precision="16-mixed", accelerator="cpu", max_seq_len=32)
     with pytest.raises(ConfigError, match="CUDA only"):
         gen.fit(docs(8), job_budget(8, 4.0), seed=0)
 

@@ -57,7 +57,7 @@ def run(base: torch.nn.Module, tokenizer: Any, devices: int) -> dict[str, float]
         noise_multiplier=1.0,
         noise=NoiseSource(),
     )
-    module = DPGenModule(model, dataset, Collator(tokenizer.pad_token_id), cfg)
+    module = DPGenModule(model, dataset, Collator(tokenizer.pad_token_id, "text"), cfg)
     wall = fit_module(
         module,
         accelerator="cpu",

@@ -154,7 +154,7 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
     loaded_rss = psutil.Process().memory_info().rss
     with PeakRSS() as peak:
         fit_module(
-            DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id), train),
+            DPGenModule(model, dataset, Collator(loaded.tokenizer.pad_token_id, "text"), train),
             accelerator="cpu",
             devices=1,
             strategy="auto",

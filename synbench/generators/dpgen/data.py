@@ -111,7 +111,7 @@ class Collator:
     gradient hooks need every input to carry the batch dimension.
     """
 
-    def __init__(self, pad_id: int, loss_on: str = "text", chunked: bool = False) -> None:
+    def __init__(self, pad_id: int, loss_on: str, chunked: bool = False) -> None:
         if loss_on not in LOSS_ON:
             raise ConfigError(f"generator.loss_on={loss_on!r} must be one of {', '.join(LOSS_ON)}")
         self.pad_id = pad_id

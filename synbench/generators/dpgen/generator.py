@@ -68,7 +68,7 @@ class DPGenGenerator(Generator):
     )
 
     def __init__(
-        self, model: Mapping[str, Any], workdir: str | None = None, job_dir: str | None = None, **settings: Any
+        self, model: Mapping[str, Any], workdir: str | None, job_dir: str | None = None, **settings: Any
     ) -> None:
         try:
             self.settings = DPGenTrainingOptions(**settings)
