@@ -378,7 +378,7 @@ def test_public_generator_writes_labelled_text_without_spending_budget() -> None
     cfg = compose_config(["generator=public", "generator.max_new_tokens=8", "generator.batch_size=4"])
     generator = registry.create(Generator, JobConfig.from_config(cfg).generator)
     private = Corpus.build(["secret text one", "secret text two"], [["neg"], ["pos"]], ["neg", "pos"])
-    report = generator.fit(private, PrivacySpec(1.0, 1e-4), seed=0)
+    report = generator.fit(private, PrivacySpec(1.0, 1e-4, "prv"), seed=0)
     assert report.epsilon_spent == 0.0 and report.delta == 0.0
     out = generator.sample(6)
     assert len(out) == 6 and sorted(ls[0] for ls in out.labels) == ["neg"] * 3 + ["pos"] * 3

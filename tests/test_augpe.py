@@ -165,7 +165,7 @@ def topic_generator(**kwargs: Any) -> AugPEGenerator:
 def test_eps_inf_selects_the_candidates_nearest_to_the_private_docs() -> None:
     private = corpus([f"doc {t} private note {i}" for i, t in enumerate([3, 3, 3, 7, 7, 3, 7, 3])], ["a"] * 8)
     gen = topic_generator(label_prior="dp")  # every document in class a: the DP plan puts the population there
-    report = gen.fit(private, PrivacySpec(math.inf, 1e-5), seed=0)
+    report = gen.fit(private, PrivacySpec(math.inf, 1e-5, "prv"), seed=0)
     assert report.epsilon_spent == math.inf and report.details["sigma"] == 0
     out = gen.sample(2)
     assert sorted(re.search(r"\d+", t).group() for t in out.texts) == ["3", "7"]
@@ -177,12 +177,12 @@ def test_sample_follows_label_counts_and_fills_beyond_the_population() -> None:
     gen = topic_generator(population=4)
     with pytest.raises(ConfigError):
         gen.sample(3)
-    gen.fit(private, PrivacySpec(4.0, 1e-5), seed=0)
+    gen.fit(private, PrivacySpec(4.0, 1e-5, "prv"), seed=0)
     out = gen.sample(25, {("a",): 20, ("b",): 5})
     assert len(out) == 25 and out.labels.count(("a",)) == 20 and out.labels.count(("b",)) == 5
     assert gen.sampling_details()["sample_lm_calls"] > 0  # more than the population: variations were written
     repeat = topic_generator(population=4, fill="replace")
-    repeat.fit(private, PrivacySpec(4.0, 1e-5), seed=0)
+    repeat.fit(private, PrivacySpec(4.0, 1e-5, "prv"), seed=0)
     assert len(repeat.sample(30)) == 30 and repeat.sampling_details()["sample_lm_calls"] == 0
 
 
@@ -191,7 +191,7 @@ def test_noise_comes_from_the_noise_source_not_the_seed() -> None:
 
     def weights(noise: NoiseSource) -> list[float]:
         gen = topic_generator(population=8, iterations=1)
-        gen.fit(private, PrivacySpec(1.0, 1e-5, noise=noise), seed=0)
+        gen.fit(private, PrivacySpec(1.0, 1e-5, noise=noise, accountant="prv"), seed=0)
         return [w for c in gen._state["classes"] for w in gen._state["weights"][c].tolist()]
 
     assert weights(NoiseSource(seed=5)) == weights(NoiseSource(seed=5))
@@ -201,7 +201,7 @@ def test_noise_comes_from_the_noise_source_not_the_seed() -> None:
 def test_details_hold_no_private_statistic() -> None:
     private = corpus([f"doc {i % 4} text" for i in range(12)], ["a", "b"] * 6)
     gen = topic_generator()
-    report = gen.fit(private, PrivacySpec(2.0, 1e-5), seed=0)
+    report = gen.fit(private, PrivacySpec(2.0, 1e-5, "prv"), seed=0)
     assert set(report.details) <= AugPEGenerator.public_details
     assert not {"votes", "counts", "histogram", "distances"} & set(report.details)
     assert report.epsilon_spent <= 2.0 * (1 + 1e-9)
@@ -310,7 +310,7 @@ def test_openai_backend_against_a_local_server(monkeypatch: pytest.MonkeyPatch) 
         population=4,
         variation_kinds={"rephrase": 1.0},
     )
-    report = gen.fit(private, PrivacySpec(math.inf, 1e-5), seed=0)
+    report = gen.fit(private, PrivacySpec(math.inf, 1e-5, "prv"), seed=0)
     assert report.details["backend"] == "stub" and report.details["lm_calls"] == 8
     assert all("private" not in b["messages"][-1]["content"] for b in server.bodies)  # prompts hold synthetic text only
     assert len(gen.sample(3)) == 3
@@ -357,13 +357,13 @@ def tiny_augpe(model: dict[str, Any]) -> AugPEGenerator:
 def test_local_backend_with_the_tiny_model(tiny_model: dict[str, Any]) -> None:
     gen = tiny_augpe(tiny_model)
     private = corpus([f"patient {i} reports headache" for i in range(10)], ["a", "b"] * 5)
-    report = gen.fit(private, PrivacySpec(2.0, 1e-5), seed=0)
+    report = gen.fit(private, PrivacySpec(2.0, 1e-5, "prv"), seed=0)
     assert report.epsilon_spent <= 2.0 * (1 + 1e-9) and report.details["lm_calls"] == 12
     texts = gen.sample(9).texts
     again = tiny_augpe(tiny_model)
-    again.fit(private, PrivacySpec(2.0, 1e-5, noise=NoiseSource(seed=1)), seed=0)
+    again.fit(private, PrivacySpec(2.0, 1e-5, noise=NoiseSource(seed=1), accountant="prv"), seed=0)
     other = tiny_augpe(tiny_model)
-    other.fit(private, PrivacySpec(2.0, 1e-5, noise=NoiseSource(seed=1)), seed=0)
+    other.fit(private, PrivacySpec(2.0, 1e-5, noise=NoiseSource(seed=1), accountant="prv"), seed=0)
     assert again.sample(9).texts == other.sample(9).texts and len(texts) == 9
 
 
@@ -411,25 +411,25 @@ def test_cli_job_with_the_real_models(tmp_path: Path) -> None:
 
 def test_label_prior_auto_is_public_on_single_label_and_dp_on_multi_label() -> None:
     single = corpus([f"doc {i % 4} text" for i in range(12)], ["a", "b"] * 6)
-    report = topic_generator().fit(single, PrivacySpec(2.0, 1e-5), seed=0)
+    report = topic_generator().fit(single, PrivacySpec(2.0, 1e-5, "prv"), seed=0)
     assert report.details["label_prior"] == "uniform" and "label_noise_std" not in report.details
     multi = Corpus.build(
         [f"doc {i % 4} text" for i in range(12)], [["a"], ["a", "b"]] * 6, ("a", "b"), multi_label=True
     )
-    report = topic_generator().fit(multi, PrivacySpec(2.0, 1e-5), seed=0)
+    report = topic_generator().fit(multi, PrivacySpec(2.0, 1e-5, "prv"), seed=0)
     assert report.details["label_prior"] == "dp" and report.details["label_noise_std"] > 0
     assert report.details["mechanisms"] == report.details["vote_mechanisms"] + report.details["label_mechanisms"]
     with pytest.raises(ConfigError, match="^generator.label_prior=uniform gives every synthetic document one label"):
-        topic_generator(label_prior="uniform").fit(multi, PrivacySpec(2.0, 1e-5), seed=0)
+        topic_generator(label_prior="uniform").fit(multi, PrivacySpec(2.0, 1e-5, "prv"), seed=0)
 
 
 def test_population_auto_is_the_sample_size_so_nothing_is_filled() -> None:
     private = corpus([f"doc {i % 4} text" for i in range(12)], ["a", "b"] * 6)
     gen = topic_generator(population="auto")
-    gen.fit(private, PrivacySpec(4.0, 1e-5), seed=0)
+    gen.fit(private, PrivacySpec(4.0, 1e-5, "prv"), seed=0)
     assert gen._state is not None and sum(len(p) for p in gen._state["pool"].values()) == 30  # DEFAULT_POPULATION
     gen.expect_samples(10)
-    report = gen.fit(private, PrivacySpec(4.0, 1e-5), seed=0)
+    report = gen.fit(private, PrivacySpec(4.0, 1e-5, "prv"), seed=0)
     out = gen.sample(10)
     assert report.details["population"] == 10 and len(out) == 10
     assert gen.sampling_details() == {"sample_lm_calls": 0, "sample_from_population": 10, "sample_lm_s": 0.0}
@@ -441,7 +441,7 @@ def test_on_iteration_sees_the_random_population_and_each_votes_survivors() -> N
     gen = topic_generator(iterations=3, population="auto")
     gen.on_iteration = lambda t, population: seen.append((t, population))
     gen.expect_samples(4)
-    gen.fit(private, PrivacySpec(math.inf, 1e-5), seed=0)
+    gen.fit(private, PrivacySpec(math.inf, 1e-5, "prv"), seed=0)
     assert [t for t, _ in seen] == [0, 1, 2, 3]
     assert all(len(p) == 4 and sorted(p.labels) == [("a",), ("a",), ("b",), ("b",)] for _, p in seen)
     assert set(seen[-1][1].texts) == set(gen.sample(4).texts)  # the last vote's survivors are the release

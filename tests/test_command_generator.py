@@ -107,7 +107,7 @@ def test_noise_seed_is_secret_unless_the_job_replicates_one(tmp_path: Path) -> N
 
     def noise_seed(noise: NoiseSource) -> str:
         generator = inline(code, tmp_path, n_synthetic=1)
-        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5, noise=noise), seed=0)
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5, noise=noise, accountant="prv"), seed=0)
         return generator.sample(1).texts[0]
 
     assert noise_seed(NoiseSource(seed=3)) == noise_seed(NoiseSource(seed=3)) != noise_seed(NoiseSource(seed=4))
@@ -154,7 +154,7 @@ SECRET = "zqsecretdocumentword"
 def test_a_broken_program_is_one_line_naming_the_file(tmp_path: Path, body: str, message: str) -> None:
     generator = inline("import json, os, sys\nprint('" + SECRET + "')\n" + body, tmp_path, timeout_s=0.5)
     with pytest.raises(SynBenchError, match=message) as caught:
-        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5, "prv"), seed=0)
     assert "\n" not in str(caught.value) and SECRET not in str(caught.value)
 
 
@@ -170,7 +170,7 @@ def test_bad_command_configs_are_refused(tmp_path: Path) -> None:
         CommandGenerator(["x", "{spec}"], label_prior="histogram")
     missing = CommandGenerator([str(tmp_path / "no-such-program"), "{spec}", "{out}"], log_dir=str(tmp_path))
     with pytest.raises(ConfigError, match=r"cannot start generator.command\[0\]=.*no-such-program"):
-        missing.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+        missing.fit(public_corpus(), PrivacySpec(1.0, 1e-5, "prv"), seed=0)
     with pytest.raises(ConfigError, match="sample\\(\\) called before fit\\(\\)"):
         CommandGenerator(["x", "{spec}"]).sample(1)
 
@@ -219,7 +219,7 @@ def test_no_worker_outlives_its_program(tmp_path: Path, end: str, stubborn: bool
     code = WITH_WORKER.replace("END", end).replace("STUBBORN", str(stubborn)).replace("PIDS", repr(str(pids)))
     generator = inline(code, tmp_path, n_synthetic=3)
     try:
-        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5, "prv"), seed=0)
     except SynBenchError as exc:
         assert end == "sys.exit(3)" and "exited with code 3" in str(exc)
     started = json.loads(pids.read_text())
@@ -249,7 +249,7 @@ def test_the_program_runs_in_its_own_folder_and_finds_its_files_where_the_job_st
     generator = CommandGenerator(
         [sys.executable, "my_gen.py", "{spec}", "words.txt", "{out}"], log_dir=str(tmp_path / "logs"), n_synthetic=1
     )
-    generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+    generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5, "prv"), seed=0)
     seen = json.loads((tmp_path / "seen.json").read_text())
     assert seen["cwd"] == seen["work"] and not Path(seen["work"]).exists()  # its scratch file went with the folder
     assert sorted(p.name for p in started.iterdir()) == ["my_gen.py", "words.txt"]
@@ -263,7 +263,7 @@ def test_the_program_runs_in_its_own_folder_and_finds_its_files_where_the_job_st
         n_synthetic=1,
         workdir=str(elsewhere),
     )
-    chosen.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+    chosen.fit(public_corpus(), PrivacySpec(1.0, 1e-5, "prv"), seed=0)
     assert json.loads((tmp_path / "seen.json").read_text())["cwd"] == str(elsewhere)
     assert (elsewhere / "scratch.txt").exists()  # a folder the user chose keeps what the program wrote there
 
@@ -279,7 +279,7 @@ def test_a_missing_workdir_names_the_key_not_the_program(tmp_path: Path) -> None
     generator = CommandGenerator([sys.executable, "gen.py", "{spec}", "{out}"], workdir=str(folder))
     folder.rmdir()  # gone between the config check and the run: still the folder's line, not the program's
     with pytest.raises(ConfigError, match=r"generator.workdir=.*removed_later does not exist"):
-        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)
+        generator.fit(public_corpus(), PrivacySpec(1.0, 1e-5, "prv"), seed=0)
 
 
 HOLD = "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
@@ -342,7 +342,7 @@ def test_the_folder_of_a_killed_job_is_removed_once_its_program_is_gone(tmp_path
         "from synbench.generators.command import CommandGenerator\n"
         "from synbench.testing.corpora import public_corpus\n"
         f"CommandGenerator([sys.executable, '-c', {program!r}, '{{spec}}', '{{out}}'], log_dir={str(tmp_path)!r})"
-        ".fit(public_corpus(), PrivacySpec(1.0, 1e-5), seed=0)\n"
+        ".fit(public_corpus(), PrivacySpec(1.0, 1e-5, 'prv'), seed=0)\n"
     )
     killed = subprocess.Popen([sys.executable, "-c", job], env={**os.environ, "TMPDIR": str(root)})
     deadline = time.monotonic() + 60
@@ -478,15 +478,15 @@ def test_a_program_short_of_documents_because_the_private_set_is_small_is_told_w
     private = public_corpus()
     configured = inline(COPY_ALL, tmp_path, n_synthetic=50)
     with pytest.raises(SynBenchError, match=r"more than the 36 private .* set generator.n_synthetic to at most 36"):
-        configured.fit(private, PrivacySpec(1.0, 1e-5), seed=0)
+        configured.fit(private, PrivacySpec(1.0, 1e-5, "prv"), seed=0)
     by_job = inline(COPY_ALL, tmp_path)
     by_job.expect_samples(50)
     with pytest.raises(
         SynBenchError, match=r"set the job's sample size \(task.n_synthetic or audit.n_synthetic\) to at"
     ):
-        by_job.fit(private, PrivacySpec(1.0, 1e-5), seed=0)
+        by_job.fit(private, PrivacySpec(1.0, 1e-5, "prv"), seed=0)
     by_job.expect_samples(36)  # what the private set allows: it runs
-    assert len(by_job.fit(private, PrivacySpec(1.0, 1e-5), seed=0).details) and len(by_job.sample(36)) == 36
+    assert len(by_job.fit(private, PrivacySpec(1.0, 1e-5, "prv"), seed=0).details) and len(by_job.sample(36)) == 36
 
 
 def test_job_config_is_part_of_the_public_api() -> None:

@@ -53,13 +53,6 @@ ALLOWED = {
     "from before the field), not tracking.mode, the key of synbench.job's WandbOptions",
 }
 
-# Repeats the scan finds in modules other changes are rewriting at the same time: each is to become a required
-# argument (its callers pass the config's value). Listed so that the scan holds everywhere else; the last test
-# fails once one is fixed, so the list only shrinks.
-REPEATS_LEFT = {
-    ("PrivacySpec", "accountant"),  # built by hand in ~50 tests, the plugins' own among them
-}
-
 Sections = dict[str, dict[str, list[Any]]]  # package -> key -> the schema's defaults for it there
 
 
@@ -170,10 +163,10 @@ class Repeat(NamedTuple):
     schema: list[Any]
 
     def allowed(self) -> bool:
-        return any(entry in ALLOWED or entry in REPEATS_LEFT for entry in self.entries())
+        return any(entry in ALLOWED for entry in self.entries())
 
     def entries(self) -> tuple[tuple[str, str], ...]:
-        """The ALLOWED / REPEATS_LEFT entries that would excuse it."""
+        """The ALLOWED entries that would excuse it."""
         return (self.package, self.key), (self.function, self.key), (self.function.partition(".")[0], self.key)
 
 
@@ -290,6 +283,6 @@ def test_the_scan_finds_a_copy_of_an_importing_packages_default(
 
 
 def test_every_allowed_exception_is_still_needed(scanned: tuple[list[types.ModuleType], Sections, set[type]]) -> None:
-    """The allow-list and the list of repeats left stay current: each entry excuses a default the scan finds."""
+    """The allow-list stays current: each entry excuses a default the scan finds."""
     found = {entry for r in repeats(*scanned) for entry in r.entries()}
-    assert [entry for entry in (*ALLOWED, *REPEATS_LEFT) if entry not in found] == []
+    assert [entry for entry in ALLOWED if entry not in found] == []

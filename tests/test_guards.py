@@ -162,8 +162,8 @@ def test_only_the_built_in_controls_may_answer_a_private_request_with_inf() -> N
     assert not release.is_control(_Inf) and not release.is_control(impostor)
     for plugin in (_Inf(), impostor()):
         with pytest.raises(SynBenchError, match="only the built-in controls"):
-            check_budget(FitReport(math.inf, 0.0), PrivacySpec(4.0, 1e-6), plugin, "plugin")
-    check_budget(FitReport(math.inf, 0.0), PrivacySpec(4.0, 1e-6), CopyGenerator(), "copy")
+            check_budget(FitReport(math.inf, 0.0), PrivacySpec(4.0, 1e-6, "prv"), plugin, "plugin")
+    check_budget(FitReport(math.inf, 0.0), PrivacySpec(4.0, 1e-6, "prv"), CopyGenerator(), "copy")
     assert release.noise_mode(CopyGenerator, "secure") == "n/a" and release.noise_mode(_Inf, "secure") == "secure"
 
 
@@ -180,7 +180,9 @@ def test_only_copy_is_marked_a_non_private_control(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(PublicGenerator, "sample", lambda self, n, label_counts=None: docs)
     required = {"public": {"model": {"name": "public-lm"}, "domain": "d"}, "copy": {}}  # the keys public requires
     for name, marked in (("public", False), ("copy", True)):
-        run = GeneratorRun({"_plugin_": name, **required[name]}, name, PrivacySpec(4.0, 1e-3), seed=0, n_synthetic=4)
+        run = GeneratorRun(
+            {"_plugin_": name, **required[name]}, name, PrivacySpec(4.0, 1e-3, "prv"), seed=0, n_synthetic=4
+        )
         assert run.execute(docs).record["non_private_control"] is marked, name
 
 

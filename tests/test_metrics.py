@@ -335,7 +335,7 @@ def test_utility_is_correct_beyond_127_labels() -> None:
     # With an int8 label matrix scikit-learn's one-vs-rest wrapped the class indices at 128 and scored F1 0.0 here.
     train, real = many_labels(300, 1, 0), many_labels(300, 1, 5)
     copy = CopyGenerator()
-    copy.fit(train, PrivacySpec(math.inf, 1e-6), seed=0)
+    copy.fit(train, PrivacySpec(math.inf, 1e-6, "prv"), seed=0)
     out = UtilityMetric(TFIDF)(real, copy.sample(len(train)), context(train))
     assert out["f1_micro"] >= 0.9 and out["f1_macro"] >= 0.9 and out["real_f1"] >= 0.9
     assert out["majority_f1"] < 0.01
@@ -354,7 +354,7 @@ def test_copy_control_scores_exactly_the_real_data_row() -> None:
 
     train, real = noisy(80, 0), noisy(60, 1000)
     copy = CopyGenerator()
-    copy.fit(train, PrivacySpec(math.inf, 1e-6), seed=0)
+    copy.fit(train, PrivacySpec(math.inf, 1e-6, "prv"), seed=0)
     out = UtilityMetric(TFIDF)(real, copy.sample(len(train)), context(train))
     assert 0.2 < out["f1_macro"] < 0.95  # a non-trivial score, so the equality below means something
     assert (out["f1_micro"], out["f1_macro"]) == (out["real_f1"], out["real_f1_macro"])

@@ -63,12 +63,12 @@ def test_gdp_epsilon_is_zero_when_delta_already_met() -> None:
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"epsilon": 0.0, "delta": 1e-5},
-        {"epsilon": -1.0, "delta": 1e-5},
-        {"epsilon": math.nan, "delta": 1e-5},
-        {"epsilon": 1.0, "delta": 0.0},
-        {"epsilon": 1.0, "delta": 1.0},
-        {"epsilon": 1.0, "delta": -1e-5},
+        {"epsilon": 0.0, "delta": 1e-5, "accountant": "prv"},
+        {"epsilon": -1.0, "delta": 1e-5, "accountant": "prv"},
+        {"epsilon": math.nan, "delta": 1e-5, "accountant": "prv"},
+        {"epsilon": 1.0, "delta": 0.0, "accountant": "prv"},
+        {"epsilon": 1.0, "delta": 1.0, "accountant": "prv"},
+        {"epsilon": 1.0, "delta": -1e-5, "accountant": "prv"},
         {"epsilon": 1.0, "delta": 1e-5, "accountant": "moments"},
     ],
 )
@@ -78,8 +78,8 @@ def test_privacy_spec_rejects_invalid_budgets(kwargs: dict) -> None:
 
 
 def test_privacy_spec_defaults() -> None:
-    assert not PrivacySpec(math.inf, 1e-5).is_private
-    spec = PrivacySpec(2, 1e-5)
+    assert not PrivacySpec(math.inf, 1e-5, "prv").is_private
+    spec = PrivacySpec(2, 1e-5, "prv")
     assert spec.is_private and spec.epsilon == 2.0 and spec.noise == NoiseSource()
     assert spec.noise.mode == "secure" and NoiseSource(seed=3).mode == "seeded"
 

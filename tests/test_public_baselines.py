@@ -358,9 +358,11 @@ def test_the_job_withholds_the_private_documents_from_public_and_template(monkey
     monkeypatch.setattr(
         TemplateGenerator, "fit", lambda self, corpus, *a: seen.append(len(corpus)) or fit(self, corpus, *a)
     )
-    run = GeneratorRun({"_plugin_": "template"}, "template", PrivacySpec(1.0, 1e-5), seed=0, n_synthetic=8)
+    run = GeneratorRun({"_plugin_": "template"}, "template", PrivacySpec(1.0, 1e-5, "prv"), seed=0, n_synthetic=8)
     assert run.execute(private).synthetic is not None and seen == [0] and not run.reads_private
     assert (
         not PublicGenerator.reads_private({})
-        and GeneratorRun({"_plugin_": "copy"}, "copy", PrivacySpec(1.0, 1e-5), seed=0, n_synthetic=8).reads_private
+        and GeneratorRun(
+            {"_plugin_": "copy"}, "copy", PrivacySpec(1.0, 1e-5, "prv"), seed=0, n_synthetic=8
+        ).reads_private
     )

@@ -43,9 +43,9 @@ def test_check_budget_fails_a_private_request_answered_with_inf() -> None:
 
     leaky = DPGenGenerator.__new__(DPGenGenerator)  # any generator but the built-in controls (copy, public)
     with pytest.raises(SynBenchError, match="'leaky'.*epsilon_spent=inf.*only the built-in controls"):
-        check_budget(FitReport(math.inf, 1e-6), PrivacySpec(2.0, 1e-6), leaky, "leaky")
-    check_budget(FitReport(math.inf, 1e-6), PrivacySpec(math.inf, 1e-6), leaky, "p")
-    check_budget(FitReport(math.inf, 0.0), PrivacySpec(2.0, 1e-6), CopyGenerator(), "copy")  # a declared control
+        check_budget(FitReport(math.inf, 1e-6), PrivacySpec(2.0, 1e-6, "prv"), leaky, "leaky")
+    check_budget(FitReport(math.inf, 1e-6), PrivacySpec(math.inf, 1e-6, "prv"), leaky, "p")
+    check_budget(FitReport(math.inf, 0.0), PrivacySpec(2.0, 1e-6, "prv"), CopyGenerator(), "copy")  # a declared control
 
 
 def test_check_budget_fails_a_delta_above_the_requested_one() -> None:
@@ -53,10 +53,10 @@ def test_check_budget_fails_a_delta_above_the_requested_one() -> None:
 
     gen = CopyGenerator()
     with pytest.raises(SynBenchError, match="'loose'.*delta=1e-05"):
-        check_budget(FitReport(2.0, 1e-5), PrivacySpec(2.0, 1e-6), gen, "loose")
+        check_budget(FitReport(2.0, 1e-5), PrivacySpec(2.0, 1e-6, "prv"), gen, "loose")
     with pytest.raises(SynBenchError, match="'greedy'.*epsilon=2.1"):
-        check_budget(FitReport(2.1, 1e-6), PrivacySpec(2.0, 1e-6), gen, "greedy")
-    check_budget(FitReport(2.0, 1e-6), PrivacySpec(2.0, 1e-6), gen, "exact")
+        check_budget(FitReport(2.1, 1e-6), PrivacySpec(2.0, 1e-6, "prv"), gen, "greedy")
+    check_budget(FitReport(2.0, 1e-6), PrivacySpec(2.0, 1e-6, "prv"), gen, "exact")
 
 
 def test_undeclared_details_are_dropped_and_an_unknown_field_is_a_violation(caplog: pytest.LogCaptureFixture) -> None:

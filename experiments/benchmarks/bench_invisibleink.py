@@ -81,7 +81,7 @@ def main() -> dict[str, Any]:
     pos = [i for i, ls in enumerate(train.labels) if ls == ("positive",)][: DOCS * B]
     private = train.subset(pos)
     corpus = Corpus.build(list(private.texts), [["positive"]] * len(private), ["positive"], name="bench")
-    gen.fit(corpus, PrivacySpec(4.0, 1.0 / 600**2), seed=0)
+    gen.fit(corpus, PrivacySpec(4.0, 1.0 / 600**2, "prv"), seed=0)
     loaded = load_shared(json.dumps(model, sort_keys=True), "cpu")
     torch.manual_seed(0)
     _, ink_wall, ink_cpu = timed(lambda: gen.sample(DOCS, {("positive",): DOCS}))

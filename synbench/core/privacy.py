@@ -148,7 +148,7 @@ class PrivacySpec:
 
     epsilon: float
     delta: float
-    accountant: str = "prv"
+    accountant: str  # the job's (the schema's `accountant` holds the default)
     noise: NoiseSource = field(default_factory=NoiseSource)
 
     def __post_init__(self) -> None:

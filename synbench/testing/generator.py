@@ -301,7 +301,7 @@ class _GeneratorRun:
         probability 1/2 is missed with probability 2^-N = 2^-36.
         """
         private = _Private(*plant_sentinels(corpus, every=1))
-        privacy = PrivacySpec(self.epsilon / 2, STRICT_DELTA)
+        privacy = PrivacySpec(self.epsilon / 2, STRICT_DELTA, SynBenchConfig.accountant)  # the schema's accountant
         where = f"on corpus '{corpus.name}' at eps={privacy.epsilon:g}, delta={STRICT_DELTA:g}"
         generator, _ = self.fit(private, privacy, where)
         out = self.sample(generator, corpus, len(corpus), where)

@@ -28,7 +28,7 @@ def corpus() -> Corpus:
 
 
 def spec(eps: float, noise_seed: int | None = None, delta: float = 1e-4) -> PrivacySpec:
-    return PrivacySpec(eps, delta, noise=NoiseSource(seed=noise_seed))
+    return PrivacySpec(eps, delta, noise=NoiseSource(seed=noise_seed), accountant="prv")
 
 
 def words(texts: tuple[str, ...]) -> set[str]:

@@ -58,7 +58,7 @@ def test_conforms_to_the_synbench_generator_contract(chat_model: dict[str, Any],
 
 def test_spends_the_budget_with_the_papers_accounting(chat_model: dict[str, Any]) -> None:
     corpus = public_corpus()
-    spec = PrivacySpec(4.0, 1e-5, noise=NoiseSource(seed=0))
+    spec = PrivacySpec(4.0, 1e-5, noise=NoiseSource(seed=0), accountant="prv")
     gen = make(chat_model, passes=2, label_rho_share=0.2, max_new_tokens=5)
     report = gen.fit(corpus, spec, seed=0)
     d = report.details
@@ -76,7 +76,7 @@ def test_spends_the_budget_with_the_papers_accounting(chat_model: dict[str, Any]
 
 
 def test_multi_label_reads_epsilon_at_delta_less_the_selections(chat_model: dict[str, Any]) -> None:
-    report = make(chat_model).fit(public_corpus(multi_label=True), PrivacySpec(2.0, 1e-6), seed=0)
+    report = make(chat_model).fit(public_corpus(multi_label=True), PrivacySpec(2.0, 1e-6, "prv"), seed=0)
     assert report.delta == 1e-6 and report.details["delta_accounted"] == pytest.approx(0.9e-6)
     assert report.details["label_mechanisms"] == 2 and report.epsilon_spent == pytest.approx(2.0, abs=1e-6)
 
@@ -99,7 +99,7 @@ def test_batches_are_disjoint_of_one_label_set_and_used_at_most_passes_times(
         gen = make(
             chat_model, batch_size=3, passes=passes, max_new_tokens=2, max_context_tokens=200, batching="sequential"
         )
-        gen.fit(corpus, PrivacySpec(2.0, 1e-5), seed=0)
+        gen.fit(corpus, PrivacySpec(2.0, 1e-5, "prv"), seed=0)
         out = [gen.sample(4), gen.sample(30), gen.sample(9, {("relief",): 9})]
         labels = [ls for o in out for ls in o.labels]
         uses: Counter = Counter()
@@ -143,12 +143,12 @@ def test_hashed_batching_is_the_default_and_results_name_each_batchings_adjacenc
     node = yaml.safe_load(files("synbench_invisibleink.conf").joinpath("generator/invisibleink.yaml").read_text())
     assert node["batching"] == inspect.signature(InvisibleInkGenerator).parameters["batching"].default == "hashed"
     gen = make(chat_model, batch_size=3)
-    report = gen.fit(public_corpus(per_label=7), PrivacySpec(2.0, 1e-5), seed=0)
+    report = gen.fit(public_corpus(per_label=7), PrivacySpec(2.0, 1e-5, "prv"), seed=0)
     assert report.epsilon_spent == pytest.approx(2.0, abs=1e-6) and report.details["batching"] == "hashed"
     assert report.details["adjacency"] == "add_remove" and "adjacency" in InvisibleInkGenerator.public_details
     assert len(gen.sample(8)) == 8
     sequential = make(chat_model, batch_size=3, batching="sequential").fit(
-        public_corpus(per_label=7), PrivacySpec(2.0, 1e-5), seed=0
+        public_corpus(per_label=7), PrivacySpec(2.0, 1e-5, "prv"), seed=0
     )
     assert sequential.details["batching"] == "sequential" and sequential.details["adjacency"] == "replace"
 
@@ -165,7 +165,7 @@ def test_eps_inf_with_one_reference_is_ordinary_decoding_from_the_private_contex
         top_k=-1,
         label_prior="uniform",
     )
-    assert math.isinf(gen.fit(corpus, PrivacySpec(math.inf, 1e-5), seed=0).epsilon_spent)
+    assert math.isinf(gen.fit(corpus, PrivacySpec(math.inf, 1e-5, "prv"), seed=0).epsilon_spent)
     text = gen.sample(1, {("relief",): 1}).texts[0]
     loaded = load_causal_lm(chat_model)
     tok = loaded.tokenizer
@@ -197,7 +197,7 @@ def test_invalid_settings_are_config_errors(chat_model: dict[str, Any]) -> None:
 
 def test_sampling_details_are_declared(chat_model: dict[str, Any]) -> None:
     gen = make(chat_model)
-    gen.fit(public_corpus(), PrivacySpec(2.0, 1e-5), seed=0)
+    gen.fit(public_corpus(), PrivacySpec(2.0, 1e-5, "prv"), seed=0)
     gen.sample(6)
     details = gen.sampling_details()
     assert set(details) <= InvisibleInkGenerator.public_details
