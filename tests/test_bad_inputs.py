@@ -95,6 +95,7 @@ USER_EXPERIMENTS = {
     "overflow": "eps: 1e400\n",
     "bool2": "privacy:\n  secure_mode: 2\n",
     "fine": "eps: 2.0\nprivacy:\n  secure_mode: on\n",
+    "unparsable": "eps: [2.0\n",
 }
 
 
@@ -341,6 +342,11 @@ REFUSED: list[tuple[Any, ...]] = [
         "a YAML file's secure_mode: 2",
         ["--config-dir={config_dir}", "+experiment=bool2"],
         ["experiment/bool2.yaml line 3: privacy.secure_mode='2' is not a bool", "write true or false"],
+    ),
+    (  # read for its keys before Hydra composes anything: one line naming the file and line, not an internal error
+        "a YAML file that does not parse",
+        ["--config-dir={config_dir}", "+experiment=unparsable"],
+        ["experiment/unparsable.yaml line 3: not valid YAML", "fix the file"],
     ),
     (  # a plugin's options are typed when it is built: a sweep types each point's before its first job
         "sweep a plugin's int option=abc",

@@ -195,6 +195,7 @@ def test_a_job_is_composed_once(monkeypatch: pytest.MonkeyPatch, capfd: pytest.C
 def test_the_mode_is_read_from_the_command_line_else_the_primary_config_without_composing(tmp_path: Path) -> None:
     (tmp_path / "sweeps.yaml").write_text("defaults:\n  - missing_group: nowhere\nhydra:\n  mode: MULTIRUN\n")
     (tmp_path / "plain.yaml").write_text("a: 1\n")
+    (tmp_path / "broken.yaml").write_text("a: [1\n")
     hydra = Hydra.create_main_hydra2(task_name="probe", config_search_path=create_config_search_path(str(tmp_path)))
     try:
         # the primary config's own value, though its defaults list names a group no folder has (nothing composed)
@@ -204,5 +205,6 @@ def test_the_mode_is_read_from_the_command_line_else_the_primary_config_without_
         assert mode_without_composing(hydra, "plain", []) is None  # the -m flag decides
         assert mode_without_composing(hydra, None, []) is None
         assert mode_without_composing(hydra, "plain", ["hydra.mode=SOMETIMES"]) is None  # composing refuses it
+        assert mode_without_composing(hydra, "broken", []) is None  # and names the file that does not parse
     finally:
         GlobalHydra.instance().clear()

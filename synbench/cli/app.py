@@ -144,11 +144,11 @@ def composed_once() -> Iterator[None]:
     """Hydra composing the job's config once, not twice.
 
     hydra-core 1.3 composes the whole config a first time only to read
-    `hydra.mode` and then composes it again for the job (facebookresearch/hydra
-    #3440): half of every start-up and of every refusal Hydra answers while
-    composing. Here the mode is read as the fix proposed there reads it, without
-    composing (`mode_without_composing`); `-m` picks a sweep, as SynBench's
-    docs and experiments always do.
+    `hydra.mode` and then composes it again for the job (Hydra issue #3440):
+    half of every start-up and of every refusal Hydra answers while composing.
+    Here the mode is read as the fix proposed there reads it, without composing
+    (`mode_without_composing`); `-m` picks a sweep, as SynBench's docs and
+    experiments always do.
     """
     composing = Hydra.get_mode
     Hydra.get_mode = mode_without_composing  # type: ignore[method-assign]
@@ -160,8 +160,9 @@ def composed_once() -> Iterator[None]:
 
 def mode_without_composing(hydra: Hydra, config_name: str | None, overrides: list[str]) -> RunMode | None:
     """The run mode a command sets: a `hydra.mode=` override, else the primary config file's `hydra.mode`, else None
-    (the `-m` flag decides, as in Hydra). A config group's option cannot pick the mode. A value Hydra would refuse
-    is left to the composition to refuse, as Hydra's own lookup leaves it."""
+    (the `-m` flag decides, as in Hydra). A config group's option cannot pick the mode. Whatever cannot be read here
+    (a value Hydra refuses, a primary config that does not parse) is None and left to the composition to refuse in
+    its own words, as Hydra's lookup leaves it."""
     try:
         for override in OverridesParser.create().parse_overrides(overrides):
             if override.key_or_group == "hydra.mode" and not override.is_delete():
@@ -172,7 +173,7 @@ def mode_without_composing(hydra: Hydra, config_name: str | None, overrides: lis
         )
         mode = OmegaConf.select(primary.config, "hydra.mode", default=None) if primary is not None else None
         return RunMode[str(mode)] if mode is not None else None
-    except (KeyError, OverrideParseException):
+    except Exception:  # noqa: BLE001  (as Hydra's get_mode: the composition reports it)
         return None
 
 
@@ -234,7 +235,10 @@ def file_top_level_keys(path: Path, group: str) -> set[str]:
     inside = package.removeprefix("_global_").lstrip(".").replace("/", ".")
     if inside:
         return {inside.split(".")[0]}
-    root = yaml.compose(text, Loader=YAML_LOADER)
+    try:
+        root = yaml.compose(text, Loader=YAML_LOADER)
+    except yaml.YAMLError:
+        return set()  # no keys: Hydra refuses the file, naming it, where a job composes it
     if not isinstance(root, yaml.MappingNode):
         return set()
     return {key.value for key, _ in root.value if key.value != "defaults"}

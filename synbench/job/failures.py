@@ -25,6 +25,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Callable, Iterator
 
+import yaml
 from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import (
@@ -87,6 +88,9 @@ def print_debug_traceback(exc: BaseException) -> None:
         traceback.print_exception(exc, file=sys.stderr)
 
 
+HYDRA_CONFIG_SOURCES = "hydra._internal.core_plugins."  # where Hydra reads config files (file, pkg, structured)
+
+
 def config_error(exc: BaseException) -> ConfigError | None:
     """An OmegaConf error about the config itself (a value left `???`, a key the job reads but the config lacks)
     as the ConfigError that says what to pass; None for any other exception."""
@@ -102,7 +106,19 @@ def config_error(exc: BaseException) -> ConfigError | None:
             f"config key '{exc.full_key}' is missing, and the job reads it; set {exc.full_key}=<value> (and do not "
             "delete it with ~)"
         )
+    mark = getattr(exc, "problem_mark", None)
+    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and read_by_hydra(exc.__traceback__):
+        # a config file as Hydra loads it (never a data file: a parser's words can quote what it read)
+        return ConfigError(
+            f"{mark.name} line {mark.line + 1}: not valid YAML ({exc.problem}); fix the file (a config file is a "
+            "YAML mapping of keys to values)"
+        )
     return None
+
+
+def read_by_hydra(tb: TracebackType | None) -> bool:
+    """Whether the exception was raised while Hydra read a config file (its config sources' frames)."""
+    return any(module.startswith(HYDRA_CONFIG_SOURCES) for module, _, _ in _frames(tb))
 
 
 def hydra_message(exc: HydraException) -> str:
