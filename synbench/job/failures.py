@@ -92,8 +92,8 @@ HYDRA_CONFIG_SOURCES = "hydra._internal.core_plugins."  # where Hydra reads conf
 
 
 def config_error(exc: BaseException) -> ConfigError | None:
-    """An OmegaConf error about the config itself (a value left `???`, a key the job reads but the config lacks)
-    as the ConfigError that says what to pass; None for any other exception."""
+    """An error about the config itself (a value left `???`, a key the job reads but the config lacks, a config
+    file Hydra could not parse) as the ConfigError that says what to fix; None for any other exception."""
     if isinstance(exc, (MissingMandatoryValue, InterpolationToMissingValueError)):
         found = re.search(r"Missing mandatory value: ?([\w.]+)", str(exc))
         missing = found.group(1) if found else exc.full_key
