@@ -3,12 +3,14 @@ loads no plugin code and no scikit-learn (issue 52; wall times in bench.md, `mak
 
 from __future__ import annotations
 
+import gc
 import json
 import pickle
 import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra._internal.hydra import Hydra
@@ -22,6 +24,7 @@ from synbench.cli.app import known_top_level_keys, mode_without_composing
 from synbench.core import schema
 from synbench.core.errors import PluginError
 from synbench.generators.dpgen.settings import DPGenOptions
+from synbench.tasks.plugins import PluginsTask
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("sklearn", "torch", "transformers", "pandas", "scipy")
@@ -190,6 +193,45 @@ def test_a_job_is_composed_once(monkeypatch: pytest.MonkeyPatch, capfd: pytest.C
     done = run_app(["generator.epoch=3"], capfd)
     assert done.code == 2 and "did you mean epochs?" in done.stderr
     assert modes == [RunMode.RUN]
+
+
+def test_start_up_runs_without_the_cyclic_collector_and_the_job_with_it(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The collector is off while the config composes (`collection_paused`), on while the task runs, and as it was
+    found once the command ends: on after a job or a refusal, still off where the caller had turned it off."""
+    seen: dict[str, bool] = {}
+    compose, run = Hydra.compose_config, PluginsTask.run
+
+    def composing(self: Hydra, *args: object, **kwargs: object) -> object:
+        seen["composing"] = gc.isenabled()
+        return compose(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def running(self: PluginsTask, *args: Any) -> None:
+        seen["running"] = gc.isenabled()
+        run(self, *args)
+
+    monkeypatch.setattr(Hydra, "compose_config", composing)
+    monkeypatch.setattr(PluginsTask, "run", running)
+    assert gc.isenabled()
+    assert run_app(["task=plugins"], capfd).code == 0
+    assert seen == {"composing": False, "running": True} and gc.isenabled()
+    assert run_app(["generator.epoch=3"], capfd).code == 2 and gc.isenabled()
+    gc.disable()
+    try:
+        seen.clear()
+        assert run_app(["task=plugins"], capfd).code == 0
+        assert seen == {"composing": False, "running": False} and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_importing_synbench_imports_no_numpy_and_no_progress_bar(tmp_path: Path) -> None:
+    """`import synbench` (the core types) loads what it defines, not numpy nor tqdm (whose `auto` bar imports
+    asyncio): they are imported where they are used."""
+    modules, _ = imported_modules(tmp_path, "-c", "import synbench")
+    assert "synbench.core.base" in modules
+    assert not top_packages(modules) & {"numpy", "tqdm", "asyncio", *HEAVY}
 
 
 def test_the_mode_is_read_from_the_command_line_else_the_primary_config_without_composing(tmp_path: Path) -> None:

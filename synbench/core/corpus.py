@@ -6,11 +6,12 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from synbench.core.errors import DataError
+
+if TYPE_CHECKING:  # numpy is imported where it is used: `import synbench` and the CLI's start-up need none of it
+    import numpy as np
 
 Labels = tuple[str, ...]
 
@@ -100,6 +101,8 @@ class Corpus:
 
     def subset(self, idx: Sequence[int] | np.ndarray, name: str | None = None) -> "Corpus":
         """The documents at positions `idx`, in that order."""
+        import numpy as np
+
         idx = [int(i) for i in np.asarray(idx, dtype=int).ravel()]
         return Corpus(
             ids=tuple(self.ids[i] for i in idx),
@@ -123,6 +126,8 @@ class Corpus:
 
         int64, not a narrow type: scikit-learn casts class indices to the matrix's dtype, which wraps at 128 labels.
         """
+        import numpy as np
+
         col = {label: j for j, label in enumerate(self.label_space)}
         out = np.zeros((len(self), len(self.label_space)), dtype=np.int64)
         for i, labels in enumerate(self.labels):

@@ -17,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable
 
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
+
+if TYPE_CHECKING:  # numpy is imported where it is used: `import synbench` and the CLI's start-up need none of it
+    import numpy as np
 
 ACCOUNTANTS = ("prv", "rdp", "gdp")
 # delta as a function of the private set size N. One rule serves every generator of a benchmark, so that two
@@ -115,15 +116,20 @@ class NoiseSource:
         return "secure" if self.seed is None else "seeded"
 
     def _sequence(self, stream: str) -> np.random.SeedSequence:
+        import numpy as np
+
         key = int.from_bytes(hashlib.sha256(stream.encode()).digest()[:8], "little")
         return np.random.SeedSequence(self.seed, spawn_key=(key,))  # entropy=None: 128 bits from the OS
 
     def numpy(self, stream: str) -> np.random.Generator:
         """A numpy generator for the named mechanism (independent streams per name)."""
+        import numpy as np
+
         return np.random.default_rng(self._sequence(stream))
 
     def torch(self, stream: str, device: Any = "cpu") -> Any:
         """A torch generator on `device` for the named mechanism (DP-SGD noise, Poisson masks)."""
+        import numpy as np
         import torch
 
         generator = torch.Generator(device=device)
@@ -134,6 +140,8 @@ class NoiseSource:
         """The source of run `index` of a multi-run job (an audit): seeded runs get independent derived seeds."""
         if self.seed is None:
             return self
+        import numpy as np
+
         return replace(self, seed=int(np.random.SeedSequence([self.seed, index]).generate_state(1, np.uint64)[0]))
 
 
@@ -268,6 +276,8 @@ def noisy_label_histogram(corpus: Corpus, sigma: float, noise: NoiseSource) -> n
     removing one document changes the histogram by at most 1 in L2: one Gaussian
     mechanism of sensitivity 1. Returns non-negative weights (not rounded).
     """
+    import numpy as np
+
     rows = corpus.label_matrix().astype(float)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     counts = (rows / np.maximum(norms, 1.0)).sum(axis=0)
@@ -277,6 +287,8 @@ def noisy_label_histogram(corpus: Corpus, sigma: float, noise: NoiseSource) -> n
 
 def allocate(n: int, weights: np.ndarray) -> np.ndarray:
     """Split n items over categories in proportion to `weights` (largest remainder); uniform if all are 0."""
+    import numpy as np
+
     w = np.asarray(weights, dtype=float)
     if w.size == 0 or not np.all(np.isfinite(w)):
         raise ValueError("allocate needs a non-empty vector of finite weights")

@@ -22,8 +22,6 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Iterable, Iterator, TextIO, TypeVar
 
-from tqdm.auto import tqdm
-
 T = TypeVar("T")
 log = logging.getLogger("synbench.core.progress")
 
@@ -49,6 +47,9 @@ class Meter:
         if not enabled:
             return
         if getattr(stream, "isatty", lambda: False)():
+            # imported here, for a terminal's bar only: tqdm.auto imports asyncio, a tenth of the CLI's start-up
+            from tqdm.auto import tqdm
+
             self._bar = tqdm(desc=desc, total=total, unit=unit, file=stream)
         else:
             log.info("%s: started (0%s %s)", desc, self._of, unit)
