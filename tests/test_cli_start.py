@@ -196,7 +196,7 @@ def test_a_job_is_composed_once(monkeypatch: pytest.MonkeyPatch, capfd: pytest.C
 
 
 def test_start_up_runs_without_the_cyclic_collector_and_the_job_with_it(
-    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """The collector is off while the config composes (`collection_paused`), on while the task runs, and as it was
     found once the command ends: on after a job or a refusal, still off where the caller had turned it off."""
@@ -213,14 +213,15 @@ def test_start_up_runs_without_the_cyclic_collector_and_the_job_with_it(
 
     monkeypatch.setattr(Hydra, "compose_config", composing)
     monkeypatch.setattr(PluginsTask, "run", running)
+    listing = ["task=plugins", f"output_root={tmp_path}"]
     assert gc.isenabled()
-    assert run_app(["task=plugins"], capfd).code == 0
+    assert run_app(listing, capfd).code == 0
     assert seen == {"composing": False, "running": True} and gc.isenabled()
     assert run_app(["generator.epoch=3"], capfd).code == 2 and gc.isenabled()
     gc.disable()
     try:
         seen.clear()
-        assert run_app(["task=plugins"], capfd).code == 0
+        assert run_app(listing, capfd).code == 0
         assert seen == {"composing": False, "running": False} and not gc.isenabled()
     finally:
         gc.enable()

@@ -10,8 +10,12 @@ after Hydra composed the job, before any data is read and before scikit-learn,
 pandas, scipy or torch is imported: `eps=-1` and `task.n_synthetic=-1` (the
 job's own values) and `dataset.data_dir=/missing` (a release dataset's folder
 that does not exist; on PsyTAR, since the default dataset has no data_dir).
-A refused job leaves no folder. The machine's load average at the start is
-recorded beside them: on a busy machine every figure is larger. Python
+A refused job leaves no folder. Beside them, the floor of any Hydra app on
+the same machine: a one-key app refusing a key it does not have (Python,
+Hydra and OmegaConf imported, Hydra's own config composed), what SynBench's
+figures are to be read against. The cases take turns within each repeat, so a
+machine that slows down mid-run slows all of them alike; its load average at
+the start is recorded beside them (on a busy machine every figure is larger). Python
 caches compiled modules as a user's install does (`__pycache__`), even where
 the environment turns that off (PYTHONDONTWRITEBYTECODE), which would time
 compiling SynBench's sources at every start instead.
@@ -29,6 +33,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 REPEATS = 7
+# a Hydra app with one key, refusing another: what every Hydra command pays before it can answer
+HYDRA_FLOOR = """
+import sys
+from dataclasses import dataclass
+import hydra
+from hydra.core.config_store import ConfigStore
+
+@dataclass
+class Options:
+    key: int = 1
+
+ConfigStore.instance().store(name="floor", node=Options)
+sys.argv = ["floor", "other=1"]
+hydra.main(version_base="1.3", config_path=None, config_name="floor")(lambda cfg: None)()
+"""
 COMMANDS = {
     "help": ["-m", "synbench", "--help"],
     "refused_group_option": ["-m", "synbench", "generator=cpy"],
@@ -37,21 +56,17 @@ COMMANDS = {
     "refused_n_synthetic": ["-m", "synbench", "task.n_synthetic=-1"],
     "refused_data_dir": ["-m", "synbench", "dataset=psytar", "dataset.data_dir=/missing"],
     "import_synbench_conf": ["-c", "import synbench.conf"],
+    "hydra_floor": ["-c", HYDRA_FLOOR],
 }
 
 
-def wall_times(args: list[str]) -> tuple[list[float], list[int]]:
-    """Wall-clock seconds of `python <args>` in fresh processes, one per repeat, and their exit codes (a refusal
-    exits 2: a figure of a command that ran instead would time something else)."""
-    times, codes = [], []
+def wall_time(args: list[str]) -> tuple[float, int]:
+    """Wall-clock seconds of `python <args>` in a fresh process, and its exit code (a refusal exits 2, Hydra's own
+    1: a figure of a command that ran instead would time something else)."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}
-    subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False, env=env)  # fills the cache
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False, env=env)
-        times.append(time.perf_counter() - start)
-        codes.append(done.returncode)
-    return times, codes
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False, env=env)
+    return time.perf_counter() - start, done.returncode
 
 
 def cpu_model() -> str:
@@ -71,8 +86,14 @@ def main() -> dict:
         "cpus": os.cpu_count(),
         "cpu": cpu_model(),
     }
-    for name, args in COMMANDS.items():
-        times, codes = wall_times(args)
+    for args in COMMANDS.values():
+        wall_time(args)  # fills the bytecode cache
+    runs: dict[str, list[tuple[float, int]]] = {name: [] for name in COMMANDS}
+    for _ in range(REPEATS):
+        for name, args in COMMANDS.items():
+            runs[name].append(wall_time(args))
+    for name, timed in runs.items():
+        times, codes = [t for t, _ in timed], [c for _, c in timed]
         figures[name] = {
             "median_s": round(statistics.median(times), 3),
             "max_s": round(max(times), 3),
