@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -33,6 +34,20 @@ _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1:
     for _pool in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_pool, str(max(1, (os.cpu_count() or 1) // _WORKERS)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Collecting the suite (torch, transformers, every test module imported) makes objects that live until the end:
+    the cyclic garbage collector's passes over them free nothing. In a process that collects (not pytest-xdist's
+    controller, whose workers do), it is off until collection ends, and what was made by then is frozen out of its
+    reach (`pytest_collection_finish`); each test's own garbage is collected as usual."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        gc.disable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.freeze()
+    gc.enable()
 
 
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
