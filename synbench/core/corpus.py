@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from synbench.core.errors import DataError
 
-if TYPE_CHECKING:  # numpy is imported where it is used: `import synbench` and the CLI's start-up need none of it
+if TYPE_CHECKING:  # numpy is imported where it is used: `import synbench` (the core types) needs none of it
     import numpy as np
 
 Labels = tuple[str, ...]

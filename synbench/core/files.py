@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-if TYPE_CHECKING:  # numpy is imported by the one writer of arrays: the CLI's start-up needs none of it
-    import numpy as np
+import numpy as np
 
+if TYPE_CHECKING:
     from synbench.core.corpus import Corpus
 
 
@@ -93,8 +93,6 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def save_arrays_atomic(path: Path, **arrays: np.ndarray) -> None:
     """`np.savez` atomically (`np.save` of the one array when `path` ends in .npy)."""
-    import numpy as np
-
     with atomic_path(path) as tmp:
         if path.suffix == ".npy":
             [array] = arrays.values()

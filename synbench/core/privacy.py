@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError
 
-if TYPE_CHECKING:  # numpy is imported where it is used: `import synbench` and the CLI's start-up need none of it
+if TYPE_CHECKING:  # numpy is imported where it is used: `import synbench` (the core types) needs none of it
     import numpy as np
 
 ACCOUNTANTS = ("prv", "rdp", "gdp")
