@@ -44,6 +44,11 @@ def test_private_sentinel_never_reaches_tracker_files(tmp_path: Path) -> None:
     job_files = [p for p in _files_under(out)]
     for path in job_files:
         assert SENTINEL.encode() not in path.read_bytes(), f"private text leaked into {path}"
+    # the job's log (app.log) names counts of the private set (documents fitted on, rows a dataset dropped): W&B's
+    # console capture would upload it with the run, so the run records only what the tracker logs
+    assert "private documents" in next(out.rglob("app.log")).read_text()
+    for path in written:
+        assert b"private documents" not in path.read_bytes(), f"the job's log was captured into {path}"
 
 
 def test_tracking_none_writes_no_wandb_files(tmp_path: Path, tiny_dataset: list[str]) -> None:

@@ -1,7 +1,8 @@
 """Experiment tracking: Weights & Biases, offline by default, or nothing.
 
 What may leave the machine through a tracker: metrics, the resolved config
-and, when asked, synthetic samples of DP output. Statistics of private data
+and, when asked, synthetic samples of DP output (not the job's console or log,
+which W&B would otherwise copy into the run). Statistics of private data
 without noise (training losses, realised batch sizes) only with
 `tracking.log_private_stats=true`, which marks the job. Never private documents or
 audit targets: the tracker API takes numbers and a `Corpus` only through
@@ -114,6 +115,10 @@ class WandbTracker(Tracker):
             job_type=spec.task,
             config=to_json({**flat, "job": spec.config}),
             reinit="finish_previous",
+            # W&B copies the process's console into the run (output.log, synced with it) by default: the job's log
+            # lines name counts of the private set (documents fitted on, rows a dataset dropped), which reach the
+            # tracker only with log_private_stats. The run holds what this tracker logs, nothing else.
+            settings=wandb.Settings(console="off"),
         )
         # A job logs its figures once, at its end, and W&B's summary keeps each key's last value as a plain number,
         # which sweep views (runs table, scatter of a figure against eps, `task=wandb_workspace`) read by name.
