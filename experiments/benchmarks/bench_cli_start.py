@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-REPEATS = 7
+REPEATS = 11
 # a Hydra app with one key, refusing another: what every Hydra command pays before it can answer
 HYDRA_FLOOR = """
 import sys
