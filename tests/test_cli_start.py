@@ -3,14 +3,12 @@ loads no plugin code and no scikit-learn (issue 52; wall times in bench.md, `mak
 
 from __future__ import annotations
 
-import gc
 import json
 import pickle
 import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hydra._internal.hydra import Hydra
@@ -24,7 +22,6 @@ from synbench.cli.app import known_top_level_keys, mode_without_composing
 from synbench.core import schema
 from synbench.core.errors import PluginError
 from synbench.generators.dpgen.settings import DPGenOptions
-from synbench.tasks.plugins import PluginsTask
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("sklearn", "torch", "transformers", "pandas", "scipy")
@@ -195,36 +192,36 @@ def test_a_job_is_composed_once(monkeypatch: pytest.MonkeyPatch, capfd: pytest.C
     assert modes == [RunMode.RUN]
 
 
-def test_start_up_runs_without_the_cyclic_collector_and_the_job_with_it(
-    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """The collector is off while the config composes (`collection_paused`), on while the task runs, and as it was
-    found once the command ends: on after a job or a refusal, still off where the caller had turned it off."""
-    seen: dict[str, bool] = {}
-    compose, run = Hydra.compose_config, PluginsTask.run
+# Runs `python -m synbench <args>` and writes, while Hydra composes the job's config, whether the cyclic collector is
+# on and how many objects it holds frozen
+GC_PROBE = """
+import gc, json, runpy, sys
+from hydra._internal.hydra import Hydra
+out, args = sys.argv[1], sys.argv[2:]
+compose = Hydra.compose_config
+def composing(self, *a, **k):
+    open(out, "w").write(json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+    return compose(self, *a, **k)
+Hydra.compose_config = composing
+sys.argv = ["synbench", *args]
+runpy.run_module("synbench", run_name="__main__")
+"""
 
-    def composing(self: Hydra, *args: object, **kwargs: object) -> object:
-        seen["composing"] = gc.isenabled()
-        return compose(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    def running(self: PluginsTask, *args: Any) -> None:
-        seen["running"] = gc.isenabled()
-        run(self, *args)
-
-    monkeypatch.setattr(Hydra, "compose_config", composing)
-    monkeypatch.setattr(PluginsTask, "run", running)
-    listing = ["task=plugins", f"output_root={tmp_path}"]
-    assert gc.isenabled()
-    assert run_app(listing, capfd).code == 0
-    assert seen == {"composing": False, "running": True} and gc.isenabled()
-    assert run_app(["generator.epoch=3"], capfd).code == 2 and gc.isenabled()
-    gc.disable()
-    try:
-        seen.clear()
-        assert run_app(listing, capfd).code == 0
-        assert seen == {"composing": False, "running": False} and not gc.isenabled()
-    finally:
-        gc.enable()
+def test_the_imported_modules_are_frozen_out_of_the_collectors_reach(tmp_path: Path) -> None:
+    """`python -m synbench` imports the app with the cyclic collector off and freezes what the import made
+    (`synbench.__main__`): Hydra's composition then runs with the collector on, never walking those objects."""
+    out = tmp_path / "gc.json"
+    done = subprocess.run(
+        [sys.executable, "-c", GC_PROBE, str(out), "generator.epoch=3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "did you mean epochs?" in done.stderr
+    state = json.loads(out.read_text())
+    assert state["enabled"] and state["frozen"] > 10_000, state  # tens of thousands: Hydra, OmegaConf, SynBench
 
 
 def test_importing_synbench_imports_no_numpy_and_no_progress_bar(tmp_path: Path) -> None:

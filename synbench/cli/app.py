@@ -8,7 +8,6 @@ then Hydra composes the config and runs the job.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import logging
 import math
 import os
@@ -104,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # SIGTERM too stops the job as Ctrl-C does (Python's default SIGTERM ends the process at once, leaving a
         # generator=command program running and its copy of the private set on disk), and Ctrl-C works even where
         # it was inherited ignored (a shell's background job)
-        with failures.on_interrupt(signal.default_int_handler), collection_paused():
+        with failures.on_interrupt(signal.default_int_handler):
             check_options(args)
             check_command_line(args)
             with hydra_raises(args), composed_once():
@@ -116,37 +115,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"synbench: error: {failures.describe(exc).message}", file=sys.stderr)
         failures.print_debug_traceback(exc)
         raise SystemExit(2) from None
-
-
-# whether the command found Python's cyclic garbage collector on (`collection_paused`), to turn it back on for the job
-collect_in_job = False
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while the command starts, then as it was found.
-
-    Start-up (the config composed, the job's checks; `synbench.__main__` does the
-    same for the imports) allocates a few hundred thousand objects that all stay
-    alive: the collector's passes over them free nothing and cost about a tenth
-    of every start and refusal. `job_starts` turns it back on for the job's work.
-    """
-    global collect_in_job
-    found = gc.isenabled()
-    collect_in_job = found
-    gc.disable()
-    try:
-        yield
-    finally:
-        collect_in_job = False
-        if found:
-            gc.enable()
-
-
-def job_starts() -> None:
-    """The job's own work (a fit, sampling, scoring) runs with the collector on, where the command found it on."""
-    if collect_in_job:
-        gc.enable()
 
 
 def print_help() -> None:
@@ -540,7 +508,6 @@ def hydra_app(cfg: DictConfig) -> None:
             check_plugin_options(config.generator, config.filter)
             if not task.tests_claim:
                 check_control_eps(config, hydra_cfg.overrides.task)
-        job_starts()
         if not task.writes_results:
             task.run(config, job_dir)
             return
