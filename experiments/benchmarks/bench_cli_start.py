@@ -12,13 +12,13 @@ job's own values) and `dataset.data_dir=/missing` (a release dataset's folder
 that does not exist; on PsyTAR, since the default dataset has no data_dir).
 A refused job leaves no folder. Beside them, the floor of any Hydra app on
 the same machine: a one-key app refusing a key it does not have (Python,
-Hydra and OmegaConf imported, Hydra's own config composed), what SynBench's
-figures are to be read against. The cases take turns within each repeat, so a
+Hydra and OmegaConf imported, Hydra's own config composed), what a composing
+refusal is to be read against. The cases take turns within each repeat, so a
 machine that slows down mid-run slows all of them alike; its load average at
-the start is recorded beside them (on a busy machine every figure is larger). Python
-caches compiled modules as a user's install does (`__pycache__`), even where
-the environment turns that off (PYTHONDONTWRITEBYTECODE), which would time
-compiling SynBench's sources at every start instead.
+the start is recorded beside them (on a busy machine every figure is larger).
+Python caches compiled modules as a user's install does (`__pycache__`), even
+where the environment turns that off (PYTHONDONTWRITEBYTECODE), which would
+time compiling SynBench's sources at every start instead.
 """
 
 from __future__ import annotations
