@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import BaseDataset, SourceSplits
-from synbench.data.records import Row, records_to_corpus
+from synbench.data.records import Row, loader_rows_to_corpus
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,22 +138,15 @@ class DrugReviewDataset(BaseDataset):
                 int((usable & ~kept).sum()),
             )
             usable = kept
-        return records_to_corpus(
-            self._rows(frame[usable]),
+        return loader_rows_to_corpus(
+            self._rows(frame[usable]),  # rows without a condition were dropped above
             source=f"{path}:{member}",
             name=self.name,
             split=split,
-            text_field="text",  # the keys `_rows` gives each review
-            label_field="label",
-            id_field="id",
             multi_label=bool(self.condition_groups),
             label_space=self.label_space,
-            label_sep=None,  # a label is a condition or a list of them, never a joined string
-            label_names=None,
             label_map={},
-            unlabelled_label=None,  # rows without a condition were dropped above
             max_chars=self.max_chars,
-            label_from_scores=False,
             html_entities=True,  # the reviews were scraped from Drugs.com pages: `&#039;` is an apostrophe
         )
 

@@ -23,7 +23,7 @@ from synbench.core.corpus import Corpus
 from synbench.core.errors import ConfigError, DataError
 from synbench.data.common import SourceSplits
 from synbench.data.files import FileDataset
-from synbench.data.records import records_to_corpus
+from synbench.data.records import loader_rows_to_corpus
 
 log = logging.getLogger(__name__)
 
@@ -134,22 +134,16 @@ class ReleaseDataset(FileDataset):
                 dropped,
                 split,
             )
-        corpus = records_to_corpus(
+        corpus = loader_rows_to_corpus(
             rows,
             source=source,
             name=self.name,
             split=split,
-            text_field="text",  # the keys each document's row is given above
-            label_field="label",
-            id_field="id",
             multi_label=self.multi_label,
             label_space=self.label_space,
-            label_sep=None,  # the labels are a list already
-            label_names=None,
             label_map=self.label_map,
-            unlabelled_label=None,  # a document without a label got unlabelled_label above, or was dropped
             max_chars=self.max_chars,
-            label_from_scores=False,
+            html_entities=False,
         )
         return corpus, groups
 

@@ -273,6 +273,41 @@ def records_to_corpus(
     return Corpus.build(texts, labels, space, ids=ids, multi_label=multi_label, name=f"{name}-{split}")
 
 
+def loader_rows_to_corpus(
+    rows: Iterable[Row],
+    *,
+    source: str,
+    name: str,
+    split: str,
+    multi_label: bool,
+    label_space: Sequence[str] | None,
+    label_map: Mapping[str, str],
+    max_chars: int,
+    html_entities: bool,
+) -> Corpus:
+    """`records_to_corpus` for rows a dataset's own reader built, `{"id", "text", "label"}` with the labels a list
+    (or one label) as the source names them: no separator to split on, no class names, no scores, and no document
+    left without a label (the reader gave it `unlabelled_label` or dropped it)."""
+    return records_to_corpus(
+        rows,
+        source=source,
+        name=name,
+        split=split,
+        text_field="text",
+        label_field="label",
+        id_field="id",
+        multi_label=multi_label,
+        label_space=label_space,
+        label_sep=None,
+        label_names=None,
+        label_map=label_map,
+        unlabelled_label=None,
+        max_chars=max_chars,
+        label_from_scores=False,
+        html_entities=html_entities,
+    )
+
+
 # An inferred label space larger than this share of the documents, or with a label longer than this, is most
 # likely document text read as labels (a mis-set label_field): refused unless allowed.
 MAX_INFERRED_LABEL_SHARE = 0.1
